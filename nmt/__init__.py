@@ -1,0 +1,1 @@
+"""The ``nmt`` command line: one entry point, one subcommand per stage."""

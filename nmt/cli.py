@@ -1,0 +1,38 @@
+"""``nmt`` subcommands. Each stage's parser lives in its own package and is imported only when
+its dependencies are installed, so a worker-only or client-only install still has a working ``nmt``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# (module, what it needs): later stages add export, translate, eval and submit here.
+SUBCOMMANDS = [("training.cli", "the 'train' extra"), ("training.download", "the core install")]
+
+
+class UserError(Exception):
+    """An error the user can fix; printed without a traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nmt", description="Batch neural machine translation.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module_name, _ in SUBCOMMANDS:
+        importlib.import_module(module_name).add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except ModuleNotFoundError as exc:
+        print(f"nmt {args.command}: missing dependency '{exc.name}'; install the matching extra, "
+              f"e.g. pip install 'nmt-batch[train]'", file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError, FileExistsError) as exc:
+        print(f"nmt {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

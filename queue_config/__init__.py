@@ -1,0 +1,1 @@
+"""Celery/Redis settings and the job message format, shared by the client and the workers (issue: workers)."""

@@ -1,0 +1,58 @@
+"""Shared fixtures: a toy parallel corpus and tiny configs, made fresh in each test session."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# A toy "language pair": the target is a word-by-word substitution of the source, with a
+# reordering of the last two words, so attention has something real to learn.
+LEXICON = {
+    "a": "ein", "the": "der", "man": "mann", "woman": "frau", "dog": "hund", "cat": "katze",
+    "sees": "sieht", "eats": "isst", "big": "grosser", "small": "kleiner", "red": "roter",
+    "ball": "ball", "house": "haus", "runs": "läuft", "home": "heim", "green": "grüner",
+}
+
+
+def make_toy_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    words = sorted(LEXICON)
+    pairs = []
+    for _ in range(n):
+        src = [rng.choice(words) for _ in range(rng.randint(3, 9))]
+        tgt = [LEXICON[w] for w in src]
+        tgt[-2:] = tgt[-2:][::-1]
+        pairs.append((" ".join(src).capitalize() + ".", " ".join(tgt).capitalize() + "."))
+    return pairs
+
+
+def write_toy_corpus(directory: Path, train: int = 400, valid: int = 40) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for prefix, n, seed in (("train", train, 1), ("val", valid, 2)):
+        pairs = make_toy_pairs(n, seed)
+        (directory / f"{prefix}.en").write_text("\n".join(s for s, _ in pairs) + "\n", encoding="utf-8")
+        (directory / f"{prefix}.de").write_text("\n".join(t for _, t in pairs) + "\n", encoding="utf-8")
+    return directory
+
+
+TINY_CONFIG = """\
+data: {src_lang: en, tgt_lang: de, max_len: 40}
+vocab: {size: 60, joint: true}
+model: {emb_dim: 32, enc_hidden: 32, dec_hidden: 48, att_dim: 32, readout_dim: 32, dropout: 0.1, emb_dropout: 0.0}
+train: {seed: 7, batch_tokens: 600, lr: 0.005, max_epochs: 3, checkpoint_every: 5, log_every: 5, valid_batch_size: 32, threads: 1}
+"""
+
+
+@pytest.fixture(scope="session")
+def toy_corpus(tmp_path_factory) -> Path:
+    return write_toy_corpus(tmp_path_factory.mktemp("toy_corpus"))
+
+
+@pytest.fixture
+def tiny_config_path(tmp_path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_CONFIG, encoding="utf-8")
+    return path

@@ -1,0 +1,1 @@
+"""Training: corpus, SentencePiece, the Bahdanau-attention model and its training loop."""

@@ -1,0 +1,32 @@
+"""``nmt train``: train a model from a YAML config into a run directory."""
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("train", help="train a Bahdanau-attention GRU model", description=__doc__)
+    p.add_argument("--config", default="configs/multi30k-en-de.yaml", help="YAML config (default: %(default)s)")
+    p.add_argument("--run-dir", required=True, help="directory for checkpoints, vocabularies, metrics and plots")
+    p.add_argument("--data-dir", help="corpus directory (overrides $NMT_DATA_DIR and the config's data.dir)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --run-dir where it stopped")
+    p.add_argument("--max-steps", type=int, help="stop after this many optimizer steps in total (smoke runs)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .config import load_config, resolve_data_dir
+    from .trainer import Trainer
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    run_dir = Path(args.run_dir)
+    config_path = args.config
+    if args.resume and (run_dir / "config.yaml").exists():
+        config_path = str(run_dir / "config.yaml")
+    config = load_config(config_path)
+    data_dir = resolve_data_dir(config, args.data_dir, config_path=args.config)
+    result = Trainer(config, run_dir, data_dir).train(resume=args.resume, max_steps=args.max_steps)
+    print(f"run {result.run_dir}: {result.steps} steps, {result.epochs} epochs, best validation BLEU {result.best_bleu:.2f}")
+    return 0

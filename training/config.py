@@ -1,0 +1,236 @@
+"""Training configuration: frozen dataclasses loaded from YAML.
+
+Every section is a frozen dataclass; unknown keys and values of the wrong type or range are
+errors that name the offending key (``ConfigError``). The data directory can be overridden by
+``--data-dir`` or the ``NMT_DATA_DIR`` environment variable (see ``resolve_data_dir``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+DATA_DIR_ENV = "NMT_DATA_DIR"
+ATTENTION_TYPES = ("additive", "dot", "general")
+
+
+class ConfigError(ValueError):
+    """A configuration file or mapping is invalid; the message names the key."""
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Where the parallel corpus lives and how it is filtered.
+
+    Files are ``{dir}/{prefix}.{lang}`` with an optional ``.gz``.
+    """
+
+    dir: str = "../shared/data/multi30k"
+    src_lang: str = "en"
+    tgt_lang: str = "de"
+    train_prefix: str = "train"
+    valid_prefix: str = "val"
+    test_prefix: str = "test_2016_flickr"
+    min_len: int = 1  # subword tokens, each side
+    max_len: int = 100  # subword tokens, each side
+    max_ratio: float = 3.0  # longer/shorter, in subword tokens
+
+    def validate(self) -> None:
+        _require(self.src_lang != self.tgt_lang, "data.tgt_lang", "must differ from data.src_lang")
+        _require(self.min_len >= 1, "data.min_len", "must be >= 1")
+        _require(self.max_len >= self.min_len, "data.max_len", "must be >= data.min_len")
+        _require(self.max_ratio >= 1.0, "data.max_ratio", "must be >= 1.0")
+
+
+@dataclass(frozen=True)
+class VocabConfig:
+    """SentencePiece subword models trained on the training corpus."""
+
+    joint: bool = True  # one model for both languages, or one per language
+    size: int = 8000
+    model_type: str = "unigram"
+    character_coverage: float = 1.0
+
+    def validate(self) -> None:
+        _require(self.size >= 16, "vocab.size", "must be >= 16")
+        _require(self.model_type in ("unigram", "bpe"), "vocab.model_type", "must be 'unigram' or 'bpe'")
+        _require(0.9 <= self.character_coverage <= 1.0, "vocab.character_coverage", "must be in [0.9, 1]")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Sizes of the Bahdanau et al. (2014) encoder-decoder."""
+
+    emb_dim: int = 256
+    enc_hidden: int = 256  # per direction: annotations are 2 * enc_hidden wide
+    dec_hidden: int = 512
+    att_dim: int = 512  # additive attention only
+    attention: str = "additive"  # additive | dot | general
+    enc_layers: int = 1
+    dec_layers: int = 1
+    readout_dim: int = 256  # maxout output size; must equal emb_dim when embeddings are tied
+    dropout: float = 0.3
+    emb_dropout: float = 0.2
+    tie_target_embeddings: bool = True
+
+    def validate(self) -> None:
+        for name in ("emb_dim", "enc_hidden", "dec_hidden", "att_dim", "enc_layers", "dec_layers", "readout_dim"):
+            _require(getattr(self, name) >= 1, f"model.{name}", "must be >= 1")
+        _require(self.attention in ATTENTION_TYPES, "model.attention", f"must be one of {ATTENTION_TYPES}")
+        if self.attention == "dot":
+            _require(
+                self.dec_hidden == 2 * self.enc_hidden,
+                "model.attention",
+                f"'dot' needs dec_hidden == 2 * enc_hidden ({self.dec_hidden} != {2 * self.enc_hidden})",
+            )
+        if self.tie_target_embeddings:
+            _require(
+                self.readout_dim == self.emb_dim,
+                "model.readout_dim",
+                f"must equal model.emb_dim ({self.emb_dim}) when tie_target_embeddings is true",
+            )
+        for name in ("dropout", "emb_dropout"):
+            _require(0.0 <= getattr(self, name) < 1.0, f"model.{name}", "must be in [0, 1)")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation, validation and checkpointing."""
+
+    seed: int = 1234
+    batch_tokens: int = 3000  # target subword tokens per batch (length-bucketed)
+    max_batch_sentences: int = 256
+    lr: float = 1e-3
+    clip_norm: float = 1.0
+    label_smoothing: float = 0.1
+    max_epochs: int = 30
+    lr_decay: float = 0.5  # multiply on a validation BLEU plateau
+    lr_patience: int = 1  # validations without improvement before decaying
+    min_lr: float = 1e-5
+    early_stop_patience: int = 4  # validations without improvement before stopping
+    log_every: int = 50  # steps between train-loss records in metrics.jsonl
+    checkpoint_every: int = 500  # steps between mid-epoch checkpoints (0: epoch ends only)
+    valid_max_sentences: int = 0  # 0: the whole validation set
+    valid_batch_size: int = 128
+    max_len_a: float = 1.5  # greedy validation: max target length = a * src_len + b
+    max_len_b: int = 10
+    threads: int = 0  # torch intra-op threads; 0 keeps torch's default
+    device: str = "auto"  # auto | cpu | cuda
+    bf16: bool = False  # bfloat16 autocast for the forward pass (weights stay fp32)
+
+    def validate(self) -> None:
+        for name in ("batch_tokens", "max_batch_sentences", "max_epochs", "valid_batch_size", "log_every"):
+            _require(getattr(self, name) >= 1, f"train.{name}", "must be >= 1")
+        _require(self.lr > 0, "train.lr", "must be > 0")
+        _require(self.clip_norm > 0, "train.clip_norm", "must be > 0")
+        _require(0.0 <= self.label_smoothing < 1.0, "train.label_smoothing", "must be in [0, 1)")
+        _require(self.device in ("auto", "cpu", "cuda"), "train.device", "must be 'auto', 'cpu' or 'cuda'")
+        _require(0.0 < self.lr_decay < 1.0, "train.lr_decay", "must be in (0, 1)")
+        for name in ("lr_patience", "early_stop_patience", "checkpoint_every", "valid_max_sentences", "threads"):
+            _require(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
+
+
+@dataclass(frozen=True)
+class Config:
+    data: DataConfig = field(default_factory=DataConfig)
+    vocab: VocabConfig = field(default_factory=VocabConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def validate(self) -> "Config":
+        self.data.validate()
+        self.vocab.validate()
+        self.model.validate()
+        self.train.validate()
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any] | None) -> "Config":
+        return _build(cls, raw or {}, prefix="").validate()
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read a YAML file into a validated ``Config``."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
+    try:
+        return Config.from_dict(raw)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def resolve_data_dir(config: Config, override: str | None = None, config_path: str | None = None) -> Path:
+    """The corpus directory: ``--data-dir`` flag, else ``$NMT_DATA_DIR``, else the config's.
+
+    A relative ``data.dir`` in the config is taken relative to the current directory first and,
+    failing that, to the repository root (the config file's parent's parent).
+    """
+    if override:
+        return Path(override)
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env)
+    configured = Path(config.data.dir)
+    if configured.is_absolute() or configured.exists() or config_path is None:
+        return configured
+    repo_relative = Path(config_path).resolve().parent.parent / configured
+    return repo_relative if repo_relative.exists() else configured
+
+
+def _require(ok: bool, key: str, message: str) -> None:
+    if not ok:
+        raise ConfigError(f"invalid value for '{key}': {message}")
+
+
+def _build(cls: type, raw: Mapping[str, Any], prefix: str) -> Any:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"'{prefix.rstrip('.') or 'config'}' must be a mapping, got {type(raw).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        names = ", ".join(f"'{prefix}{k}'" for k in unknown)
+        raise ConfigError(f"unknown config key {names}; known keys here: {', '.join(sorted(known))}")
+    values = {}
+    for name, value in raw.items():
+        kind = hints[name]
+        key = f"{prefix}{name}"
+        if dataclasses.is_dataclass(kind):
+            values[name] = _build(kind, value or {}, prefix=f"{key}.")
+        else:
+            values[name] = _coerce(kind, value, key)
+    return cls(**values)
+
+
+def _coerce(kind: type, value: Any, key: str) -> Any:
+    # bool is an int subclass in Python: check it first so `size: true` is rejected.
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+    elif kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif kind is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif kind is str:
+        if isinstance(value, str):
+            return value
+    else:  # pragma: no cover - every field above is one of these
+        raise ConfigError(f"unsupported type for '{key}'")
+    raise ConfigError(f"invalid value for '{key}': expected {kind.__name__}, got {value!r}")

@@ -1,0 +1,1 @@
+"""Celery workers and the torch-free ONNX Runtime engine: beam search, alignments, documents (issues: engine, workers)."""
