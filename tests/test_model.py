@@ -8,7 +8,7 @@ import torch
 
 from training.config import ConfigError, ModelConfig
 from training.greedy import pad_batch
-from training.model import ModelSpec, reverse_within_length
+from training.model import ModelSpec, reversal_index, reverse_within_length
 
 SMALL = ModelConfig(emb_dim=16, enc_hidden=12, dec_hidden=20, att_dim=10, readout_dim=16, dropout=0.0, emb_dropout=0.0)
 KINDS = {
@@ -31,10 +31,10 @@ def batch_of(lengths, seed=0):
 
 
 def test_reverse_within_length_leaves_padding_and_is_an_involution():
-    x = torch.tensor([[1, 2, 3, 0, 0], [4, 5, 6, 7, 8], [9, 0, 0, 0, 0]])
-    lengths = torch.tensor([3, 5, 1])
-    assert reverse_within_length(x, lengths).tolist() == [[3, 2, 1, 0, 0], [8, 7, 6, 5, 4], [9, 0, 0, 0, 0]]
-    assert torch.equal(reverse_within_length(reverse_within_length(x, lengths), lengths), x)
+    x = torch.tensor([[1, 2, 3, 0, 0], [4, 5, 6, 7, 8], [9, 0, 0, 0, 0]]).unsqueeze(-1)
+    index = reversal_index(torch.tensor([3, 5, 1]), 5)
+    assert reverse_within_length(x, index).squeeze(-1).tolist() == [[3, 2, 1, 0, 0], [8, 7, 6, 5, 4], [9, 0, 0, 0, 0]]
+    assert torch.equal(reverse_within_length(reverse_within_length(x, index), index), x)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))

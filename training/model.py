@@ -45,19 +45,23 @@ def length_mask(lengths: Tensor, max_len: int) -> Tensor:
     return positions.unsqueeze(0) < lengths.unsqueeze(1)
 
 
-def reverse_within_length(x: Tensor, lengths: Tensor) -> Tensor:
-    """Reverse each sequence of ``x`` [B, S, *] within its own length, leaving padding in place.
-
-    This is what makes the backward GRU length-aware without ``pack_padded_sequence`` (which
-    the ONNX exporter cannot handle): the backward direction reads real tokens first, then padding.
-    The operation is its own inverse.
-    """
-    batch, steps = x.shape[0], x.shape[1]
-    positions = torch.arange(steps, device=x.device).unsqueeze(0).expand(batch, steps)
+def reversal_index(lengths: Tensor, steps: int) -> Tensor:
+    """int64 [B, S]: for each row, position t maps to length-1-t inside the length, t outside."""
+    positions = torch.arange(steps, device=lengths.device).unsqueeze(0)
     lengths = lengths.unsqueeze(1)
-    index = torch.where(positions < lengths, lengths - 1 - positions, positions)
-    index = index.view(batch, steps, *([1] * (x.dim() - 2))).expand_as(x)
-    return torch.gather(x, 1, index)
+    return torch.where(positions < lengths, lengths - 1 - positions, positions)
+
+
+def reverse_within_length(x: Tensor, index: Tensor) -> Tensor:
+    """Reverse each sequence of ``x`` float [B, S, F] within its own length (``index`` from
+    ``reversal_index``), leaving padding in place. The operation is its own inverse.
+
+    This is what makes the backward GRU length-aware without ``pack_padded_sequence`` (which the
+    ONNX exporter cannot handle): the backward direction reads real tokens first, then padding.
+    The gather index takes its shape from the source ids, never from a GRU output, whose
+    sequence length the torch 2.13 ONNX exporter declares as the export example's.
+    """
+    return torch.gather(x, 1, index.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
 
 
 class Encoder(nn.Module):
@@ -79,14 +83,15 @@ class Encoder(nn.Module):
     def forward(self, src: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
         """src: int64 [B, S], lengths: int64 [B] -> (annotations float [B, S, 2H], mask bool [B, S])."""
         mask = length_mask(lengths, src.shape[1])
+        index = reversal_index(lengths, src.shape[1])
         x = self.emb_dropout(self.embed(src))
         for layer, (fwd, bwd) in enumerate(zip(self.forward_rnns, self.backward_rnns)):
             if layer > 0:
                 x = self.dropout(x)
             # Padding sits after the real tokens, so the forward direction never reads it early.
             forward_out, _ = fwd(x)
-            backward_out, _ = bwd(reverse_within_length(x, lengths))
-            x = torch.cat([forward_out, reverse_within_length(backward_out, lengths)], dim=-1)
+            backward_out, _ = bwd(reverse_within_length(x, index))
+            x = torch.cat([forward_out, reverse_within_length(backward_out, index)], dim=-1)
         return x * mask.unsqueeze(-1).to(x.dtype), mask
 
 
