@@ -8,7 +8,11 @@ import importlib
 import sys
 
 # (module, what it needs): later stages add export, translate, eval and submit here.
-SUBCOMMANDS = [("training.cli", "the 'train' extra"), ("training.download", "the core install")]
+SUBCOMMANDS = [
+    ("training.cli", "the 'train' extra"),
+    ("training.download", "the core install"),
+    ("export.cli", "the 'export' extra"),
+]
 
 
 class UserError(Exception):

@@ -1,0 +1,54 @@
+"""``nmt export CHECKPOINT --out DIR``: export a checkpoint to a verified ONNX model bundle."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("export", help="export a checkpoint to a verified ONNX bundle", description=__doc__)
+    add_arguments(p)
+    p.set_defaults(handler=run)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("checkpoint", help="training checkpoint (best.pt or last.pt)")
+    p.add_argument("--out", required=True, help="bundle directory to write")
+    p.add_argument("--precision", choices=("fp32", "int8", "fp16"), default="fp32")
+    p.add_argument("--force", action="store_true", help="replace an existing bundle")
+    p.add_argument("--data-dir", help="corpus directory for parity and BLEU (default: the checkpoint's config)")
+    p.add_argument("--parity-sentences", type=int, default=200, help="validation sentences for token parity")
+    p.add_argument("--beam", type=int, default=5, help="beam size for parity and scores")
+    p.add_argument("--name", help="bundle name recorded in the manifest (default: the --out directory's name)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on the last line")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .exporter import ExportOptions, export_bundle
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    for noisy in ("onnxscript", "onnx_ir", "torch.onnx"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    options = ExportOptions(
+        precision=args.precision, force=args.force, data_dir=args.data_dir,
+        parity_sentences=args.parity_sentences, beam=args.beam, name=args.name,
+    )
+    report = export_bundle(Path(args.checkpoint), Path(args.out), options)
+    worst = max(report.graph_max_abs_diff, key=report.graph_max_abs_diff.get)
+    p = report.search_parity
+    print(f"bundle {report.bundle} ({report.signature}) written in {report.seconds:.0f} s")
+    print(f"  graph parity: worst max abs diff {report.graph_max_abs_diff[worst]:.2e} ({worst})")
+    print(f"  token parity on {p['sentences']} validation sentences: greedy {p['greedy_equal']}/{p['sentences']}, "
+          f"beam {p['beam']} {p['beam_equal']}/{p['sentences']}")
+    for key, value in report.scores.items():
+        if isinstance(value, float):
+            print(f"  {key}: {value:.2f}")
+    for graph, change in report.precision_change.items():
+        print(f"  {args.precision} changed in {graph}: " + ", ".join(f"{op} {c['before']}->{c['after']}" for op, c in change.items()))
+    if args.json:
+        print(json.dumps({"bundle": str(report.bundle), "signature": report.signature, "scores": report.scores,
+                          "graph_max_abs_diff": report.graph_max_abs_diff, "search_parity": report.search_parity,
+                          "precision_change": report.precision_change}))
+    return 0

@@ -1,0 +1,234 @@
+"""Checkpoint -> verified bundle: export, parity checks, optional int8/fp16, scores, manifest.
+
+The bundle is assembled in a staging directory beside the destination and moved into place only
+after every check passed, so a failed export leaves any existing bundle untouched.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import sacrebleu
+
+from training.checkpoint import LoadedModel, load_model
+from training.config import resolve_data_dir
+from training.data import read_split
+from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from worker.bundle import (
+    ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT, FORMAT_VERSION, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS,
+    load_bundle, sha256_file, signature_for, verify_graphs, write_bundle_atomically,
+)
+from worker.ort_model import OrtStepModel
+from worker.search import SearchOptions, search_in_batches
+
+from . import graphs
+from .parity import ParityError, graph_parity, search_parity
+from .quantize import convert_fp16, describe_change, quantize_int8
+
+log = logging.getLogger(__name__)
+INT8_MAX_BLEU_DROP = 0.5
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    precision: str = "fp32"
+    force: bool = False
+    data_dir: str | None = None
+    parity_sentences: int = 200
+    beam: int = 5
+    tolerance: float = 1e-4
+    name: str | None = None  # bundle name in the manifest; default: the output directory's name
+
+
+@dataclass
+class ExportReport:
+    bundle: Path
+    signature: str
+    graph_max_abs_diff: dict[str, float]
+    search_parity: dict[str, int]
+    scores: dict[str, Any] = field(default_factory=dict)
+    precision_change: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def export_bundle(checkpoint: Path, out: Path, options: ExportOptions) -> ExportReport:
+    started = time.perf_counter()
+    if options.precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {options.precision!r}; choose one of {', '.join(PRECISIONS)}")
+    out = Path(out)
+    if out.exists() and not options.force:
+        raise FileExistsError(f"{out} already exists; pass --force to replace it")
+    loaded = load_model(Path(checkpoint))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging.", dir=out.parent))
+    try:
+        report = _build(loaded, staging, out, options)
+        write_bundle_atomically(staging, out, options.force)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    report.bundle = out
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions) -> ExportReport:
+    cfg = loaded.config
+    # (1) fp32 graphs and their parity with torch.
+    fp32_dir = staging / "fp32"
+    fp32_dir.mkdir()
+    paths = graphs.export_graphs(loaded.model, fp32_dir)
+    fp32 = _ort_model_for(paths)
+    diffs = graph_parity(loaded.model, fp32, options.tolerance)
+    log.info("graph parity: worst max abs diff %.2e", max(diffs.values()))
+
+    # (2) token-level parity and BLEU on the validation set.
+    data_dir = resolve_data_dir(cfg, options.data_dir)
+    valid = read_split(data_dir, cfg.data.valid_prefix, cfg)
+    valid_ids = loaded.vocabs.encode_sources(valid.src)
+    parity = search_parity(loaded.model, fp32, valid_ids[: options.parity_sentences], options.beam,
+                           cfg.train.max_len_a, cfg.train.max_len_b)
+    if not parity.ok:
+        raise ParityError(
+            f"ONNX Runtime token ids differ from torch on {parity.sentences} validation sentences: "
+            f"greedy {parity.sentences - parity.greedy_equal} differ, beam {parity.sentences - parity.beam_equal} differ"
+        )
+    search = SearchOptions(beam=options.beam, max_len_a=cfg.train.max_len_a, max_len_b=cfg.train.max_len_b)
+    scores: dict[str, Any] = {"valid_bleu_fp32": _bleu(fp32, loaded, valid_ids, valid.tgt, search)}
+
+    # (3) the requested precision; lossy ones are judged by their BLEU difference.
+    final_dir, change = fp32_dir, {}
+    if options.precision != "fp32":
+        final_dir = staging / options.precision
+        final_dir.mkdir()
+        convert = quantize_int8 if options.precision == "int8" else convert_fp16
+        for name, path in paths.items():
+            convert(path, final_dir / path.name)
+            change[name] = describe_change(path, final_dir / path.name)
+        lossy = _ort_model_for({n: final_dir / p.name for n, p in paths.items()})
+        bleu = _bleu(lossy, loaded, valid_ids, valid.tgt, search)
+        scores[f"valid_bleu_{options.precision}"] = bleu
+        scores["valid_bleu_delta"] = bleu - scores["valid_bleu_fp32"]
+        if options.precision == "int8" and scores["valid_bleu_delta"] < -INT8_MAX_BLEU_DROP:
+            raise ParityError(f"int8 loses {-scores['valid_bleu_delta']:.2f} BLEU on validation "
+                              f"(fp32 {scores['valid_bleu_fp32']:.2f}, int8 {bleu:.2f}; allowed {INT8_MAX_BLEU_DROP})")
+    final_model = _ort_model_for({n: final_dir / p.name for n, p in paths.items()})
+    test = _maybe_test_split(data_dir, cfg)
+    if test is not None:
+        scores["test_bleu"] = _bleu(final_model, loaded, loaded.vocabs.encode_sources(test.src), test.tgt, search)
+        scores["test_set"] = cfg.data.test_prefix
+    scores["valid_bleu"] = scores.get(f"valid_bleu_{options.precision}", scores["valid_bleu_fp32"])
+    scores["valid_set"] = cfg.data.valid_prefix
+    scores["decoding"] = {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
+                          "length_penalty": 0.0, "bleu": "sacreBLEU default (cased, 13a)"}
+
+    # (4) lay out the bundle and its manifest.
+    for name, path in paths.items():
+        shutil.move(str(final_dir / path.name), staging / path.name)
+    shutil.rmtree(fp32_dir, ignore_errors=True)
+    if final_dir != fp32_dir:
+        shutil.rmtree(final_dir, ignore_errors=True)
+    vocab_files = _write_vocabs(loaded, staging)
+    manifest = _manifest(loaded, staging, vocab_files, options, out, scores, diffs, parity, change)
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    verify_graphs(load_bundle(staging))
+    return ExportReport(out, manifest["signature"], diffs, asdict(parity), scores, change)
+
+
+def _ort_model_for(paths: dict[str, Path]) -> OrtStepModel:
+    return OrtStepModel(paths["encoder"], paths["decoder_step"])
+
+
+def _bleu(model: OrtStepModel, loaded: LoadedModel, sources, references, options: SearchOptions) -> float:
+    hyps = search_in_batches(model, sources, options)
+    return sacrebleu.corpus_bleu([loaded.vocabs.tgt.decode(h[0].tokens) for h in hyps], [list(references)]).score
+
+
+def _maybe_test_split(data_dir: Path, cfg):
+    try:
+        return read_split(data_dir, cfg.data.test_prefix, cfg)
+    except ValueError:
+        log.info("no %s split in %s: test BLEU not measured", cfg.data.test_prefix, data_dir)
+        return None
+
+
+def _write_vocabs(loaded: LoadedModel, staging: Path) -> dict[str, str]:
+    if loaded.vocabs.joint:
+        loaded.vocabs.src.save(staging / "spm.model")
+        return {"source": "spm.model", "target": "spm.model"}
+    src_lang, tgt_lang = loaded.config.data.src_lang, loaded.config.data.tgt_lang
+    loaded.vocabs.src.save(staging / f"spm.{src_lang}.model")
+    loaded.vocabs.tgt.save(staging / f"spm.{tgt_lang}.model")
+    return {"source": f"spm.{src_lang}.model", "target": f"spm.{tgt_lang}.model"}
+
+
+def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOptions, out: Path,
+              scores, diffs, parity, change) -> dict[str, Any]:
+    cfg, spec = loaded.config, loaded.spec
+    float_type = "float16" if options.precision == "fp16" else "float32"
+    model_cfg = spec.config
+    a_dim = {"additive": model_cfg.att_dim, "general": model_cfg.dec_hidden, "dot": 2 * model_cfg.enc_hidden}[model_cfg.attention]
+    shapes = {
+        "src_ids": ("int64", ["batch", "src_len"]), "src_lengths": ("int64", ["batch"]),
+        "annotations": (float_type, ["batch", "src_len", 2 * model_cfg.enc_hidden]),
+        "keys": (float_type, ["batch", "src_len", a_dim]),
+        "init_state": (float_type, [model_cfg.dec_layers, "batch", model_cfg.dec_hidden]),
+        "prev_ids": ("int64", ["batch"]), "state": (float_type, [model_cfg.dec_layers, "batch", model_cfg.dec_hidden]),
+        "src_mask": ("bool", ["batch", "src_len"]),
+        "log_probs": (float_type, ["batch", spec.tgt_vocab_size]),
+        "new_state": (float_type, [model_cfg.dec_layers, "batch", model_cfg.dec_hidden]),
+        "attention": (float_type, ["batch", "src_len"]),
+    }
+
+    def io(names):
+        return [{"name": n, "dtype": shapes[n][0], "shape": shapes[n][1]} for n in names]
+
+    progress = loaded.raw.get("progress", {})
+    files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_files.values()})
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "name": options.name or out.name,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "source_language": cfg.data.src_lang,
+        "target_language": cfg.data.tgt_lang,
+        "precision": options.precision,
+        "opset": graphs.OPSET,
+        "special_ids": {"pad": PAD_ID, "unk": UNK_ID, "bos": BOS_ID, "eos": EOS_ID},
+        "source_appends_eos": True,
+        "vocab": {
+            "joint": loaded.vocabs.joint,
+            "source": {"file": vocab_files["source"], "size": spec.src_vocab_size},
+            "target": {"file": vocab_files["target"], "size": spec.tgt_vocab_size},
+        },
+        "graphs": {
+            "encoder": {"file": "encoder.onnx", "inputs": io(ENCODER_INPUTS), "outputs": io(ENCODER_OUTPUTS)},
+            "decoder_step": {"file": "decoder_step.onnx", "inputs": io(STEP_INPUTS), "outputs": io(STEP_OUTPUTS)},
+        },
+        "decoding_defaults": {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b},
+        "model_config": asdict(model_cfg),
+        "training": {
+            "config": cfg.to_dict(),
+            "epochs": progress.get("epoch"),
+            "steps": progress.get("step"),
+            "train_seconds": round(progress.get("elapsed", 0.0), 1),
+            "best_valid_bleu_greedy": progress.get("best_bleu"),
+        },
+        "scores": scores,
+        "verification": {
+            "graph_max_abs_diff": diffs,
+            "tolerance": options.tolerance,
+            "search_parity": asdict(parity),
+            "precision_change": change,
+        },
+        "files": {name: sha256_file(staging / name) for name in files},
+    }
+    manifest["signature"] = signature_for(manifest)
+    return manifest

@@ -1,0 +1,126 @@
+"""Export the encoder and one decoder step to ONNX with dynamic batch and source length.
+
+The torch 2.13 exporter (``dynamo=True``) computes GRUs correctly at any length but declares
+their outputs with the export example's source length; ``repair_declared_shapes`` rewrites the
+graph outputs' declared dims to symbolic names and drops stale intermediate shapes.
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+
+import onnx
+import torch
+from torch import Tensor, nn
+
+from training.greedy import pad_batch
+from training.model import Seq2Seq
+from training.vocab import BOS_ID
+from worker.bundle import ENCODER_INPUTS, ENCODER_OUTPUTS, STEP_INPUTS, STEP_OUTPUTS
+
+log = logging.getLogger(__name__)
+OPSET = 18
+# An example length unlike any model dimension, so a frozen length is easy to spot.
+EXAMPLE_LENGTHS = (11, 6, 3)
+
+
+class EncoderGraph(nn.Module):
+    """src_ids int64 [B, S], src_lengths int64 [B] ->
+    annotations float [B, S, 2H], keys float [B, S, A], init_state float [L, B, D]."""
+
+    def __init__(self, model: Seq2Seq) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, src_ids: Tensor, src_lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        enc = self.model.encode(src_ids, src_lengths)
+        return enc.annotations, enc.keys, enc.state
+
+
+class DecoderStepGraph(nn.Module):
+    """prev_ids int64 [B], state float [L, B, D], annotations float [B, S, 2H], keys float [B, S, A],
+    src_mask bool [B, S] -> log_probs float [B, V], new_state float [L, B, D], attention float [B, S]."""
+
+    def __init__(self, model: Seq2Seq) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, prev_ids: Tensor, state: Tensor, annotations: Tensor, keys: Tensor, src_mask: Tensor):
+        out = self.model.decoder.step(prev_ids, state, annotations, keys, src_mask)
+        logits = self.model.decoder.readout(prev_ids, out.state[-1], out.context)
+        return torch.log_softmax(logits, dim=-1), out.state, out.attention
+
+
+# Declared dims of each graph output: symbolic names where the size varies.
+OUTPUT_DIMS = {
+    "annotations": ("batch", "src_len", None),
+    "keys": ("batch", "src_len", None),
+    "init_state": (None, "batch", None),
+    "log_probs": ("batch", None),
+    "new_state": (None, "batch", None),
+    "attention": ("batch", "src_len"),
+}
+
+
+def example_inputs(model: Seq2Seq) -> tuple[tuple[Tensor, ...], tuple[Tensor, ...]]:
+    """Example encoder and step inputs (padded batch of EXAMPLE_LENGTHS)."""
+    generator = torch.Generator().manual_seed(0)
+    vocab = model.encoder.embed.num_embeddings
+    src, lengths = pad_batch([torch.randint(4, vocab, (n,), generator=generator).tolist() for n in EXAMPLE_LENGTHS])
+    with torch.no_grad():
+        enc = model.encode(src, lengths)
+    prev = torch.full((len(EXAMPLE_LENGTHS),), BOS_ID, dtype=torch.long)
+    return (src, lengths), (prev, enc.state, enc.annotations, enc.keys, enc.mask)
+
+
+def export_graphs(model: Seq2Seq, out_dir: Path) -> dict[str, Path]:
+    """Write ``encoder.onnx`` and ``decoder_step.onnx`` (fp32) into ``out_dir``; returns their paths."""
+    model = model.eval()
+    enc_args, step_args = example_inputs(model)
+    batch, src_len = torch.export.Dim("batch"), torch.export.Dim("src_len")
+    paths = {"encoder": Path(out_dir) / "encoder.onnx", "decoder_step": Path(out_dir) / "decoder_step.onnx"}
+    _export(EncoderGraph(model).eval(), enc_args, paths["encoder"], ENCODER_INPUTS, ENCODER_OUTPUTS,
+            {"src_ids": {0: batch, 1: src_len}, "src_lengths": {0: batch}})
+    _export(DecoderStepGraph(model).eval(), step_args, paths["decoder_step"], STEP_INPUTS, STEP_OUTPUTS,
+            {"prev_ids": {0: batch}, "state": {1: batch}, "annotations": {0: batch, 1: src_len},
+             "keys": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len}})
+    return paths
+
+
+def _export(module: nn.Module, args: tuple, path: Path, inputs, outputs, dynamic_shapes) -> None:
+    with warnings.catch_warnings(), torch.no_grad():
+        # The exporter warns that equal dims share one name (batch, src_len): that is intended.
+        warnings.filterwarnings("ignore", message=".*will not be used, since it shares the same shape constraints.*")
+        program = torch.onnx.export(
+            module, args, dynamo=True, opset_version=OPSET, input_names=list(inputs),
+            output_names=list(outputs), dynamic_shapes=dynamic_shapes, verbose=False,
+        )
+    proto = program.model_proto
+    repair_declared_shapes(proto)
+    onnx.checker.check_model(proto, full_check=True)
+    onnx.save(proto, str(path))
+
+
+def repair_declared_shapes(proto: onnx.ModelProto) -> None:
+    """Declare batch and source-length dims of every graph output symbolically, and clear
+    intermediate ``value_info`` (which may carry the example's length and also breaks
+    ``quantize_dynamic`` shape inference)."""
+    for output in proto.graph.output:
+        names = OUTPUT_DIMS.get(output.name)
+        if names is None:
+            continue
+        dims = output.type.tensor_type.shape.dim
+        if len(dims) != len(names):
+            raise ValueError(f"graph output '{output.name}' has rank {len(dims)}, expected {len(names)}")
+        for dim, name in zip(dims, names):
+            if name is not None:
+                dim.Clear()
+                dim.dim_param = name
+    del proto.graph.value_info[:]
+
+
+def declared_dims(path: Path) -> dict[str, list[str | int]]:
+    """Declared output dims of a graph file: symbolic names or numbers."""
+    proto = onnx.load(str(path), load_external_data=False)
+    return {o.name: [d.dim_param or d.dim_value for d in o.type.tensor_type.shape.dim] for o in proto.graph.output}

@@ -1,0 +1,99 @@
+"""Parity between the torch model and its ONNX graphs, in layers (minGPT-style):
+graph outputs (max abs difference), then greedy and beam token ids, then BLEU for lossy precisions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from training.greedy import greedy_decode, pad_batch
+from training.model import Seq2Seq
+from training.vocab import BOS_ID
+from worker.ort_model import OrtStepModel
+from worker.search import SearchOptions, search_in_batches
+
+from .graphs import EXAMPLE_LENGTHS
+from .torch_model import TorchStepModel
+
+# Padded batches whose lengths differ from the export example's.
+PARITY_LENGTHS = ((17, 5, 9, 1), (2,), (23, 23, 4), (8, 30))
+
+
+class ParityError(AssertionError):
+    """The ONNX graphs do not compute what the torch model computes; names the output and size."""
+
+
+@dataclass(frozen=True)
+class SearchParity:
+    sentences: int
+    greedy_equal: int
+    beam_equal: int
+    beam: int
+
+    @property
+    def ok(self) -> bool:
+        return self.greedy_equal == self.sentences and self.beam_equal == self.sentences
+
+
+def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-4, steps: int = 3) -> dict[str, float]:
+    """Max abs difference of every graph output, torch vs ONNX Runtime, over padded batches with
+    lengths never seen at export and ``steps`` chained decoder steps. Raises ``ParityError``."""
+    assert not set(PARITY_LENGTHS) & {EXAMPLE_LENGTHS}
+    model = model.eval()
+    diffs: dict[str, float] = {}
+    generator = torch.Generator().manual_seed(1)
+    vocab_src = model.encoder.embed.num_embeddings
+    vocab_tgt = model.decoder.embed.num_embeddings
+    for lengths in PARITY_LENGTHS:
+        src, lens = pad_batch([torch.randint(4, vocab_src, (n,), generator=generator).tolist() for n in lengths])
+        with torch.no_grad():
+            ref = model.encode(src, lens)
+        got = ort_model.encode(src.numpy(), lens.numpy())
+        _record(diffs, "encoder.annotations", ref.annotations, got.annotations)
+        _record(diffs, "encoder.keys", ref.keys, got.keys)
+        _record(diffs, "encoder.init_state", ref.state, got.init_state)
+        prev = torch.full((len(lengths),), BOS_ID, dtype=torch.long)
+        state_ref, state_ort = ref.state, got.init_state
+        for _ in range(steps):
+            with torch.no_grad():
+                out = model.decoder.step(prev, state_ref, ref.annotations, ref.keys, ref.mask)
+                log_probs = torch.log_softmax(model.decoder.readout(prev, out.state[-1], out.context), -1)
+            # Feed ONNX Runtime the torch state too, so each step is compared on equal inputs.
+            got_lp, got_state, got_attn = ort_model.step(prev.numpy(), state_ref.numpy(), got)
+            _record(diffs, "decoder_step.log_probs", log_probs, got_lp)
+            _record(diffs, "decoder_step.new_state", out.state, got_state)
+            _record(diffs, "decoder_step.attention", out.attention, got_attn)
+            state_ref = out.state
+            prev = torch.randint(4, vocab_tgt, (len(lengths),), generator=generator)
+    worst = max(diffs, key=diffs.get)
+    if diffs[worst] > tolerance:
+        raise ParityError(f"ONNX output '{worst}' differs from torch by {diffs[worst]:.3g} (max abs; tolerance {tolerance:g})")
+    return diffs
+
+
+def search_parity(model: Seq2Seq, ort_model: OrtStepModel, sources: Sequence[Sequence[int]], beam: int = 5,
+                  max_len_a: float = 1.5, max_len_b: int = 10) -> SearchParity:
+    """Token-id equality on ``sources``: ONNX greedy (beam 1) vs the torch greedy decoder in
+    ``training``, and ONNX beam vs the same beam search driving the torch model."""
+    greedy_options = SearchOptions(beam=1, max_len_a=max_len_a, max_len_b=max_len_b, suppress_unk=False)
+    beam_options = SearchOptions(beam=beam, max_len_a=max_len_a, max_len_b=max_len_b)
+    torch_greedy = greedy_decode(model, sources, max_len_a, max_len_b)
+    ort_greedy = [list(h[0].tokens) for h in search_in_batches(ort_model, sources, greedy_options)]
+    torch_beam = [h[0].tokens for h in search_in_batches(TorchStepModel(model), sources, beam_options)]
+    ort_beam = [h[0].tokens for h in search_in_batches(ort_model, sources, beam_options)]
+    return SearchParity(
+        sentences=len(sources),
+        greedy_equal=sum(a == b for a, b in zip(torch_greedy, ort_greedy)),
+        beam_equal=sum(a == b for a, b in zip(torch_beam, ort_beam)),
+        beam=beam,
+    )
+
+
+def _record(diffs: dict[str, float], name: str, expected: torch.Tensor, actual: np.ndarray) -> None:
+    expected = expected.detach().numpy()
+    if expected.shape != actual.shape:
+        raise ParityError(f"ONNX output '{name}' has shape {actual.shape}, torch {expected.shape}")
+    diffs[name] = max(diffs.get(name, 0.0), float(np.abs(expected - actual.astype(np.float32)).max()))

@@ -1,0 +1,39 @@
+"""Torch implementation of the search's step model: the reference that ONNX Runtime must match."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from training.model import EncoderOutput, Seq2Seq
+
+
+class TorchStepModel:
+    """``encode``/``expand``/``initial_state``/``step``/``reorder`` over a torch ``Seq2Seq`` (eval)."""
+
+    def __init__(self, model: Seq2Seq) -> None:
+        self.model = model.eval()
+
+    @torch.no_grad()
+    def encode(self, src: np.ndarray, lengths: np.ndarray) -> EncoderOutput:
+        return self.model.encode(torch.from_numpy(src), torch.from_numpy(lengths))
+
+    def expand(self, encoded: EncoderOutput, repeats: int) -> EncoderOutput:
+        if repeats == 1:
+            return encoded
+        return EncoderOutput(
+            encoded.annotations.repeat_interleave(repeats, 0), encoded.keys.repeat_interleave(repeats, 0),
+            encoded.state.repeat_interleave(repeats, 1), encoded.mask.repeat_interleave(repeats, 0),
+        )
+
+    def initial_state(self, encoded: EncoderOutput) -> torch.Tensor:
+        return encoded.state
+
+    @torch.no_grad()
+    def step(self, prev_ids: np.ndarray, state: torch.Tensor, encoded: EncoderOutput):
+        prev = torch.from_numpy(prev_ids)
+        out = self.model.decoder.step(prev, state, encoded.annotations, encoded.keys, encoded.mask)
+        logits = self.model.decoder.readout(prev, out.state[-1], out.context)
+        return torch.log_softmax(logits, -1).numpy(), out.state, out.attention.numpy()
+
+    def reorder(self, state: torch.Tensor, index: np.ndarray) -> torch.Tensor:
+        return state[:, torch.from_numpy(index)]

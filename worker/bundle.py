@@ -1,0 +1,173 @@
+"""The model bundle: a directory with ``manifest.json``, two ONNX graphs and SentencePiece models.
+
+This module is the one home of the on-disk contract between ``export`` (writer) and the worker
+(reader). It uses the standard library only; ``verify_graphs`` adds onnxruntime.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+FORMAT = "nmt-bundle"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+GRAPHS = ("encoder", "decoder_step")
+PRECISIONS = ("fp32", "int8", "fp16")
+
+# Graph interfaces (dimension names: batch, src_len, layers; hidden and vocabulary sizes are numbers).
+ENCODER_INPUTS = ("src_ids", "src_lengths")
+ENCODER_OUTPUTS = ("annotations", "keys", "init_state")
+STEP_INPUTS = ("prev_ids", "state", "annotations", "keys", "src_mask")
+STEP_OUTPUTS = ("log_probs", "new_state", "attention")
+
+
+class BundleError(ValueError):
+    """A bundle is missing, incomplete, corrupt or of an unknown format; the message says which."""
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    file: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A validated bundle on disk. ``manifest`` is the parsed ``manifest.json``."""
+
+    path: Path
+    manifest: Mapping[str, Any]
+
+    @property
+    def signature(self) -> str:
+        return self.manifest["signature"]
+
+    @property
+    def source_language(self) -> str:
+        return self.manifest["source_language"]
+
+    @property
+    def target_language(self) -> str:
+        return self.manifest["target_language"]
+
+    @property
+    def precision(self) -> str:
+        return self.manifest["precision"]
+
+    @property
+    def special_ids(self) -> Mapping[str, int]:
+        return self.manifest["special_ids"]
+
+    def graph(self, name: str) -> GraphSpec:
+        g = self.manifest["graphs"][name]
+        return GraphSpec(g["file"], tuple(i["name"] for i in g["inputs"]), tuple(o["name"] for o in g["outputs"]))
+
+    def graph_path(self, name: str) -> Path:
+        return self.path / self.manifest["graphs"][name]["file"]
+
+    def vocab_path(self, side: str) -> Path:
+        """side: 'source' or 'target'."""
+        return self.path / self.manifest["vocab"][side]["file"]
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def signature_for(manifest: Mapping[str, Any]) -> str:
+    """Short signature every translation result carries: languages, precision, content hash."""
+    content = hashlib.sha256("".join(f"{k}:{v};" for k, v in sorted(manifest["files"].items())).encode()).hexdigest()
+    return f"{manifest['source_language']}-{manifest['target_language']}.{manifest['precision']}.{content[:12]}"
+
+
+def load_bundle(path: str | os.PathLike[str], verify_hashes: bool = True) -> Bundle:
+    """Read and validate a bundle: manifest, format version, files present, sha256 of each."""
+    path = Path(path)
+    manifest_path = path / MANIFEST
+    if not path.is_dir():
+        raise BundleError(f"bundle directory not found: {path}")
+    if not manifest_path.is_file():
+        raise BundleError(f"{path}: missing {MANIFEST}; is this a model bundle?")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(f"{manifest_path}: not valid JSON: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BundleError(f"{manifest_path}: not an {FORMAT} manifest (format={manifest.get('format')!r})"
+                          if isinstance(manifest, dict) else f"{manifest_path}: not a JSON object")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise BundleError(f"{manifest_path}: unknown format version {version!r}; this worker reads version {FORMAT_VERSION}")
+    for key in ("source_language", "target_language", "precision", "signature", "special_ids", "vocab", "graphs", "files"):
+        if key not in manifest:
+            raise BundleError(f"{manifest_path}: missing key '{key}'")
+    if manifest["precision"] not in PRECISIONS:
+        raise BundleError(f"{manifest_path}: unknown precision {manifest['precision']!r}")
+    for name in GRAPHS:
+        if name not in manifest["graphs"]:
+            raise BundleError(f"{manifest_path}: graph '{name}' is not described")
+    for name, expected in manifest["files"].items():
+        file = path / name
+        if not file.is_file():
+            raise BundleError(f"{path}: missing file {name} (listed in {MANIFEST})")
+        if verify_hashes:
+            actual = sha256_file(file)
+            if actual != expected:
+                raise BundleError(f"{path}: sha256 mismatch for {name}: manifest {expected[:16]}..., file {actual[:16]}...")
+    bundle = Bundle(path, manifest)
+    referenced = [bundle.graph(g).file for g in GRAPHS] + [manifest["vocab"][s]["file"] for s in ("source", "target")]
+    for name in referenced:
+        if name not in manifest["files"]:
+            raise BundleError(f"{manifest_path}: {name} is used but has no sha256 in 'files'")
+    if manifest["signature"] != signature_for(manifest):
+        raise BundleError(f"{manifest_path}: signature {manifest['signature']!r} does not match the bundle's files")
+    return bundle
+
+
+def verify_graphs(bundle: Bundle) -> None:
+    """Open each graph with onnxruntime and check its input and output names against the manifest."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    for name in GRAPHS:
+        spec = bundle.graph(name)
+        try:
+            session = ort.InferenceSession(str(bundle.graph_path(name)), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise BundleError(f"{bundle.path}: graph '{name}' ({spec.file}) does not load: {exc}") from None
+        inputs = tuple(i.name for i in session.get_inputs())
+        outputs = tuple(o.name for o in session.get_outputs())
+        if inputs != spec.inputs:
+            raise BundleError(f"{bundle.path}: graph '{name}' has inputs {list(inputs)}, manifest says {list(spec.inputs)}")
+        if outputs != spec.outputs:
+            raise BundleError(f"{bundle.path}: graph '{name}' has outputs {list(outputs)}, manifest says {list(spec.outputs)}")
+
+
+def write_bundle_atomically(staging: Path, destination: Path, force: bool) -> None:
+    """Move a fully written ``staging`` directory to ``destination``.
+
+    Without ``force`` an existing destination is an error. With it, the old bundle is moved
+    aside first and removed only after the new one is in place, so readers never see a mix.
+    """
+    destination = Path(destination)
+    if destination.exists() and not force:
+        raise FileExistsError(f"{destination} already exists; pass --force to replace it")
+    old = None
+    if destination.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{destination.name}.old.", dir=destination.parent))
+        os.replace(destination, old / "bundle")
+    os.replace(staging, destination)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

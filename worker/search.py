@@ -1,0 +1,201 @@
+"""Batched beam search over any step model (ONNX Runtime in the worker, torch for parity checks).
+
+Scores follow GNMT (Wu et al. 2016, arXiv:1609.08144, section 7):
+    s(Y, X) = log P(Y | X) / lp(Y) + cp(X; Y)
+    lp(Y)   = ((5 + |Y|) / 6) ** alpha                      (|Y| counts eos)
+    cp(X;Y) = beta * sum_j log(min(sum_i p_ij, 1))          (j over source positions)
+Each step takes the best 2K candidates per sentence, so hypotheses that end (eos) never shrink
+the live beam of K; as in fairseq, an eos candidate is final only if it ranks within the top K,
+which makes beam 1 exactly greedy decoding.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+
+
+class SearchError(ValueError):
+    """Invalid decoding options."""
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    beam: int = 5
+    n_best: int = 1
+    max_len_a: float = 1.5  # at most a * source_length + b target tokens (eos excluded)
+    max_len_b: int = 10
+    min_len: int = 0  # eos is forbidden before this many target tokens
+    length_penalty: float = 0.0  # GNMT alpha; 0 ranks by raw log-probability
+    coverage_penalty: float = 0.0  # GNMT beta
+    suppress_unk: bool = True
+
+    def validate(self) -> "SearchOptions":
+        if self.beam < 1:
+            raise SearchError(f"beam must be >= 1, got {self.beam}")
+        if not 1 <= self.n_best <= self.beam:
+            raise SearchError(f"n_best must be in [1, beam={self.beam}], got {self.n_best}")
+        if self.max_len_a < 0 or self.max_len_b < 0 or (self.max_len_a == 0 and self.max_len_b == 0):
+            raise SearchError(f"max length a*len+b must allow at least one token (a={self.max_len_a}, b={self.max_len_b})")
+        if self.min_len < 0:
+            raise SearchError(f"min_len must be >= 0, got {self.min_len}")
+        if self.length_penalty < 0 or self.coverage_penalty < 0:
+            raise SearchError("length_penalty and coverage_penalty must be >= 0")
+        return self
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    tokens: tuple[int, ...]  # target ids, without bos/eos
+    score: float  # GNMT-normalised score used for ranking
+    log_prob: float  # sum of token log-probabilities (eos included when it ended with eos)
+    attention: np.ndarray = field(repr=False)  # float32 [T, S]: one row per token, eos row included
+
+
+class StepModel(Protocol):
+    """What the search needs from a model. ``Encoded`` and ``State`` are opaque to the search."""
+
+    def encode(self, src: np.ndarray, lengths: np.ndarray) -> Any:
+        """src int64 [B, S], lengths int64 [B] -> encoded batch."""
+
+    def expand(self, encoded: Any, repeats: int) -> Any:
+        """Repeat each encoded row ``repeats`` times (row b -> rows b*K .. b*K+K-1)."""
+
+    def initial_state(self, encoded: Any) -> Any:
+        """Decoder state for the (expanded) encoded batch."""
+
+    def step(self, prev_ids: np.ndarray, state: Any, encoded: Any) -> tuple[np.ndarray, Any, np.ndarray]:
+        """prev_ids int64 [N] -> (log_probs float [N, V], new state, attention float [N, S])."""
+
+    def reorder(self, state: Any, index: np.ndarray) -> Any:
+        """Select state rows: index int64 [N]."""
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT lp(Y) = ((5 + |Y|) / 6) ** alpha."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+def coverage_penalty(attention: np.ndarray, source_length: int, beta: float) -> float:
+    """GNMT cp = beta * sum_j log(min(sum_i p_ij, 1)) over the real source positions j."""
+    if beta == 0.0:
+        return 0.0
+    coverage = attention[:, :source_length].sum(axis=0)
+    return beta * float(np.log(np.clip(coverage, 1e-10, 1.0)).sum())
+
+
+def max_target_length(source_length: int, options: SearchOptions) -> int:
+    return int(math.floor(options.max_len_a * source_length + options.max_len_b))
+
+
+def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: SearchOptions) -> list[list[Hypothesis]]:
+    """The n-best hypotheses (best first) for each source id list, decoded as one batch."""
+    options.validate()
+    k = options.beam
+    batch = len(sources)
+    lengths = np.array([len(s) for s in sources], dtype=np.int64)
+    if batch == 0:
+        return []
+    if lengths.min() < 1:
+        raise SearchError("every source needs at least one token")
+    src = np.full((batch, int(lengths.max())), PAD_ID, dtype=np.int64)
+    for row, ids in enumerate(sources):
+        src[row, : len(ids)] = ids
+    max_lens = np.array([max_target_length(n, options) for n in lengths])
+
+    # (1) encode once, then give every sentence K rows.
+    encoded = model.expand(model.encode(src, lengths), k)
+    state = model.initial_state(encoded)
+    scores = np.full((batch, k), -np.inf)
+    scores[:, 0] = 0.0  # all K rows start identical: expand only the first
+    history = np.zeros((batch, k, 0), dtype=np.int64)
+    attn_history = np.zeros((batch, k, 0, src.shape[1]), dtype=np.float32)
+    prev = np.full(batch * k, BOS_ID, dtype=np.int64)
+    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
+    done = np.zeros(batch, dtype=bool)
+
+    for t in range(int(max_lens.max()) + 1):
+        # (2) one step for all live rows.
+        log_probs, state, attention = model.step(prev, state, encoded)
+        vocab = log_probs.shape[-1]
+        log_probs = log_probs.astype(np.float64).reshape(batch, k, vocab)
+        attention = attention.astype(np.float32).reshape(batch, k, -1)
+        if options.suppress_unk:
+            log_probs[:, :, UNK_ID] = -np.inf
+        log_probs[:, :, PAD_ID] = log_probs[:, :, BOS_ID] = -np.inf
+        if t < options.min_len:
+            log_probs[:, :, EOS_ID] = -np.inf
+        at_limit = t >= max_lens  # only eos may follow
+        eos_scores = log_probs[at_limit, :, EOS_ID]
+        log_probs[at_limit] = -np.inf
+        log_probs[at_limit, :, EOS_ID] = eos_scores
+
+        # (3) the best 2K candidates of each sentence, best first.
+        candidates = (scores[:, :, None] + log_probs).reshape(batch, k * vocab)
+        width = min(2 * k, k * vocab)
+        top = np.argpartition(-candidates, width - 1, axis=1)[:, :width]
+        top = np.take_along_axis(top, np.argsort(-np.take_along_axis(candidates, top, 1), axis=1, kind="stable"), 1)
+        top_scores = np.take_along_axis(candidates, top, 1)
+        origins, tokens = top // vocab, top % vocab
+
+        # (4) finish eos hypotheses ranked within K; the rest fill the live beam.
+        new_scores = np.full((batch, k), -np.inf)
+        new_origins = np.zeros((batch, k), dtype=np.int64)
+        new_tokens = np.full((batch, k), EOS_ID, dtype=np.int64)
+        for b in range(batch):
+            if done[b]:
+                continue
+            live = 0
+            for rank in range(width):
+                score = top_scores[b, rank]
+                if score == -np.inf or live == k:
+                    break
+                origin, token = int(origins[b, rank]), int(tokens[b, rank])
+                if token == EOS_ID:
+                    if rank < k and len(finished[b]) < k:
+                        finished[b].append(_finish(history[b, origin], attn_history[b, origin], attention[b, origin],
+                                                   score, int(lengths[b]), options))
+                    continue
+                new_scores[b, live], new_origins[b, live], new_tokens[b, live] = score, origin, token
+                live += 1
+            if len(finished[b]) >= k or live == 0 or t >= max_lens[b]:
+                done[b] = True
+        if done.all():
+            break
+
+        # (5) reorder the surviving rows and append their tokens.
+        rows = (np.arange(batch)[:, None] * k + new_origins).reshape(-1)
+        state = model.reorder(state, rows)
+        history = np.concatenate([np.take_along_axis(history, new_origins[:, :, None], 1), new_tokens[:, :, None]], 2)
+        chosen_attention = np.take_along_axis(attention, new_origins[:, :, None], 1)
+        attn_history = np.concatenate(
+            [np.take_along_axis(attn_history, new_origins[:, :, None, None], 1), chosen_attention[:, :, None, :]], 2
+        )
+        scores = new_scores
+        prev = new_tokens.reshape(-1)
+
+    return [sorted(hyps, key=lambda h: -h.score)[: options.n_best] for hyps in finished]
+
+
+def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray, log_prob: float,
+            source_length: int, options: SearchOptions) -> Hypothesis:
+    full_attention = np.concatenate([attention, eos_attention[None, :]], 0)
+    score = log_prob / length_penalty(len(tokens) + 1, options.length_penalty)
+    score += coverage_penalty(full_attention, source_length, options.coverage_penalty)
+    return Hypothesis(tuple(int(x) for x in tokens), float(score), float(log_prob), full_attention)
+
+
+def search_in_batches(model: StepModel, sources: Sequence[Sequence[int]], options: SearchOptions,
+                      max_sentences: int = 64) -> list[list[Hypothesis]]:
+    """``beam_search`` over length-sorted batches of at most ``max_sentences``; input order kept."""
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    results: list[list[Hypothesis]] = [[] for _ in sources]
+    for start in range(0, len(order), max_sentences):
+        chunk = order[start:start + max_sentences]
+        for index, hyps in zip(chunk, beam_search(model, [sources[i] for i in chunk], options)):
+            results[index] = hyps
+    return results
