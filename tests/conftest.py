@@ -5,6 +5,7 @@ import random
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,14 +42,35 @@ def write_toy_corpus(directory: Path, train: int = 400, valid: int = 40) -> Path
 TINY_CONFIG = """\
 data: {src_lang: en, tgt_lang: de, max_len: 40}
 vocab: {size: 60, joint: true}
-model: {emb_dim: 32, enc_hidden: 32, dec_hidden: 48, att_dim: 32, readout_dim: 32, dropout: 0.1, emb_dropout: 0.0}
+model: {emb_dim: 32, enc_hidden: 32, dec_hidden: 48, att_dim: 32, readout_dim: 32, dropout: 0.1, emb_dropout: 0.0, dec_layers: 2}
 train: {seed: 7, batch_tokens: 600, lr: 0.005, max_epochs: 3, checkpoint_every: 5, log_every: 5, valid_batch_size: 32, threads: 1}
 """
 
 
 @pytest.fixture(scope="session")
 def toy_corpus(tmp_path_factory) -> Path:
-    return write_toy_corpus(tmp_path_factory.mktemp("toy_corpus"))
+    return write_toy_corpus(tmp_path_factory.mktemp("toy_corpus"), train=400, valid=200)
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory, toy_corpus) -> Path:
+    """best.pt of a 2-epoch run on the toy corpus (with a 2-layer decoder, to exercise [L, B, D])."""
+    from training.config import Config
+    from training.trainer import Trainer
+
+    config = Config.from_dict(yaml.safe_load(TINY_CONFIG) | {"train": {**yaml.safe_load(TINY_CONFIG)["train"], "max_epochs": 2}})
+    run_dir = tmp_path_factory.mktemp("tiny_run")
+    Trainer(config, run_dir, toy_corpus).train()
+    return run_dir / "best.pt"
+
+
+@pytest.fixture(scope="session")
+def tiny_bundle(tmp_path_factory, tiny_checkpoint, toy_corpus) -> Path:
+    from export.exporter import ExportOptions, export_bundle
+
+    out = tmp_path_factory.mktemp("bundles") / "toy-en-de"
+    export_bundle(tiny_checkpoint, out, ExportOptions(data_dir=str(toy_corpus), parity_sentences=200))
+    return out
 
 
 @pytest.fixture

@@ -1,0 +1,134 @@
+"""ONNX export: dynamic shapes, parity with torch (graphs, greedy and beam ids), lossy precisions,
+and the bundle's atomic, non-overwriting write."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from export.exporter import ExportOptions, export_bundle
+from export.graphs import EXAMPLE_LENGTHS, declared_dims
+from export.parity import PARITY_LENGTHS, ParityError, graph_parity, search_parity
+from training.checkpoint import load_model
+from training.data import read_split
+from worker.bundle import load_bundle, verify_graphs
+from worker.ort_model import OrtStepModel
+
+from .conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def test_bundle_has_graphs_vocab_and_a_complete_manifest(tiny_bundle):
+    bundle = load_bundle(tiny_bundle)
+    verify_graphs(bundle)
+    m = bundle.manifest
+    assert (m["source_language"], m["target_language"], m["precision"]) == ("en", "de", "fp32")
+    assert m["opset"] >= 17
+    assert m["special_ids"] == {"pad": 0, "unk": 1, "bos": 2, "eos": 3}
+    assert set(m["files"]) == {"encoder.onnx", "decoder_step.onnx", "spm.model"}
+    assert [i["name"] for i in m["graphs"]["decoder_step"]["inputs"]] == ["prev_ids", "state", "annotations", "keys", "src_mask"]
+    assert m["model_config"]["dec_layers"] == 2
+    assert m["scores"]["valid_bleu"] >= 0 and "test_bleu" not in m["scores"]  # the toy corpus has no test split
+    assert m["verification"]["search_parity"]["sentences"] == 200
+    assert bundle.signature.startswith("en-de.fp32.")
+
+
+def test_declared_output_shapes_are_symbolic(tiny_bundle):
+    """The exporter declares GRU outputs with the example's length; the bundle must not."""
+    bundle = load_bundle(tiny_bundle)
+    enc = declared_dims(bundle.graph_path("encoder"))
+    assert enc["annotations"][:2] == ["batch", "src_len"]
+    assert enc["keys"][:2] == ["batch", "src_len"]
+    assert enc["init_state"][1] == "batch"
+    step = declared_dims(bundle.graph_path("decoder_step"))
+    assert step["attention"] == ["batch", "src_len"]
+    assert step["log_probs"][0] == "batch" and step["new_state"][1] == "batch"
+    for dims in [*enc.values(), *step.values()]:
+        assert max(EXAMPLE_LENGTHS) not in dims
+
+
+def test_graph_outputs_match_torch_on_unseen_padded_lengths(tiny_bundle, tiny_checkpoint):
+    model = load_model(tiny_checkpoint).model
+    diffs = graph_parity(model, OrtStepModel.from_bundle(load_bundle(tiny_bundle)), tolerance=1e-4)
+    assert set(diffs) == {f"encoder.{o}" for o in ("annotations", "keys", "init_state")} | {
+        f"decoder_step.{o}" for o in ("log_probs", "new_state", "attention")}
+    assert max(diffs.values()) <= 1e-4
+    assert all(max(lengths) > 1 and lengths != EXAMPLE_LENGTHS for lengths in PARITY_LENGTHS)
+
+
+def test_greedy_and_beam_ids_equal_torch_on_200_validation_sentences(tiny_bundle, tiny_checkpoint, toy_corpus):
+    loaded = load_model(tiny_checkpoint)
+    valid = read_split(toy_corpus, "val", loaded.config)
+    sources = loaded.vocabs.encode_sources(valid.src)[:200]
+    parity = search_parity(loaded.model, OrtStepModel.from_bundle(load_bundle(tiny_bundle)), sources, beam=4)
+    assert parity.sentences == 200
+    assert parity.greedy_equal == 200 and parity.beam_equal == 200
+
+
+def test_parity_failure_names_the_output_and_the_difference(tiny_bundle, tiny_checkpoint):
+    model = load_model(tiny_checkpoint).model
+    with torch.no_grad():
+        model.decoder.readout_proj.bias += 0.5  # the graphs no longer compute this model
+    with pytest.raises(ParityError, match=r"ONNX output 'decoder_step\.log_probs' differs from torch by [0-9.e+-]+ \(max abs"):
+        graph_parity(model, OrtStepModel.from_bundle(load_bundle(tiny_bundle)))
+
+
+def test_existing_bundle_is_kept_without_force_and_replaced_with_it(tiny_checkpoint, toy_corpus, tmp_path):
+    out = tmp_path / "b"
+    options = ExportOptions(data_dir=str(toy_corpus), parity_sentences=20)
+    first = export_bundle(tiny_checkpoint, out, options)
+    before = (out / "manifest.json").read_text()
+    with pytest.raises(FileExistsError, match="already exists; pass --force"):
+        export_bundle(tiny_checkpoint, out, options)
+    assert (out / "manifest.json").read_text() == before
+    second = export_bundle(tiny_checkpoint, out, ExportOptions(data_dir=str(toy_corpus), parity_sentences=20, force=True))
+    assert second.signature == first.signature  # same model, same files
+    load_bundle(out)
+    assert [p.name for p in tmp_path.iterdir()] == ["b"]  # no staging or backup directories left
+
+
+def test_failed_export_leaves_no_partial_bundle(tiny_checkpoint, tmp_path):
+    with pytest.raises(ValueError, match="corpus file not found"):
+        export_bundle(tiny_checkpoint, tmp_path / "b", ExportOptions(data_dir=str(tmp_path / "no-data")))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("precision", ["int8", "fp16"])
+def test_lossy_precisions_report_bleu_delta_and_what_changed(tiny_checkpoint, toy_corpus, tmp_path, precision):
+    report = export_bundle(tiny_checkpoint, tmp_path / precision,
+                           ExportOptions(precision=precision, data_dir=str(toy_corpus), parity_sentences=20))
+    bundle = load_bundle(tmp_path / precision)
+    verify_graphs(bundle)
+    assert bundle.precision == precision
+    assert f"valid_bleu_{precision}" in report.scores and "valid_bleu_delta" in report.scores
+    encoder_change = report.precision_change["encoder"]
+    if precision == "int8":
+        assert report.scores["valid_bleu_delta"] >= -0.5
+        assert encoder_change["MatMulInteger"]["after"] > 0
+        assert "GRU" not in encoder_change  # no GRU kernel for int8: GRU nodes stay fp32
+        assert encoder_change["weights:int8"]["after"] > 0
+    else:
+        assert encoder_change["weights:float16"]["after"] > 0
+        assert encoder_change["weights:float"]["after"] == 0
+    # The lossy graphs decode: token ids in range.
+    model = OrtStepModel.from_bundle(bundle)
+    encoded = model.encode(np.array([[5, 6, 7, 3]]), np.array([4]))
+    log_probs, _, attention = model.step(np.array([2]), encoded.init_state, encoded)
+    assert log_probs.shape[0] == 1 and np.isfinite(log_probs.astype(np.float32)).any()
+    np.testing.assert_allclose(attention.astype(np.float32).sum(-1), 1.0, atol=1e-2)
+
+
+def test_cli_export_and_python_m_export(tiny_checkpoint, toy_corpus, tmp_path):
+    args = [str(tiny_checkpoint), "--out", str(tmp_path / "b"), "--data-dir", str(toy_corpus),
+            "--parity-sentences", "10", "--json"]
+    done = subprocess.run([sys.executable, "-m", "export", *args], capture_output=True, text=True, cwd=REPO_ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["search_parity"]["greedy_equal"] == 10
+    again = subprocess.run([sys.executable, "-m", "nmt", "export", *args], capture_output=True, text=True, cwd=REPO_ROOT, timeout=600)
+    assert again.returncode == 2 and "already exists; pass --force" in again.stderr
