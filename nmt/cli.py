@@ -12,6 +12,7 @@ SUBCOMMANDS = [
     ("training.cli", "the 'train' extra"),
     ("training.download", "the core install"),
     ("export.cli", "the 'export' extra"),
+    ("worker.cli", "the 'worker' extra"),
 ]
 
 

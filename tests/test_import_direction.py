@@ -31,3 +31,8 @@ def test_module_does_not_import_forbidden_packages(module, forbidden):
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "", f"importing {module} loaded {out.stdout.strip()}"
+
+
+@pytest.mark.parametrize("module", ["worker.engine", "worker.cli", "worker.search", "worker.ort_model"])
+def test_worker_modules_never_import_torch(module):
+    test_module_does_not_import_forbidden_packages(module, ["torch", "training", "export"])

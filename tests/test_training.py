@@ -107,3 +107,17 @@ def test_corrupt_checkpoint_is_a_clear_error(tmp_path):
         read_checkpoint(tmp_path / "bad.pt")
     with pytest.raises(CheckpointError, match="checkpoint not found"):
         read_checkpoint(tmp_path / "missing.pt")
+
+
+def test_evaluate_scores_a_checkpoint_on_a_split(tiny_checkpoint, toy_corpus):
+    from training.evaluate import main
+
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([str(tiny_checkpoint), "--split", "val", "--data-dir", str(toy_corpus), "--json"]) == 0
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert result["sentences"] == 200 and 0.0 <= result["bleu"] <= 100.0
+    assert result["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")

@@ -1,24 +1,36 @@
-"""ONNX Runtime implementation of the search's step model, over a bundle's two graphs (CPU).
+"""ONNX Runtime implementation of the search's step model, over a bundle's two graphs.
 
-The engine issue adds execution-provider selection and IO binding; this is the plain CPU path.
+Providers: ``cpu``, ``cuda`` or ``auto``. ONNX Runtime falls back to the CPU silently when the
+CUDA provider cannot load, so the provider that actually runs is read back from the session:
+``cuda`` requested but not running is a ``ProviderError``. With IO binding (always on CUDA),
+annotations, keys and the mask are uploaded once per batch and the decoder state stays on the
+device between steps; only log-probabilities and attention rows come back to the host.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 
 from .bundle import Bundle
 
+CUDA = "CUDAExecutionProvider"
+CPU = "CPUExecutionProvider"
+
+
+class ProviderError(RuntimeError):
+    """The requested execution provider cannot run."""
+
 
 @dataclass(frozen=True)
 class OrtEncoded:
-    annotations: np.ndarray  # float32 [N, S, 2H]
-    keys: np.ndarray  # float32 [N, S, A]
-    mask: np.ndarray  # bool [N, S]
-    init_state: np.ndarray  # float32 [L, N, D]
+    annotations: Any  # float [N, S, 2H]: np.ndarray, or ort.OrtValue on the binding device
+    keys: Any  # float [N, S, A]
+    mask: Any  # bool [N, S]
+    init_state: Any  # float [L, N, D]
 
 
 def session_options(threads: int = 0) -> ort.SessionOptions:
@@ -30,19 +42,44 @@ def session_options(threads: int = 0) -> ort.SessionOptions:
     return options
 
 
+def providers_for(requested: str) -> list[str]:
+    """Provider list to ask ONNX Runtime for; ``cuda`` without a CUDA build is an error."""
+    if requested == "cpu":
+        return [CPU]
+    available = ort.get_available_providers()
+    if CUDA in available:
+        if hasattr(ort, "preload_dlls"):  # finds pip-installed CUDA/cuDNN libraries
+            try:
+                ort.preload_dlls()
+            except Exception:  # noqa: BLE001 - best effort; the session check below decides
+                pass
+        return [CUDA, CPU]
+    if requested == "cuda":
+        raise ProviderError(f"provider 'cuda' requested but this onnxruntime has no CUDA provider "
+                            f"(available: {', '.join(available)}); install onnxruntime-gpu")
+    return [CPU]
+
+
 class OrtStepModel:
     """``encode``/``expand``/``initial_state``/``step``/``reorder`` over ONNX Runtime sessions."""
 
-    def __init__(self, encoder_path: Path, decoder_path: Path, threads: int = 0) -> None:
+    def __init__(self, encoder_path: Path, decoder_path: Path, provider: str = "cpu", threads: int = 0,
+                 io_binding: bool | None = None) -> None:
         options = session_options(threads)
-        providers = ["CPUExecutionProvider"]
+        providers = providers_for(provider)
         self.encoder = ort.InferenceSession(str(encoder_path), options, providers=providers)
         self.decoder = ort.InferenceSession(str(decoder_path), options, providers=providers)
         self.provider = self.decoder.get_providers()[0]
+        if provider == "cuda" and (self.provider != CUDA or self.encoder.get_providers()[0] != CUDA):
+            raise ProviderError(f"provider 'cuda' requested but ONNX Runtime runs {self.provider} "
+                                "(the CUDA provider failed to load: check CUDA/cuDNN libraries)")
+        self.device = "cuda" if self.provider == CUDA else "cpu"
+        self.io_binding = self.device == "cuda" if io_binding is None else io_binding
 
     @classmethod
-    def from_bundle(cls, bundle: Bundle, threads: int = 0) -> "OrtStepModel":
-        return cls(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), threads)
+    def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0,
+                    io_binding: bool | None = None) -> "OrtStepModel":
+        return cls(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), provider, threads, io_binding)
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
@@ -50,22 +87,45 @@ class OrtStepModel:
         return OrtEncoded(annotations, keys, mask, init_state)
 
     def expand(self, encoded: OrtEncoded, repeats: int) -> OrtEncoded:
-        if repeats == 1:
+        """Repeat rows on the host, then (with IO binding) upload once for all decoder steps."""
+        if repeats > 1:
+            encoded = OrtEncoded(
+                np.repeat(encoded.annotations, repeats, 0), np.repeat(encoded.keys, repeats, 0),
+                np.repeat(encoded.mask, repeats, 0), np.repeat(encoded.init_state, repeats, 1),
+            )
+        if not self.io_binding:
             return encoded
-        return OrtEncoded(
-            np.repeat(encoded.annotations, repeats, 0), np.repeat(encoded.keys, repeats, 0),
-            np.repeat(encoded.mask, repeats, 0), np.repeat(encoded.init_state, repeats, 1),
-        )
+        return OrtEncoded(*(self._to_device(x) for x in
+                            (encoded.annotations, encoded.keys, encoded.mask, encoded.init_state)))
 
-    def initial_state(self, encoded: OrtEncoded) -> np.ndarray:
+    def initial_state(self, encoded: OrtEncoded) -> Any:
         return encoded.init_state
 
-    def step(self, prev_ids: np.ndarray, state: np.ndarray, encoded: OrtEncoded):
-        log_probs, new_state, attention = self.decoder.run(None, {
-            "prev_ids": prev_ids, "state": state, "annotations": encoded.annotations,
-            "keys": encoded.keys, "src_mask": encoded.mask,
-        })
-        return log_probs, new_state, attention
+    def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded) -> tuple[np.ndarray, Any, np.ndarray]:
+        if not self.io_binding:
+            log_probs, new_state, attention = self.decoder.run(None, {
+                "prev_ids": prev_ids, "state": state, "annotations": encoded.annotations,
+                "keys": encoded.keys, "src_mask": encoded.mask,
+            })
+            return log_probs, new_state, attention
+        binding = self.decoder.io_binding()
+        binding.bind_cpu_input("prev_ids", np.ascontiguousarray(prev_ids))
+        binding.bind_ortvalue_input("state", state)
+        binding.bind_ortvalue_input("annotations", encoded.annotations)
+        binding.bind_ortvalue_input("keys", encoded.keys)
+        binding.bind_ortvalue_input("src_mask", encoded.mask)
+        binding.bind_output("log_probs", "cpu")
+        binding.bind_output("new_state", self.device)
+        binding.bind_output("attention", "cpu")
+        self.decoder.run_with_iobinding(binding)
+        log_probs, new_state, attention = binding.get_outputs()
+        return log_probs.numpy(), new_state, attention.numpy()
 
-    def reorder(self, state: np.ndarray, index: np.ndarray) -> np.ndarray:
-        return state[:, index]
+    def reorder(self, state: Any, index: np.ndarray) -> Any:
+        if not self.io_binding:
+            return state[:, index]
+        # ONNX Runtime has no standalone gather: the [L, N, D] state makes one host round trip.
+        return self._to_device(np.ascontiguousarray(state.numpy()[:, index]))
+
+    def _to_device(self, array: np.ndarray) -> ort.OrtValue:
+        return ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array), self.device, 0)

@@ -1,0 +1,56 @@
+"""Documents keep their paragraphs, line breaks, empty lines and whitespace; batching keeps order."""
+from __future__ import annotations
+
+import pytest
+
+from worker.batching import pack_by_tokens
+from worker.documents import split_document
+
+DOC = "  Dr. Smith went to Washington. He arrived at 5 p.m.!  \n\n\tSecond paragraph.   Another one?\r\n\nLast line"
+
+
+def test_sentences_have_exact_offsets_and_lines():
+    layout = split_document(DOC, "en")
+    assert [s.text for s in layout.sentences] == [
+        "Dr. Smith went to Washington.", "He arrived at 5 p.m.!", "Second paragraph.", "Another one?", "Last line"]
+    assert [s.line for s in layout.sentences] == [0, 0, 2, 2, 4]
+    for s in layout.sentences:
+        assert DOC[s.start:s.end] == s.text
+
+
+def test_reassembly_keeps_every_gap_verbatim():
+    layout = split_document(DOC, "en")
+    text, starts = layout.reassemble([s.text for s in layout.sentences])
+    assert text == DOC
+    translated, starts = layout.reassemble([f"<{i}>" for i in range(len(layout.sentences))])
+    assert translated == "  <0> <1>  \n\n\t<2>   <3>\r\n\n<4>"
+    assert [translated[st:st + 3] for st in starts] == ["<0>", "<1>", "<2>", "<3>", "<4>"]
+
+
+@pytest.mark.parametrize("text", ["", "\n", "   \n\n \t \n"])
+def test_empty_and_blank_documents_have_no_sentences(text):
+    layout = split_document(text, "en")
+    assert layout.sentences == ()
+    assert layout.reassemble([])[0] == text
+
+
+def test_reassemble_checks_the_count():
+    with pytest.raises(ValueError, match="1 translations for 2 sentences"):
+        split_document("One. Two.", "en").reassemble(["x"])
+
+
+def test_pack_by_tokens_respects_budget_and_covers_every_index():
+    lengths = [5, 30, 2, 2, 17, 9, 40, 3]
+    batches = pack_by_tokens(lengths, max_tokens=40, max_sentences=3)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= 3
+        assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= 40
+    flat = [lengths[i] for b in batches for i in b]
+    assert flat == sorted(flat)  # shortest first: little padding
+
+
+def test_pack_by_tokens_puts_an_oversize_sentence_alone():
+    assert pack_by_tokens([100, 1], max_tokens=10, max_sentences=8) == [[1], [0]]
+    with pytest.raises(ValueError):
+        pack_by_tokens([1], max_tokens=0, max_sentences=1)

@@ -1,0 +1,138 @@
+"""The torch-free engine over a tiny bundle: results, documents, alignments, providers, CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from worker.bundle import load_bundle
+from worker.engine import Translator
+from worker.ort_model import OrtStepModel, ProviderError
+from worker.search import SearchOptions, search_in_batches
+from worker.settings import EngineSettings
+
+from .conftest import REPO_ROOT, make_toy_pairs
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def translator(tiny_bundle):
+    return Translator(tiny_bundle, EngineSettings(provider="cpu"))
+
+
+def test_sentences_come_back_in_order_with_scores_and_in_range_alignments(translator):
+    sources = [s for s, _ in make_toy_pairs(12, seed=5)]
+    results = translator.translate_sentences(sources, SearchOptions(beam=3))
+    assert [r.source for r in results] == sources
+    for r in results:
+        assert isinstance(r.translation, str) and np.isfinite(r.score)
+        n_src, n_tgt = len(r.source.split()), len(r.translation.split())
+        assert all(0 <= i < n_src and 0 <= j < n_tgt for i, j in r.alignment.pairs)
+        assert [r.source[a:b] for a, b in r.alignment.source_spans] == r.source.split()
+        assert [r.translation[a:b] for a, b in r.alignment.target_spans] == r.translation.split()
+
+
+def test_batching_does_not_change_results(tiny_bundle):
+    sources = [s for s, _ in make_toy_pairs(9, seed=6)]
+    small = Translator(tiny_bundle, EngineSettings(provider="cpu", max_batch_tokens=12, max_batch_sentences=2))
+    large = Translator(tiny_bundle, EngineSettings(provider="cpu"))
+    a = [r.translation for r in small.translate_sentences(sources)]
+    b = [r.translation for r in large.translate_sentences(sources)]
+    assert a == b
+
+
+def test_document_keeps_layout_and_offsets_point_into_both_texts(translator):
+    doc = "  A man sees a dog. The cat runs home!\n\n\tA big red ball.  \n"
+    result = translator.translate_document(doc, SearchOptions(beam=2))
+    assert len(result.segments) == 3
+    assert result.translation.startswith("  ") and "\n\n\t" in result.translation and result.translation.endswith("  \n")
+    for seg in result.segments:
+        assert [doc[a:b] for a, b in seg.alignment.source_spans] == seg.source.split()
+        assert [result.translation[a:b] for a, b in seg.alignment.target_spans] == seg.translation.split()
+    payload = result.to_json()
+    assert {"source", "translation", "score", "alignment"} <= set(payload["segments"][0])
+    provenance = payload["provenance"]
+    assert provenance["signature"] == load_bundle(translator.bundle.path).signature
+    assert provenance["provider"] == "CPUExecutionProvider"
+    assert provenance["decoding"]["beam"] == 2 and "translate_seconds" in provenance["timings"]
+    json.dumps(payload)  # serialisable
+
+
+def test_empty_document(translator):
+    result = translator.translate_document("\n  \n", SearchOptions(beam=2))
+    assert result.translation == "\n  \n" and result.segments == ()
+
+
+def test_over_long_sentence_is_split_with_a_warning(tiny_bundle):
+    small = Translator(tiny_bundle, EngineSettings(provider="cpu", max_sentence_tokens=8))
+    sentence = " ".join(["the big red dog sees a small cat"] * 4)
+    [result] = small.translate_sentences([sentence], SearchOptions(beam=2))
+    assert result.warnings and "exceeds the limit of 8" in result.warnings[0]
+    assert all(i < len(sentence.split()) for i, _ in result.alignment.pairs)
+
+
+def test_soft_attention_matrix_on_request(translator):
+    [r] = translator.translate_sentences(["A dog."], SearchOptions(beam=2), with_attention=True)
+    pieces = translator.source_sp.encode("A dog.", out_type=str)
+    assert r.attention.shape[1] == len(pieces) + 1  # + source eos
+    assert "attention" in r.to_json()
+
+
+def test_io_binding_path_equals_plain_run(tiny_bundle):
+    bundle = load_bundle(tiny_bundle)
+    plain = OrtStepModel.from_bundle(bundle, "cpu", io_binding=False)
+    bound = OrtStepModel.from_bundle(bundle, "cpu", io_binding=True)
+    sources = [[5, 6, 7, 3], [8, 3], [9, 10, 11, 12, 13, 3]]
+    options = SearchOptions(beam=3, n_best=3)
+    for a, b in zip(search_in_batches(plain, sources, options), search_in_batches(bound, sources, options)):
+        assert [h.tokens for h in a] == [h.tokens for h in b]
+        assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-5)
+
+
+@pytest.mark.skipif("CUDAExecutionProvider" in ort.get_available_providers(), reason="this host has CUDA")
+def test_cuda_requested_without_cuda_is_a_clear_error(tiny_bundle):
+    with pytest.raises(ProviderError, match="provider 'cuda' requested but this onnxruntime has no CUDA provider"):
+        Translator(tiny_bundle, EngineSettings(provider="cuda"))
+    assert Translator(tiny_bundle, EngineSettings(provider="auto")).provider == "CPUExecutionProvider"
+
+
+def run_nmt(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "nmt", *args], input=stdin, capture_output=True, text=True,
+                          cwd=REPO_ROOT, timeout=300)
+
+
+def test_cli_translate_files_writes_txt_and_json_and_reports_bad_files(tiny_bundle, tmp_path):
+    good = tmp_path / "story.txt"
+    good.write_text("A man sees a dog.\n\nThe cat runs home.\n", encoding="utf-8")
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("Caf\xe9 ol\xe9\n".encode("latin-1"))
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", "--beam", "2",
+                   str(good), str(bad), str(tmp_path / "missing.txt"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 1
+    assert "latin1.txt: not valid UTF-8 (line 1" in done.stderr and "missing.txt: file not found" in done.stderr
+    text = (tmp_path / "out" / "story.de.txt").read_text(encoding="utf-8")
+    assert text.count("\n") == 3 and text.split("\n")[1] == ""
+    payload = json.loads((tmp_path / "out" / "story.de.json").read_text(encoding="utf-8"))
+    assert len(payload["segments"]) == 2 and payload["provenance"]["decoding"]["beam"] == 2
+    assert not (tmp_path / "out" / "latin1.de.txt").exists()
+
+
+def test_cli_translate_stdin_writes_one_line_per_line(tiny_bundle):
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", stdin="A dog.\n\nThe cat runs. A man eats.\n")
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.split("\n")) == 4 and done.stdout.split("\n")[1] == ""
+
+
+def test_cli_eval_prints_bleu_and_json(tiny_bundle, toy_corpus):
+    done = run_nmt("eval", "--bundle", str(tiny_bundle), "--device", "cpu", "--src", str(toy_corpus / "val.en"),
+                   "--ref", str(toy_corpus / "val.de"), "--beam", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert 0 <= report["bleu"] <= 100 and report["signature"].startswith("nrefs:1|case:mixed")
+    assert "bleu_lc_tok" in report and report["sentences"] == 200
+    assert "lowercased, Moses-normalized and tokenized" in done.stdout

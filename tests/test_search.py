@@ -1,0 +1,176 @@
+"""Beam search against a fake step model that replays a hand-written probability table.
+
+Vocabulary: 0 pad, 1 unk, 2 bos, 3 eos, 4 "a", 5 "b". The table gives p(next | prefix); every
+expected score below is derived by hand from it (natural logs).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from worker.search import (
+    EOS_ID, SearchError, SearchOptions, beam_search, coverage_penalty, length_penalty, search_in_batches,
+)
+
+A, B, EOS = 4, 5, 3
+TABLE = {
+    (): {A: 0.6, B: 0.3, EOS: 0.1},
+    (A,): {A: 0.1, B: 0.2, EOS: 0.7},
+    (B,): {A: 0.5, B: 0.15, EOS: 0.35},
+    (B, A): {A: 0.05, B: 0.05, EOS: 0.9},
+    (A, B): {A: 0.2, B: 0.2, EOS: 0.6},
+    (A, A): {A: 0.5, B: 0.4, EOS: 0.1},
+    (B, B): {A: 0.5, B: 0.4, EOS: 0.1},
+}
+UNSEEN = {A: 0.45, B: 0.45, EOS: 0.1}  # deeper prefixes
+ln = math.log
+
+
+class TableModel:
+    """State: one prefix tuple per row. Attention: uniform over the real source positions."""
+
+    def __init__(self, unk_probability: float = 0.0) -> None:
+        self.unk = unk_probability
+        self.calls: list[list[tuple[int, ...]]] = []  # prefixes seen at each step
+
+    def encode(self, src, lengths):
+        return np.asarray(lengths)
+
+    def expand(self, lengths, k):
+        return np.repeat(lengths, k)
+
+    def initial_state(self, lengths):
+        return [() for _ in lengths]
+
+    def step(self, prev_ids, state, lengths):
+        prefixes = [p if t == 2 else p + (int(t),) for p, t in zip(state, prev_ids)]
+        self.calls.append(prefixes)
+        log_probs = np.full((len(prefixes), 6), -np.inf, dtype=np.float32)
+        for row, prefix in enumerate(prefixes):
+            for token, p in TABLE.get(prefix, UNSEEN).items():
+                log_probs[row, token] = ln(p)
+            if self.unk:
+                log_probs[row, 1] = ln(self.unk)
+        width = int(lengths.max())
+        attention = np.zeros((len(prefixes), width), dtype=np.float32)
+        for row, n in enumerate(lengths):
+            attention[row, :n] = 1.0 / n
+        return log_probs, prefixes, attention
+
+    def reorder(self, state, index):
+        return [state[i] for i in index]
+
+
+def search(options: SearchOptions, sources=([7, 8, 3],), model=None):
+    return beam_search(model or TableModel(), [list(s) for s in sources], options)
+
+
+def test_beam_two_finds_hand_derived_hypotheses_and_scores():
+    # step 0: a ln.6=-0.511, b ln.3=-1.204, eos ln.1=-2.303 (rank 2 >= K: not final) -> live a, b
+    # step 1: eos|a -0.511+ln.7=-0.868 (rank 0: final), b a -1.204+ln.5=-1.897, a b -0.511+ln.2=-2.120
+    #         (eos|b -1.204+ln.35=-2.254 ranks 3: not final) -> live (b,a), (a,b)
+    # step 2: eos|(b,a) -1.897+ln.9=-2.002 (rank 0: final) -> 2 finished = K: stop
+    [hyps] = search(SearchOptions(beam=2, n_best=2))
+    assert [h.tokens for h in hyps] == [(A,), (B, A)]
+    assert hyps[0].log_prob == pytest.approx(ln(0.6) + ln(0.7), abs=1e-6)
+    assert hyps[1].log_prob == pytest.approx(ln(0.3) + ln(0.5) + ln(0.9), abs=1e-6)
+    assert hyps[0].score == pytest.approx(hyps[0].log_prob)  # alpha 0: score is the log-probability
+
+
+def test_finished_hypotheses_do_not_shrink_the_live_beam():
+    model = TableModel()
+    search(SearchOptions(beam=2, n_best=2), model=model)
+    # After (a, eos) finished at step 1, step 2 still ran two live rows: (b,a) and (a,b).
+    assert model.calls[2] == [(B, A), (A, B)]
+
+
+def test_gnmt_length_penalty_divides_by_hand_computed_lp():
+    [hyps] = search(SearchOptions(beam=2, n_best=2, length_penalty=1.0))
+    # lp(|Y|) = (5 + |Y|) / 6 with eos counted: (a eos) -> 7/6, (b a eos) -> 8/6
+    assert hyps[0].score == pytest.approx((ln(0.6) + ln(0.7)) / (7 / 6), abs=1e-6)
+    assert hyps[1].score == pytest.approx((ln(0.3) + ln(0.5) + ln(0.9)) / (8 / 6), abs=1e-6)
+    assert length_penalty(3, 0.6) == pytest.approx((8 / 6) ** 0.6)
+
+
+def test_coverage_penalty_from_attention():
+    # Two target rows of uniform attention over 2 source positions: coverage [1, 1] -> log 1 = 0.
+    assert coverage_penalty(np.full((2, 2), 0.5), 2, beta=0.2) == pytest.approx(0.0)
+    # One row: coverage [0.5, 0.5] -> 0.2 * 2 * ln 0.5; the padding column is ignored.
+    attention = np.array([[0.5, 0.5, 0.0]])
+    assert coverage_penalty(attention, 2, beta=0.2) == pytest.approx(0.2 * 2 * ln(0.5))
+    # In the search: (a eos) on a 3-token source, rows of 1/3: coverage 2/3 each -> 0.2 * 3 * ln(2/3).
+    [hyps] = search(SearchOptions(beam=2, n_best=2, coverage_penalty=0.2))
+    best = next(h for h in hyps if h.tokens == (A,))
+    assert best.score == pytest.approx(ln(0.6) + ln(0.7) + 0.2 * 3 * ln(2 / 3), abs=1e-5)
+
+
+def test_greedy_is_beam_one():
+    # step 0: best a (-0.511); step 1: best eos|a -> (a)
+    [hyps] = search(SearchOptions(beam=1))
+    assert hyps[0].tokens == (A,)
+    assert hyps[0].log_prob == pytest.approx(ln(0.6) + ln(0.7), abs=1e-6)
+
+
+def test_maximum_length_forces_eos():
+    # a=0, b=1: at most 1 token, then only eos: (a eos) -0.868 and (b eos) -2.254 both final.
+    [hyps] = search(SearchOptions(beam=2, n_best=2, max_len_a=0.0, max_len_b=1))
+    assert [h.tokens for h in hyps] == [(A,), (B,)]
+    assert hyps[1].log_prob == pytest.approx(ln(0.3) + ln(0.35), abs=1e-6)
+
+
+def test_minimum_length_forbids_early_eos():
+    # min 2: step 1 cannot end; live (b,a) -1.897, (a,b) -2.120; step 2 ends both:
+    # (b a eos) -2.002, (a b eos) -2.120+ln.6=-2.631
+    [hyps] = search(SearchOptions(beam=2, n_best=2, min_len=2))
+    assert [h.tokens for h in hyps] == [(B, A), (A, B)]
+    assert hyps[1].log_prob == pytest.approx(ln(0.6) + ln(0.2) + ln(0.6), abs=1e-6)
+
+
+def test_unk_suppression():
+    # unk at 0.9 would win every step; suppressed, the table's answer comes back.
+    [suppressed] = search(SearchOptions(beam=2), model=TableModel(unk_probability=0.9))
+    assert suppressed[0].tokens == (A,)
+    [allowed] = search(SearchOptions(beam=2, suppress_unk=False, max_len_a=0, max_len_b=2),
+                       model=TableModel(unk_probability=0.9))
+    assert allowed[0].tokens[0] == 1
+
+
+def test_batch_results_equal_solo_results_and_order_is_kept():
+    sources = [[5, 6, 7, 8, 9, 3], [5, 3], [9, 9, 3]]
+    options = SearchOptions(beam=2, n_best=2)
+    together = search_in_batches(TableModel(), sources, options, max_sentences=2)
+    for source, hyps in zip(sources, together):
+        [solo] = search(options, [source])
+        assert [h.tokens for h in hyps] == [h.tokens for h in solo]
+        assert [h.score for h in hyps] == pytest.approx([h.score for h in solo])
+
+
+def test_attention_rows_cover_every_token_and_eos():
+    [hyps] = search(SearchOptions(beam=2, n_best=2), sources=[[7, 8, 3]])
+    for h in hyps:
+        assert h.attention.shape == (len(h.tokens) + 1, 3)
+        np.testing.assert_allclose(h.attention.sum(1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("options, message", [
+    (SearchOptions(beam=0), "beam must be >= 1"),
+    (SearchOptions(beam=2, n_best=3), "n_best must be in"),
+    (SearchOptions(max_len_a=0, max_len_b=0), "at least one token"),
+    (SearchOptions(min_len=-1), "min_len"),
+    (SearchOptions(length_penalty=-1), "length_penalty"),
+])
+def test_invalid_options_are_rejected(options, message):
+    with pytest.raises(SearchError, match=message):
+        options.validate()
+
+
+def test_empty_batch_and_empty_source():
+    assert beam_search(TableModel(), [], SearchOptions()) == []
+    with pytest.raises(SearchError, match="at least one token"):
+        beam_search(TableModel(), [[]], SearchOptions())
+
+
+def test_eos_constant_matches_bundle_convention():
+    assert EOS_ID == EOS

@@ -1,0 +1,156 @@
+"""``nmt translate`` and ``nmt eval``: local bulk translation and scoring with a bundle (no torch,
+no Redis)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+DEFAULT_BUNDLE = "models/multi30k-en-de"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    t = subparsers.add_parser("translate", help="translate text files (or stdin) with a bundle",
+                              description="Translate plain-text documents. Without FILEs, read stdin and "
+                                          "write one output line per input line to stdout.")
+    _engine_arguments(t)
+    t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 plain-text documents")
+    t.add_argument("--out", help="output directory for <stem>.<tgt>.txt and <stem>.<tgt>.json (required with FILEs)")
+    t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
+    t.set_defaults(handler=run_translate)
+
+    e = subparsers.add_parser("eval", help="score a bundle on a test set (sacreBLEU)")
+    _engine_arguments(e)
+    e.add_argument("--src", required=True, help="source file, one sentence a line (plain or .gz)")
+    e.add_argument("--ref", required=True, help="reference file, one sentence a line (plain or .gz)")
+    e.add_argument("--hyp-out", help="also write the hypotheses to this file")
+    e.add_argument("--json", action="store_true", help="print a JSON object as the last line")
+    e.set_defaults(handler=run_eval)
+
+
+def _engine_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bundle", default=None, help=f"model bundle directory (default: {DEFAULT_BUNDLE})")
+    p.add_argument("--beam", type=int, default=None, help="beam size (default: the bundle's)")
+    p.add_argument("--n-best", type=int, default=1)
+    p.add_argument("--length-penalty", type=float, default=None, help="GNMT alpha (default: the bundle's)")
+    p.add_argument("--coverage-penalty", type=float, default=0.0, help="GNMT beta")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: default)")
+    p.add_argument("--max-batch-tokens", type=int, default=6000)
+
+
+def resolve_bundle(path: str | None) -> Path:
+    """The bundle path as given, else the default beside the current directory or the package."""
+    if path:
+        return Path(path)
+    local = Path(DEFAULT_BUNDLE)
+    if local.exists():
+        return local
+    return Path(__file__).resolve().parent.parent / DEFAULT_BUNDLE
+
+
+def _translator(args: argparse.Namespace):
+    from dataclasses import replace
+
+    from .engine import Translator
+    from .settings import EngineSettings
+
+    translator = Translator(resolve_bundle(args.bundle), EngineSettings(
+        provider=args.device, intra_op_threads=args.threads, max_batch_tokens=args.max_batch_tokens))
+    options = translator.default_options
+    changes = {"n_best": args.n_best, "coverage_penalty": args.coverage_penalty}
+    if args.beam is not None:
+        changes["beam"] = args.beam
+    if args.length_penalty is not None:
+        changes["length_penalty"] = args.length_penalty
+    return translator, replace(options, **changes).validate()
+
+
+def run_translate(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    if args.files and not args.out:
+        print("nmt translate: error: --out DIR is required with FILEs", file=sys.stderr)
+        return 2
+    translator, options = _translator(args)
+    if not args.files:
+        for line in sys.stdin:
+            text = line.rstrip("\n")
+            result = translator.translate_document(text, options)
+            sys.stdout.write(result.translation.replace("\n", " ") + "\n")
+            sys.stdout.flush()
+        return 0
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = translator.bundle.target_language
+    failures = 0
+    for path in tqdm([Path(f) for f in args.files], desc="translating", unit="file", disable=None):
+        try:
+            text = read_document(path)
+        except DocumentError as exc:
+            failures += 1
+            tqdm.write(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
+            continue
+        result = translator.translate_document(text, options, with_attention=args.attention)
+        payload = result.to_json() | {"source_file": str(path)}
+        write_atomically(out_dir / f"{path.stem}.{target}.txt", result.translation)
+        write_atomically(out_dir / f"{path.stem}.{target}.json", json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+        for warning in payload["warnings"]:
+            tqdm.write(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
+    if failures:
+        print(f"nmt translate: {failures} of {len(args.files)} files failed", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    from .evaluation import read_lines, score
+
+    translator, options = _translator(args)
+    sources, references = read_lines(Path(args.src)), read_lines(Path(args.ref))
+    if len(sources) != len(references):
+        print(f"nmt eval: error: {args.src} has {len(sources)} lines, {args.ref} has {len(references)}", file=sys.stderr)
+        return 2
+    results = translator.translate_sentences([s.strip() for s in sources], options)
+    hypotheses = [r.translation for r in results]
+    if args.hyp_out:
+        write_atomically(Path(args.hyp_out), "\n".join(hypotheses) + "\n")
+    report = score(hypotheses, references, translator.bundle.target_language)
+    print(f"BLEU {report['bleu']:.2f}  ({report['signature']})")
+    print(f"BLEU {report['bleu_lc_tok']:.2f}  lowercased, Moses-normalized and tokenized, as published Multi30k results "
+          f"({report['signature_lc_tok']})")
+    if args.json:
+        print(json.dumps(report | {"bundle": translator.bundle.signature, "provider": translator.provider,
+                                   "beam": options.beam, "sentences": len(hypotheses)}))
+    return 0
+
+
+class DocumentError(ValueError):
+    """An input document cannot be read as UTF-8 text."""
+
+
+def read_document(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DocumentError("file not found") from None
+    except IsADirectoryError:
+        raise DocumentError("is a directory, not a file") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise DocumentError(f"not valid UTF-8 (line {line}, byte offset {exc.start})") from None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,223 @@
+"""The torch-free translation engine: bundle + ONNX Runtime + beam search -> typed results.
+
+Sentences are encoded with the bundle's SentencePiece model, packed into batches by a token
+budget, decoded, and returned in input order with scores, word alignments and provenance.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import sentencepiece as spm
+
+from .alignment import Alignment, align, word_spans
+from .batching import pack_by_tokens
+from .bundle import Bundle, load_bundle
+from .documents import split_document
+from .ort_model import OrtStepModel
+from .search import Hypothesis, SearchOptions, beam_search
+from .settings import EngineSettings
+
+
+@dataclass(frozen=True)
+class SegmentResult:
+    source: str
+    translation: str
+    score: float  # GNMT-normalised log-probability of the best hypothesis
+    alignment: Alignment  # word pairs and character spans (document offsets)
+    n_best: tuple[tuple[str, float], ...] = ()
+    attention: np.ndarray | None = field(default=None, repr=False)  # [target pieces+1, source pieces+1]
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "source": self.source,
+            "translation": self.translation,
+            "score": self.score,
+            "alignment": self.alignment.pharaoh,
+            "source_words": [list(span) for span in self.alignment.source_spans],
+            "target_words": [list(span) for span in self.alignment.target_spans],
+        }
+        if self.n_best:
+            out["n_best"] = [{"translation": t, "score": s} for t, s in self.n_best]
+        if self.attention is not None:
+            out["attention"] = np.round(self.attention.astype(np.float64), 5).tolist()
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+
+@dataclass(frozen=True)
+class DocumentResult:
+    source: str
+    translation: str
+    segments: tuple[SegmentResult, ...]
+    provenance: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        warnings = [w for s in self.segments for w in s.warnings]
+        return {"segments": [s.to_json() for s in self.segments], "provenance": self.provenance,
+                "warnings": warnings}
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A decodable piece of a segment: the whole sentence, or a word chunk of an over-long one."""
+
+    segment: int
+    text: str
+    start: int  # character offset of ``text`` within the segment's source text
+    pieces: tuple[str, ...]
+    ids: tuple[int, ...]  # source ids with eos
+
+
+class Translator:
+    """Load a bundle once; translate sentences and documents with it."""
+
+    def __init__(self, bundle: str | Path | Bundle, settings: EngineSettings = EngineSettings()) -> None:
+        started = time.perf_counter()
+        self.settings = settings.validate()
+        self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
+        self.model = OrtStepModel.from_bundle(self.bundle, settings.provider, settings.intra_op_threads)
+        self.source_sp = spm.SentencePieceProcessor(model_file=str(self.bundle.vocab_path("source")))
+        self.target_sp = spm.SentencePieceProcessor(model_file=str(self.bundle.vocab_path("target")))
+        self.eos = int(self.bundle.special_ids["eos"])
+        defaults = self.bundle.manifest.get("decoding_defaults", {})
+        self.default_options = SearchOptions(**{k: v for k, v in defaults.items() if k in SearchOptions.__dataclass_fields__})
+        self.load_seconds = time.perf_counter() - started
+
+    @property
+    def provider(self) -> str:
+        return self.model.provider
+
+    def translate_sentences(self, sentences: Sequence[str], options: SearchOptions | None = None,
+                            with_attention: bool = False) -> list[SegmentResult]:
+        """Translate stripped sentences; word spans are offsets within each sentence and its translation."""
+        options = (options or self.default_options).validate()
+        units, warnings = self._units(sentences)
+        hypotheses = self._decode([u.ids for u in units], options)
+        results = []
+        for index, sentence in enumerate(sentences):
+            own = [(u, h) for u, h in zip(units, hypotheses) if u.segment == index]
+            results.append(self._segment(sentence, own, warnings.get(index, ()), with_attention))
+        return results
+
+    def translate_document(self, text: str, options: SearchOptions | None = None,
+                           with_attention: bool = False) -> DocumentResult:
+        """Translate a plain-text document, keeping its paragraphs, line breaks and whitespace."""
+        options = (options or self.default_options).validate()
+        started = time.perf_counter()
+        layout = split_document(text, self.bundle.source_language)
+        sentences = [s.text for s in layout.sentences]
+        results = self.translate_sentences(sentences, options, with_attention)
+        translated, starts = layout.reassemble([r.translation for r in results])
+        # Word spans move from sentence offsets to document offsets, on both sides.
+        segments = tuple(
+            SegmentResult(r.source, r.translation, r.score, _shift(r.alignment, layout.sentences[i].start, starts[i]),
+                          r.n_best, r.attention, r.warnings)
+            for i, r in enumerate(results)
+        )
+        seconds = time.perf_counter() - started
+        return DocumentResult(text, translated, segments, self.provenance(options, seconds, len(sentences)))
+
+    def provenance(self, options: SearchOptions, seconds: float, sentences: int) -> dict[str, Any]:
+        return {
+            "bundle": self.bundle.manifest.get("name"),
+            "signature": self.bundle.signature,
+            "source_language": self.bundle.source_language,
+            "target_language": self.bundle.target_language,
+            "provider": self.provider,
+            "decoding": asdict(options),
+            "timings": {"load_seconds": round(self.load_seconds, 4), "translate_seconds": round(seconds, 4),
+                        "sentences": sentences},
+        }
+
+    # -- internals ------------------------------------------------------------------------------
+    def _units(self, sentences: Sequence[str]) -> tuple[list[_Unit], dict[int, tuple[str, ...]]]:
+        units, warnings = [], {}
+        limit = self.settings.max_sentence_tokens
+        for index, sentence in enumerate(sentences):
+            pieces = self.source_sp.encode(sentence, out_type=str)
+            if len(pieces) + 1 <= limit:
+                units.append(self._unit(index, sentence, 0))
+                continue
+            chunks = _word_chunks(sentence, lambda t: len(self.source_sp.encode(t)) + 1, limit)
+            warnings[index] = (f"sentence of {len(pieces)} subword tokens exceeds the limit of {limit}: "
+                               f"translated in {len(chunks)} parts split at word boundaries",)
+            units += [self._unit(index, chunk, start) for chunk, start in chunks]
+        return units, warnings
+
+    def _unit(self, segment: int, text: str, start: int) -> _Unit:
+        pieces = self.source_sp.encode(text, out_type=str)
+        ids = [self.source_sp.piece_to_id(p) for p in pieces]
+        return _Unit(segment, text, start, tuple(pieces), (*ids, self.eos))
+
+    def _decode(self, sources: Sequence[Sequence[int]], options: SearchOptions) -> list[list[Hypothesis]]:
+        results: list[list[Hypothesis]] = [[] for _ in sources]
+        batches = pack_by_tokens([len(s) for s in sources], self.settings.max_batch_tokens, self.settings.max_batch_sentences)
+        for batch in batches:
+            for index, hyps in zip(batch, beam_search(self.model, [sources[i] for i in batch], options)):
+                results[index] = hyps
+        return results
+
+    def _segment(self, sentence: str, units: list[tuple[_Unit, list[Hypothesis]]], warnings: tuple[str, ...],
+                 with_attention: bool) -> SegmentResult:
+        translations, pairs, score = [], [], 0.0
+        source_word_base = target_word_base = 0
+        attention = None
+        for unit, hyps in units:
+            best = hyps[0]
+            text = self.target_sp.decode(list(best.tokens))
+            target_pieces = [self.target_sp.id_to_piece(t) for t in best.tokens]
+            piece_alignment = align(unit.pieces, target_pieces, best.attention, unit.text, text)
+            pairs += [(i + source_word_base, j + target_word_base) for i, j in piece_alignment.pairs]
+            source_word_base += len(piece_alignment.source_spans)
+            target_word_base += len(piece_alignment.target_spans)
+            translations.append(text)
+            score += best.score
+            if with_attention and len(units) == 1:
+                attention = best.attention
+        translation = " ".join(t for t in translations if t)
+        alignment = Alignment(tuple(sorted(set(pairs))), tuple(word_spans(sentence)), tuple(word_spans(translation)))
+        n_best = ()
+        if len(units) == 1 and len(units[0][1]) > 1:
+            n_best = tuple((self.target_sp.decode(list(h.tokens)), h.score) for h in units[0][1])
+        return SegmentResult(sentence, translation, score / max(len(units), 1), alignment, n_best, attention, warnings)
+
+
+def _shift(alignment: Alignment, source_offset: int, target_offset: int) -> Alignment:
+    if not source_offset and not target_offset:
+        return alignment
+    return Alignment(
+        alignment.pairs,
+        tuple((a + source_offset, b + source_offset) for a, b in alignment.source_spans),
+        tuple((a + target_offset, b + target_offset) for a, b in alignment.target_spans),
+    )
+
+
+def _word_chunks(sentence: str, cost, limit: int) -> list[tuple[str, int]]:
+    """Split at whitespace into (chunk, start) whose ``cost`` stays within ``limit`` where possible;
+    a single word over the limit is cut into character pieces."""
+    chunks: list[tuple[str, int]] = []
+    current_start, current_end = None, None
+    for match in re.finditer(r"\S+", sentence):
+        start, end = match.span()
+        if current_start is not None and cost(sentence[current_start:end]) <= limit:
+            current_end = end
+            continue
+        if current_start is not None:
+            chunks.append((sentence[current_start:current_end], current_start))
+        current_start, current_end = start, end
+        while cost(sentence[current_start:current_end]) > limit and current_end - current_start > 1:
+            cut = current_start + max(1, (current_end - current_start) // 2)
+            while cut > current_start + 1 and cost(sentence[current_start:cut]) > limit:
+                cut = current_start + max(1, (cut - current_start) // 2)
+            chunks.append((sentence[current_start:cut], current_start))
+            current_start = cut
+    if current_start is not None:
+        chunks.append((sentence[current_start:current_end], current_start))
+    return chunks
