@@ -1,4 +1,5 @@
-"""Torch implementation of the search's step model: the reference that ONNX Runtime must match."""
+"""Torch implementation of the search's step model: the reference that ONNX Runtime must match,
+and the PyTorch-eager baseline of the decoding benchmark."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,10 +13,11 @@ class TorchStepModel:
 
     def __init__(self, model: Seq2Seq) -> None:
         self.model = model.eval()
+        self.device = next(model.parameters()).device
 
     @torch.no_grad()
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> EncoderOutput:
-        return self.model.encode(torch.from_numpy(src), torch.from_numpy(lengths))
+        return self.model.encode(torch.from_numpy(src).to(self.device), torch.from_numpy(lengths).to(self.device))
 
     def expand(self, encoded: EncoderOutput, repeats: int) -> EncoderOutput:
         if repeats == 1:
@@ -30,10 +32,10 @@ class TorchStepModel:
 
     @torch.no_grad()
     def step(self, prev_ids: np.ndarray, state: torch.Tensor, encoded: EncoderOutput):
-        prev = torch.from_numpy(prev_ids)
+        prev = torch.from_numpy(prev_ids).to(self.device)
         out = self.model.decoder.step(prev, state, encoded.annotations, encoded.keys, encoded.mask)
         logits = self.model.decoder.readout(prev, out.state[-1], out.context)
-        return torch.log_softmax(logits, -1).numpy(), out.state, out.attention.numpy()
+        return torch.log_softmax(logits, -1).cpu().numpy(), out.state, out.attention.cpu().numpy()
 
     def reorder(self, state: torch.Tensor, index: np.ndarray) -> torch.Tensor:
-        return state[:, torch.from_numpy(index)]
+        return state[:, torch.from_numpy(index).to(self.device)]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from queue_config.outputs import write_atomically, write_translation
 
 DEFAULT_BUNDLE = "models/multi30k-en-de"
 
@@ -96,8 +96,7 @@ def run_translate(args: argparse.Namespace) -> int:
             continue
         result = translator.translate_document(text, options, with_attention=args.attention)
         payload = result.to_json() | {"source_file": str(path)}
-        write_atomically(out_dir / f"{path.stem}.{target}.txt", result.translation)
-        write_atomically(out_dir / f"{path.stem}.{target}.json", json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+        write_translation(out_dir, path.stem, target, result.translation, payload)
         for warning in payload["warnings"]:
             tqdm.write(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
     if failures:
@@ -143,14 +142,3 @@ def read_document(path: Path) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise DocumentError(f"not valid UTF-8 (line {line}, byte offset {exc.start})") from None
-
-
-def write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

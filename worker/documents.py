@@ -31,6 +31,13 @@ class Layout:
     sentences: tuple[Sentence, ...]
     gaps: tuple[str, ...]
 
+    def to_json(self) -> dict:
+        return {"sentences": [[s.text, s.start, s.end, s.line] for s in self.sentences], "gaps": list(self.gaps)}
+
+    @classmethod
+    def from_json(cls, raw: dict, text: str = "") -> "Layout":
+        return cls(text, tuple(Sentence(*s) for s in raw["sentences"]), tuple(raw["gaps"]))
+
     def reassemble(self, translations: Sequence[str]) -> tuple[str, list[int]]:
         """The document with each sentence replaced by its translation, every gap kept verbatim,
         and the character offset of each translation in it."""

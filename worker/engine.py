@@ -17,7 +17,7 @@ import sentencepiece as spm
 from .alignment import Alignment, align, word_spans
 from .batching import pack_by_tokens
 from .bundle import Bundle, load_bundle
-from .documents import split_document
+from .documents import Layout, split_document
 from .ort_model import OrtStepModel
 from .search import Hypothesis, SearchOptions, beam_search
 from .settings import EngineSettings
@@ -32,6 +32,18 @@ class SegmentResult:
     n_best: tuple[tuple[str, float], ...] = ()
     attention: np.ndarray | None = field(default=None, repr=False)  # [target pieces+1, source pieces+1]
     warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> "SegmentResult":
+        """Inverse of ``to_json`` (chunk results travel between workers as JSON)."""
+        alignment = Alignment(
+            tuple(tuple(int(x) for x in p.split("-")) for p in raw["alignment"].split()),  # type: ignore[misc]
+            tuple(tuple(w) for w in raw["source_words"]), tuple(tuple(w) for w in raw["target_words"]),
+        )
+        attention = np.asarray(raw["attention"], dtype=np.float32) if "attention" in raw else None
+        n_best = tuple((n["translation"], n["score"]) for n in raw.get("n_best", ()))
+        return cls(raw["source"], raw["translation"], raw["score"], alignment, n_best, attention,
+                   tuple(raw.get("warnings", ())))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -112,17 +124,9 @@ class Translator:
         options = (options or self.default_options).validate()
         started = time.perf_counter()
         layout = split_document(text, self.bundle.source_language)
-        sentences = [s.text for s in layout.sentences]
-        results = self.translate_sentences(sentences, options, with_attention)
-        translated, starts = layout.reassemble([r.translation for r in results])
-        # Word spans move from sentence offsets to document offsets, on both sides.
-        segments = tuple(
-            SegmentResult(r.source, r.translation, r.score, _shift(r.alignment, layout.sentences[i].start, starts[i]),
-                          r.n_best, r.attention, r.warnings)
-            for i, r in enumerate(results)
-        )
-        seconds = time.perf_counter() - started
-        return DocumentResult(text, translated, segments, self.provenance(options, seconds, len(sentences)))
+        results = self.translate_sentences([s.text for s in layout.sentences], options, with_attention)
+        provenance = self.provenance(options, time.perf_counter() - started, len(results))
+        return assemble_document(layout, results, provenance)
 
     def provenance(self, options: SearchOptions, seconds: float, sentences: int) -> dict[str, Any]:
         return {
@@ -187,6 +191,18 @@ class Translator:
         if len(units) == 1 and len(units[0][1]) > 1:
             n_best = tuple((self.target_sp.decode(list(h.tokens)), h.score) for h in units[0][1])
         return SegmentResult(sentence, translation, score / max(len(units), 1), alignment, n_best, attention, warnings)
+
+
+def assemble_document(layout: Layout, results: Sequence[SegmentResult], provenance: dict[str, Any]) -> DocumentResult:
+    """The translated document from per-sentence results, with word spans moved from sentence
+    offsets to offsets in the source and translated documents."""
+    translated, starts = layout.reassemble([r.translation for r in results])
+    segments = tuple(
+        SegmentResult(r.source, r.translation, r.score, _shift(r.alignment, layout.sentences[i].start, starts[i]),
+                      r.n_best, r.attention, r.warnings)
+        for i, r in enumerate(results)
+    )
+    return DocumentResult(layout.text, translated, segments, provenance)
 
 
 def _shift(alignment: Alignment, source_offset: int, target_offset: int) -> Alignment:

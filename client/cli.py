@@ -1,0 +1,73 @@
+"""``nmt submit FILE... --src en --tgt de [--wait --out DIR]``: translate files on the workers."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("submit", help="submit documents to the Celery workers",
+                              description=__doc__)
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--src", required=True)
+    p.add_argument("--tgt", required=True)
+    p.add_argument("--wait", action="store_true", help="wait for the results (with a progress bar)")
+    p.add_argument("--out", help="with --wait: write <stem>.<tgt>.txt and <stem>.<tgt>.json here")
+    p.add_argument("--by-path", action="store_true", help="send paths (storage the workers share), not the text")
+    p.add_argument("--beam", type=int)
+    p.add_argument("--timeout", type=float, default=None, help="seconds to wait for all jobs")
+    p.add_argument("--broker-url", help="default: $NMT_BROKER_URL")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from queue_config.outputs import write_translation
+
+    from .client import JobFailedError, TranslationClient
+
+    if args.out and not args.wait:
+        print("nmt submit: error: --out needs --wait", file=sys.stderr)
+        return 2
+    client = TranslationClient(broker_url=args.broker_url)
+    options = {"beam": args.beam} if args.beam else {}
+    jobs, failures = [], 0
+    for name in args.files:
+        path = Path(name)
+        try:
+            if args.by_path:
+                job = client.submit(path=str(path.resolve()), src=args.src, tgt=args.tgt, options=options)
+            else:
+                job = client.submit(text=path.read_bytes().decode("utf-8"), src=args.src, tgt=args.tgt,
+                                    options=options, name=path.stem)
+        except FileNotFoundError:
+            failures += 1
+            print(f"nmt submit: skipped {path}: file not found", file=sys.stderr)
+            continue
+        except UnicodeDecodeError as exc:
+            failures += 1
+            print(f"nmt submit: skipped {path}: not valid UTF-8 (byte offset {exc.start})", file=sys.stderr)
+            continue
+        jobs.append((path, job))
+        if not args.wait:
+            print(f"{job.id}\t{path}")
+    if not args.wait:
+        return 1 if failures else 0
+    out = Path(args.out) if args.out else None
+    with tqdm(total=len(jobs), desc="jobs", unit="doc", disable=None) as bar:
+        for path, job in jobs:
+            try:
+                result = job.wait(timeout=args.timeout)
+            except (JobFailedError, TimeoutError) as exc:
+                failures += 1
+                tqdm.write(f"nmt submit: {path}: {exc}", file=sys.stderr)
+                bar.update(1)
+                continue
+            if out is not None:
+                write_translation(out, path.stem, args.tgt, result.text, dict(result.raw))
+            else:
+                sys.stdout.write(result.text)
+            bar.update(1)
+    return 1 if failures else 0

@@ -1,0 +1,142 @@
+"""The Python client: submit documents to the Celery workers by task name, follow and collect jobs.
+
+    client = TranslationClient(broker_url="redis://:secret@host:6379/0")
+    job = client.submit(text="A man sees a dog.", src="en", tgt="de", options={"beam": 5})
+    result = job.wait(timeout=60, progress=True)   # JobResult: text, segments (alignments), provenance
+
+It never imports the worker (nor onnxruntime or numpy): requests are validated here with the same
+message classes the worker uses, and job state is read from the Redis job store.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from celery import Celery
+
+from queue_config.celery_config import celery_config
+from queue_config.jobstore import JobStatus, JobStore
+from queue_config.messages import JobOptions, JobRequest, JobResult
+from queue_config.names import TRANSLATE_TASK, queue_for
+from queue_config.settings import QueueSettings, load_settings
+
+
+class ClientError(RuntimeError):
+    """Base class of the client's errors."""
+
+
+class UnknownLanguagePairError(ClientError, ValueError):
+    """No worker has announced the requested language pair."""
+
+
+class JobFailedError(ClientError):
+    """The job failed (or was cancelled); the message is the worker's error."""
+
+
+class JobNotFinishedError(ClientError):
+    """``result()`` was asked of a job that has not finished."""
+
+
+class Job:
+    def __init__(self, client: "TranslationClient", job_id: str, name: str = "document") -> None:
+        self.client = client
+        self.id = job_id
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Job({self.id!r})"
+
+    def status(self) -> JobStatus:
+        return self.client.store.status(self.id)
+
+    def result(self) -> JobResult:
+        status = self.status()
+        if status.state == "done":
+            raw = self.client.store.result(self.id)
+            if raw is not None:
+                return JobResult.from_json(raw)
+        if status.state in ("failed", "cancelled", "unknown"):
+            raise JobFailedError(f"job {self.id} {status.state}: {status.error}")
+        raise JobNotFinishedError(f"job {self.id} is {status.state} ({status.done}/{status.total} segments)")
+
+    def wait(self, timeout: float | None = None, progress: bool = False, poll: float = 0.2) -> JobResult:
+        """Block until the job ends; ``TimeoutError`` after ``timeout`` seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(desc=self.name, unit="seg", total=0)
+        try:
+            while True:
+                status = self.status()
+                if bar is not None and status.total:
+                    bar.total = status.total
+                    bar.n = status.done
+                    bar.refresh()
+                if status.finished:
+                    return self.result()
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"job {self.id} still {status.state} after {timeout} s "
+                                       f"({status.done}/{status.total} segments)")
+                time.sleep(poll)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def cancel(self) -> bool:
+        """Cancel the job if it has not ended; workers stop at their next checkpoint."""
+        cancelled = self.client.store.cancel(self.id)
+        if cancelled:
+            self.client.app.control.revoke(self.id)
+        return cancelled
+
+
+class TranslationClient:
+    def __init__(self, broker_url: str | None = None, result_backend: str | None = None,
+                 settings: QueueSettings | None = None) -> None:
+        settings = settings or load_settings()
+        if broker_url:
+            settings = replace(settings, broker_url=broker_url)
+        if result_backend:
+            settings = replace(settings, result_backend=result_backend)
+        self.settings = settings.validate()
+        self.app = Celery("nmt-client")
+        self.app.conf.update(celery_config(self.settings))
+        self.store = JobStore.from_url(self.settings.backend_url, self.settings.result_expires,
+                                       socket_timeout=self.settings.socket_timeout)
+
+    def submit(self, *, src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
+               options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
+               job_id: str | None = None) -> Job:
+        """Validate and enqueue one document (its text, or a path on storage the workers share)."""
+        if isinstance(options, JobOptions):
+            options = {k: v for k, v in asdict(options).items() if v != getattr(JobOptions(), k)}
+        payload = {"job_id": job_id or uuid.uuid4().hex, "src": src, "tgt": tgt,
+                   "name": name or (Path(path).stem if path else "document"), "options": dict(options or {})}
+        if text is not None:
+            payload["text"] = text
+        if path is not None:
+            payload["path"] = str(path)
+        request = JobRequest.from_json(payload)  # MessageError (a ValueError) names the bad field
+        pair = f"{src}-{tgt}"
+        served = self.store.served_pairs(max_age=float("inf"))
+        if served and pair not in served:
+            raise UnknownLanguagePairError(f"no worker serves {pair} (served: {', '.join(served)})")
+        self.store.create(request.job_id, src, tgt, request.name)
+        self.app.send_task(TRANSLATE_TASK, args=[request.to_json()], queue=queue_for(src, tgt), task_id=request.job_id)
+        return Job(self, request.job_id, request.name)
+
+    def submit_many(self, documents: Iterable[Mapping[str, Any]]) -> list[Job]:
+        """Submit each mapping of ``submit`` keyword arguments; all are validated before any is sent."""
+        documents = list(documents)
+        for document in documents:
+            JobRequest.from_json({"job_id": "check", "name": "check", **{k: str(v) if k == "path" else v
+                                                                         for k, v in document.items() if k != "name"}})
+        return [self.submit(**document) for document in documents]
+
+    def job(self, job_id: str) -> Job:
+        return Job(self, job_id)

@@ -1,0 +1,55 @@
+"""Celery configuration from ``QueueSettings``: JSON only, late acks with requeue on worker loss,
+prefetch 1, time limits, one visibility timeout everywhere, connection-loss handling."""
+from __future__ import annotations
+
+import ssl
+from typing import Any
+from urllib.parse import urlparse
+
+from .settings import QueueSettings
+
+
+def celery_config(settings: QueueSettings) -> dict[str, Any]:
+    visibility = settings.effective_visibility_timeout
+    transport = {
+        # The shortest visibility timeout of any process sharing the broker wins (celery#7651):
+        # set the same value for the broker and the result backend.
+        "visibility_timeout": visibility,
+        "socket_timeout": settings.socket_timeout,
+        "socket_connect_timeout": settings.socket_timeout,
+        "socket_keepalive": True,
+        "retry_on_timeout": True,
+        "health_check_interval": 25,
+    }
+    config: dict[str, Any] = {
+        "broker_url": settings.broker_url,
+        "result_backend": settings.backend_url,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "result_accept_content": ["json"],
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_soft_time_limit": settings.soft_time_limit,
+        "task_time_limit": settings.time_limit,
+        "broker_transport_options": transport,
+        "result_backend_transport_options": dict(transport),
+        "visibility_timeout": visibility,
+        "result_expires": settings.result_expires,
+        "result_extended": True,
+        "task_track_started": True,
+        "worker_cancel_long_running_tasks_on_connection_loss": True,
+        "broker_connection_retry_on_startup": True,
+        "broker_connection_max_retries": None,
+        "worker_soft_shutdown_timeout": settings.shutdown_timeout,
+        "worker_enable_soft_shutdown_on_idle": True,
+        "worker_proc_alive_timeout": settings.proc_alive_timeout,
+        "worker_hijack_root_logger": False,
+        "task_default_queue": "nmt.default",
+        "enable_utc": True,
+    }
+    for url, key in ((settings.broker_url, "broker_use_ssl"), (settings.backend_url, "redis_backend_use_ssl")):
+        if urlparse(url).scheme == "rediss":
+            config[key] = {"ssl_cert_reqs": ssl.CERT_REQUIRED}
+    return config

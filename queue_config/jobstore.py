@@ -1,0 +1,178 @@
+"""Job records in Redis, keyed by job id: state, progress, attempts, a running lease, chunk results
+and the final result. Shared by the client (reads, cancel) and the worker (writes).
+
+Writes are idempotent because delivery is at-least-once: a result is stored with SET NX, so a
+redelivered job never replaces or duplicates it, and a failure never overwrites a success.
+
+    nmt:job:<id>            hash: state, done, total, error, src, tgt, name, chunks, submitted, finished
+    nmt:job:<id>:result     JSON of the finished job (JobResult)
+    nmt:job:<id>:attempts   deliveries of the document task
+    nmt:job:<id>:lease      the worker currently running it (SET NX with expiry, renewed)
+    nmt:job:<id>:plan       JSON layout of a chunked document
+    nmt:job:<id>:chunk:<i>  JSON results of chunk i;  nmt:job:<id>:chunks  set of finished chunks
+    nmt:pairs               hash "src-tgt" -> unix time a worker last announced it
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from .names import KEY_PREFIX
+
+STATES = ("queued", "running", "done", "failed", "cancelled")
+FINAL_STATES = ("done", "failed", "cancelled")
+
+# Finish atomically unless the job already ended: KEYS[1] hash; ARGV state, error, time, ttl.
+_FINISH = """
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'done' or state == 'failed' or state == 'cancelled' then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'error', ARGV[2], 'finished', ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    job_id: str
+    state: str  # queued | running | done | failed | cancelled | unknown
+    done: int  # segments translated
+    total: int  # segments in the document (0 until a worker has read it)
+    error: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.state in FINAL_STATES
+
+
+class JobStore:
+    def __init__(self, client: redis.Redis, ttl: int) -> None:
+        self.redis = client
+        self.ttl = ttl
+        self._finish = client.register_script(_FINISH)
+
+    @classmethod
+    def from_url(cls, url: str, ttl: int, **kwargs: Any) -> "JobStore":
+        return cls(redis.Redis.from_url(url, decode_responses=True, **kwargs), ttl)
+
+    def key(self, job_id: str, *parts: str) -> str:
+        return ":".join((KEY_PREFIX, "job", job_id, *parts))
+
+    # -- client side ----------------------------------------------------------------------------
+    def create(self, job_id: str, src: str, tgt: str, name: str) -> None:
+        key = self.key(job_id)
+        with self.redis.pipeline() as pipe:
+            pipe.hset(key, mapping={"state": "queued", "done": 0, "total": 0, "error": "", "src": src,
+                                    "tgt": tgt, "name": name, "submitted": time.time()})
+            pipe.expire(key, self.ttl)
+            pipe.execute()
+
+    def status(self, job_id: str) -> JobStatus:
+        record = self.redis.hgetall(self.key(job_id))
+        if not record:
+            return JobStatus(job_id, "unknown", 0, 0, "no such job (never submitted, or its record expired)")
+        return JobStatus(job_id, record.get("state", "unknown"), int(record.get("done", 0)),
+                         int(record.get("total", 0)), record.get("error", ""))
+
+    def result(self, job_id: str) -> dict[str, Any] | None:
+        raw = self.redis.get(self.key(job_id, "result"))
+        return None if raw is None else json.loads(raw)
+
+    def cancel(self, job_id: str) -> bool:
+        return bool(self._finish(keys=[self.key(job_id)], args=["cancelled", "cancelled by the client", time.time(), self.ttl]))
+
+    def served_pairs(self, max_age: float = 300.0) -> list[str]:
+        now = time.time()
+        return sorted(pair for pair, seen in self.redis.hgetall(f"{KEY_PREFIX}:pairs").items() if now - float(seen) < max_age)
+
+    # -- worker side ----------------------------------------------------------------------------
+    def announce_pairs(self, pairs: list[str]) -> None:
+        if pairs:
+            self.redis.hset(f"{KEY_PREFIX}:pairs", mapping={p: time.time() for p in pairs})
+
+    def start(self, job_id: str, total: int) -> None:
+        """Record the segment count; a queued (or never created) job becomes running."""
+        self.redis.eval(
+            "redis.call('HSET', KEYS[1], 'total', ARGV[1]) "
+            "local state = redis.call('HGET', KEYS[1], 'state') "
+            "if not state or state == 'queued' then redis.call('HSET', KEYS[1], 'state', 'running') end "
+            "redis.call('EXPIRE', KEYS[1], ARGV[2]) return 1",
+            1, self.key(job_id), total, self.ttl)
+
+    def set_progress(self, job_id: str, done: int) -> None:
+        self.redis.hset(self.key(job_id), "done", done)
+
+    def add_progress(self, job_id: str, segments: int) -> None:
+        self.redis.hincrby(self.key(job_id), "done", segments)
+
+    def attempt(self, job_id: str, scope: str = "document") -> int:
+        """Count one more delivery of the job's document task (or of one of its chunks)."""
+        key = self.key(job_id, "attempts", scope)
+        with self.redis.pipeline() as pipe:
+            pipe.incr(key)
+            pipe.expire(key, self.ttl)
+            count, _ = pipe.execute()
+        return int(count)
+
+    def put_result(self, job_id: str, payload: dict[str, Any]) -> bool:
+        """Store the result once; returns False if a result was already there."""
+        stored = self.redis.set(self.key(job_id, "result"), json.dumps(payload, ensure_ascii=False), nx=True, ex=self.ttl)
+        if stored:
+            self._finish(keys=[self.key(job_id)], args=["done", "", time.time(), self.ttl])
+            self.redis.hset(self.key(job_id), "done", len(payload.get("segments", ())))
+        return bool(stored)
+
+    def fail(self, job_id: str, error: str) -> bool:
+        """Mark the job failed unless it already ended (a success is never overwritten)."""
+        return bool(self._finish(keys=[self.key(job_id)], args=["failed", error, time.time(), self.ttl]))
+
+    def is_cancelled(self, job_id: str) -> bool:
+        return self.redis.hget(self.key(job_id), "state") == "cancelled"
+
+    def acquire_lease(self, job_id: str, owner: str, seconds: int) -> bool:
+        return bool(self.redis.set(self.key(job_id, "lease"), owner, nx=True, ex=seconds))
+
+    def renew_lease(self, job_id: str, owner: str, seconds: int) -> bool:
+        return bool(self.redis.eval(
+            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end return 0",
+            1, self.key(job_id, "lease"), owner, seconds))
+
+    def release_lease(self, job_id: str, owner: str) -> None:
+        self.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+                        1, self.key(job_id, "lease"), owner)
+
+    def put_plan(self, job_id: str, plan: dict[str, Any]) -> None:
+        self.redis.set(self.key(job_id, "plan"), json.dumps(plan, ensure_ascii=False), nx=True, ex=self.ttl)
+
+    def plan(self, job_id: str) -> dict[str, Any] | None:
+        raw = self.redis.get(self.key(job_id, "plan"))
+        return None if raw is None else json.loads(raw)
+
+    def put_chunk(self, job_id: str, index: int, segments: list[dict[str, Any]]) -> int:
+        """Store chunk ``index`` once and return how many chunks are finished."""
+        stored = self.redis.set(self.key(job_id, "chunk", str(index)), json.dumps(segments, ensure_ascii=False),
+                                nx=True, ex=self.ttl)
+        with self.redis.pipeline() as pipe:
+            pipe.sadd(self.key(job_id, "chunks"), index)
+            pipe.expire(self.key(job_id, "chunks"), self.ttl)
+            if stored:
+                pipe.hincrby(self.key(job_id), "done", len(segments))
+            pipe.scard(self.key(job_id, "chunks"))
+            return int(pipe.execute()[-1])
+
+    def chunks_finished(self, job_id: str) -> int:
+        return int(self.redis.scard(self.key(job_id, "chunks")))
+
+    def chunk_done(self, job_id: str, index: int) -> bool:
+        return bool(self.redis.exists(self.key(job_id, "chunk", str(index))))
+
+    def chunks(self, job_id: str, count: int) -> list[list[dict[str, Any]]]:
+        raws = self.redis.mget([self.key(job_id, "chunk", str(i)) for i in range(count)])
+        if any(r is None for r in raws):
+            missing = [i for i, r in enumerate(raws) if r is None]
+            raise KeyError(f"job {job_id}: chunk results missing for {missing}")
+        return [json.loads(r) for r in raws]

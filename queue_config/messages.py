@@ -1,0 +1,157 @@
+"""The job messages on the wire (JSON only): built by the client, parsed and validated by the worker.
+
+``JobRequest`` is what a task receives; ``JobResult`` is what a finished job stores: the same JSON
+as ``nmt translate`` writes (``segments``, ``provenance``, ``warnings``) plus the job id and text.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+from .names import valid_language
+
+MESSAGE_VERSION = 1
+_JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class MessageError(ValueError):
+    """A job message is malformed; the message names the field."""
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """Decoding options a job may set; ``None`` keeps the bundle's default."""
+
+    beam: int | None = None
+    n_best: int = 1
+    length_penalty: float | None = None
+    coverage_penalty: float = 0.0
+    max_len_a: float | None = None
+    max_len_b: int | None = None
+    min_len: int = 0
+    attention: bool = False  # include soft attention matrices in the result
+
+    @classmethod
+    def from_json(cls, raw: Any) -> "JobOptions":
+        if raw is None:
+            return cls()
+        if not isinstance(raw, Mapping):
+            raise MessageError(f"'options' must be an object, got {type(raw).__name__}")
+        unknown = sorted(set(raw) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise MessageError(f"unknown option(s) {', '.join(map(repr, unknown))}; known: {', '.join(cls.__dataclass_fields__)}")
+        values = {}
+        for name, value in raw.items():
+            values[name] = _check_option(name, value)
+        options = cls(**values)
+        if options.beam is not None and not 1 <= options.beam <= 64:
+            raise MessageError(f"option 'beam' must be in [1, 64], got {options.beam}")
+        if not 1 <= options.n_best <= (options.beam or 64):
+            raise MessageError(f"option 'n_best' must be in [1, beam], got {options.n_best}")
+        for name in ("length_penalty", "coverage_penalty", "max_len_a", "max_len_b", "min_len"):
+            value = getattr(options, name)
+            if value is not None and value < 0:
+                raise MessageError(f"option '{name}' must be >= 0, got {value}")
+        return options
+
+
+_OPTION_TYPES = {"beam": int, "n_best": int, "length_penalty": float, "coverage_penalty": float,
+                 "max_len_a": float, "max_len_b": int, "min_len": int, "attention": bool}
+
+
+def _check_option(name: str, value: Any) -> Any:
+    kind = _OPTION_TYPES[name]
+    if value is None and name in ("beam", "length_penalty", "max_len_a", "max_len_b"):
+        return None
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok:
+        raise MessageError(f"option '{name}' must be {kind.__name__}, got {value!r}")
+    return float(value) if kind is float else value
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    job_id: str
+    src: str
+    tgt: str
+    text: str | None = None  # the document itself, or
+    path: str | None = None  # a path on storage the workers share
+    name: str = "document"  # output stem
+    options: JobOptions = field(default_factory=JobOptions)
+    version: int = MESSAGE_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        payload = asdict(self)
+        payload["options"] = {k: v for k, v in asdict(self.options).items() if v != getattr(JobOptions(), k)}
+        return payload
+
+    @classmethod
+    def from_json(cls, raw: Any) -> "JobRequest":
+        if not isinstance(raw, Mapping):
+            raise MessageError(f"a job request must be a JSON object, got {type(raw).__name__}")
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise MessageError(f"unknown field(s) {', '.join(map(repr, unknown))} in job request")
+        version = raw.get("version", MESSAGE_VERSION)
+        if version != MESSAGE_VERSION:
+            raise MessageError(f"unsupported message version {version!r}; this worker reads version {MESSAGE_VERSION}")
+        job_id = raw.get("job_id")
+        if not isinstance(job_id, str) or not _JOB_ID.match(job_id):
+            raise MessageError(f"'job_id' must be 1-128 characters of letters, digits, '_', '.', '-'; got {job_id!r}")
+        for side in ("src", "tgt"):
+            code = raw.get(side)
+            if not isinstance(code, str) or not valid_language(code):
+                raise MessageError(f"'{side}' must be a language code such as 'en', got {code!r}")
+        text, path = raw.get("text"), raw.get("path")
+        if (text is None) == (path is None):
+            raise MessageError("a job needs exactly one of 'text' or 'path'")
+        if text is not None and not isinstance(text, str):
+            raise MessageError(f"'text' must be a string, got {type(text).__name__}")
+        if path is not None and (not isinstance(path, str) or not path):
+            raise MessageError(f"'path' must be a non-empty string, got {path!r}")
+        name = raw.get("name", "document")
+        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+            raise MessageError(f"'name' must be a plain file stem, got {name!r}")
+        return cls(job_id, raw["src"], raw["tgt"], text, path, name, JobOptions.from_json(raw.get("options")), version)
+
+
+@dataclass(frozen=True)
+class AlignedSegment:
+    source: str
+    translation: str
+    score: float
+    alignment: str  # Pharaoh "i-j ..." (source word i, target word j, from 0)
+    source_words: tuple[tuple[int, int], ...]  # character spans in the source document
+    target_words: tuple[tuple[int, int], ...]  # character spans in the translated document
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        return [tuple(int(x) for x in p.split("-")) for p in self.alignment.split()]  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job_id: str
+    text: str  # the translated document
+    segments: tuple[AlignedSegment, ...]
+    provenance: Mapping[str, Any]
+    warnings: tuple[str, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the JSON as stored
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> "JobResult":
+        segments = tuple(
+            AlignedSegment(s["source"], s["translation"], float(s["score"]), s["alignment"],
+                           tuple(tuple(w) for w in s.get("source_words", ())),
+                           tuple(tuple(w) for w in s.get("target_words", ())), tuple(s.get("warnings", ())))
+            for s in raw["segments"]
+        )
+        return cls(raw["job_id"], raw["text"], segments, raw["provenance"], tuple(raw.get("warnings", ())), raw)

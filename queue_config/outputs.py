@@ -1,0 +1,29 @@
+"""Writing translations to disk atomically (temporary file, then rename): a reader never sees a
+partial file, and writing the same result twice leaves one file."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_translation(out_dir: Path, stem: str, language: str, text: str, payload: dict[str, Any]) -> tuple[Path, Path]:
+    """``<stem>.<language>.txt`` and ``<stem>.<language>.json``, as ``nmt translate`` and ``nmt submit`` write them."""
+    txt, js = out_dir / f"{stem}.{language}.txt", out_dir / f"{stem}.{language}.json"
+    write_atomically(txt, text)
+    write_atomically(js, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    return txt, js

@@ -1,0 +1,108 @@
+"""Every queue and worker setting, read from ``NMT_*`` environment variables in this one place.
+
+Invariants checked on load: the visibility timeout is at least twice the hard time limit (Redis
+redelivers a message still running after it), retry delays stay well below it, and a
+``rediss://`` URL verifies certificates (kombu otherwise skips verification with a warning).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from typing import Mapping
+from urllib.parse import parse_qs, urlparse
+
+PREFIX = "NMT_"
+
+
+class SettingsError(ValueError):
+    """An NMT_* environment variable is missing, malformed or inconsistent; names the variable."""
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    broker_url: str = "redis://127.0.0.1:6379/0"
+    result_backend: str = ""  # empty: the broker URL
+    bundles: str = "models/multi30k-en-de"  # comma-separated bundle directories a worker serves
+    output_dir: str = ""  # also write <job>.txt/.json here (shared storage); empty: Redis only
+    input_root: str = ""  # jobs given by path must lie under this directory; empty: any path
+    soft_time_limit: int = 600  # seconds; the job fails cleanly after this
+    time_limit: int = 660  # seconds; hard kill
+    visibility_timeout: int = 0  # seconds; 0: 2 x time_limit
+    result_expires: int = 7 * 24 * 3600  # seconds results stay in Redis
+    max_attempts: int = 3  # deliveries of one job (worker deaths count) before it fails
+    retry_backoff_max: int = 60  # seconds; transient-error retries back off up to this
+    max_retries: int = 5  # transient-error retries per task
+    chunk_sentences: int = 200  # a document with more sentences is split into chunks across workers
+    max_document_bytes: int = 20_000_000
+    lease_seconds: int = 30  # a running job's lease, renewed while it runs
+    provider: str = "auto"  # ONNX Runtime execution provider: auto | cpu | cuda
+    threads: int = 0  # ONNX Runtime intra-op threads per worker child (0: default)
+    max_batch_tokens: int = 6000
+    shutdown_timeout: float = 30.0  # soft-shutdown seconds for running jobs on SIGTERM
+    proc_alive_timeout: float = 60.0  # seconds a new worker child may take to report up
+    socket_timeout: float = 30.0
+
+    @property
+    def backend_url(self) -> str:
+        return self.result_backend or self.broker_url
+
+    @property
+    def effective_visibility_timeout(self) -> int:
+        return self.visibility_timeout or 2 * self.time_limit
+
+    @property
+    def bundle_paths(self) -> list[str]:
+        return [b.strip() for b in self.bundles.split(",") if b.strip()]
+
+    def validate(self) -> "QueueSettings":
+        for url, name in ((self.broker_url, "BROKER_URL"), (self.backend_url, "RESULT_BACKEND")):
+            check_redis_url(url, PREFIX + name)
+        if not 0 < self.soft_time_limit < self.time_limit:
+            raise SettingsError(f"{PREFIX}SOFT_TIME_LIMIT ({self.soft_time_limit}) must be > 0 and below "
+                                f"{PREFIX}TIME_LIMIT ({self.time_limit})")
+        if self.effective_visibility_timeout < 2 * self.time_limit:
+            raise SettingsError(f"{PREFIX}VISIBILITY_TIMEOUT ({self.visibility_timeout}) must be at least twice "
+                                f"{PREFIX}TIME_LIMIT ({self.time_limit}): Redis redelivers longer-running jobs")
+        if self.retry_backoff_max * 4 > self.effective_visibility_timeout:
+            raise SettingsError(f"{PREFIX}RETRY_BACKOFF_MAX ({self.retry_backoff_max}) must stay well below the "
+                                f"visibility timeout ({self.effective_visibility_timeout}); at most a quarter of it")
+        for name in ("max_attempts", "chunk_sentences", "max_document_bytes", "lease_seconds", "max_batch_tokens"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"{PREFIX}{name.upper()} must be >= 1, got {getattr(self, name)}")
+        if self.provider not in ("auto", "cpu", "cuda"):
+            raise SettingsError(f"{PREFIX}PROVIDER must be auto, cpu or cuda, got {self.provider!r}")
+        return self
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> QueueSettings:
+    """``QueueSettings`` from ``NMT_<FIELD>`` variables (e.g. ``NMT_BROKER_URL``), validated."""
+    environ = os.environ if environ is None else environ
+    values = {}
+    for f in fields(QueueSettings):
+        key = PREFIX + f.name.upper()
+        if key in environ:
+            kind = type(f.default)
+            try:
+                values[f.name] = kind(environ[key])
+            except ValueError:
+                raise SettingsError(f"{key}={environ[key]!r} is not a valid {kind.__name__}") from None
+    return QueueSettings(**values).validate()
+
+
+def check_redis_url(url: str, variable: str) -> None:
+    parsed = urlparse(url)
+    if parsed.scheme not in ("redis", "rediss", "unix"):
+        raise SettingsError(f"{variable} must be a redis://, rediss:// or unix:// URL, got scheme {parsed.scheme!r}")
+    if parsed.scheme == "rediss":
+        reqs = parse_qs(parsed.query).get("ssl_cert_reqs", [""])[0].lower()
+        if reqs not in ("required", "cert_required"):
+            raise SettingsError(f"{variable} uses rediss:// without ssl_cert_reqs=required: kombu would skip "
+                                "certificate verification; add ?ssl_cert_reqs=required (and ssl_ca_certs=... if needed)")
+
+
+def redacted(url: str) -> str:
+    """The URL with its password replaced, for logs and error messages."""
+    parsed = urlparse(url)
+    if parsed.password:
+        return url.replace(f":{parsed.password}@", ":***@", 1)
+    return url

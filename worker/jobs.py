@@ -1,0 +1,175 @@
+"""Document jobs as plain functions; the Celery tasks in ``worker.tasks`` only wrap these.
+
+A document task validates the request, reads the text, and either translates it in place (small
+documents) or stores a plan and fans out chunk tasks that any worker may take; the worker that
+finishes the last chunk assembles the document. Results are stored once (SET NX): a redelivered
+job or chunk returns what is already there.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from queue_config.jobstore import JobStore
+from queue_config.messages import JobOptions, JobRequest
+from queue_config.settings import QueueSettings
+
+from .bundle import MANIFEST, BundleError
+from .documents import Layout, split_document
+from .engine import SegmentResult, Translator, assemble_document
+from queue_config.outputs import write_translation
+from .search import SearchOptions
+from .settings import EngineSettings
+
+log = logging.getLogger(__name__)
+SLICE = 64  # sentences translated between progress updates and cancellation checks
+
+
+class JobError(ValueError):
+    """The job cannot be done as asked (bad input, unknown pair...): it fails, without retries."""
+
+
+def served_pairs(settings: QueueSettings) -> dict[str, Path]:
+    """``{"en-de": bundle path}`` from each bundle's manifest (JSON only: no sessions, safe before fork)."""
+    pairs: dict[str, Path] = {}
+    for raw in settings.bundle_paths:
+        path = Path(raw)
+        try:
+            manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+            pair = f"{manifest['source_language']}-{manifest['target_language']}"
+        except (OSError, ValueError, KeyError) as exc:
+            raise BundleError(f"NMT_BUNDLES: cannot read the bundle at {path}: {exc}") from None
+        pairs[pair] = path
+    return pairs
+
+
+@dataclass
+class Runtime:
+    """What a worker child holds: settings, the job store, and translators loaded on first use."""
+
+    settings: QueueSettings
+    store: JobStore
+    pairs: dict[str, Path]
+    translators: dict[str, Translator] = field(default_factory=dict)
+
+    def translator(self, src: str, tgt: str) -> Translator:
+        pair = f"{src}-{tgt}"
+        if pair not in self.pairs:
+            served = ", ".join(sorted(self.pairs)) or "none"
+            raise JobError(f"unknown language pair {pair}: this worker serves {served}")
+        if pair not in self.translators:
+            s = self.settings
+            self.translators[pair] = Translator(self.pairs[pair], EngineSettings(
+                provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens))
+        return self.translators[pair]
+
+
+def search_options(translator: Translator, options: JobOptions) -> SearchOptions:
+    changes = {k: v for k, v in vars(options).items() if k != "attention" and v is not None}
+    return replace(translator.default_options, **changes).validate()
+
+
+def read_document(request: JobRequest, settings: QueueSettings) -> str:
+    """The job's text, from the message or from shared storage; JobError on any problem."""
+    if request.text is not None:
+        size = len(request.text.encode("utf-8"))
+        if size > settings.max_document_bytes:
+            raise JobError(f"document of {size} bytes exceeds the limit of {settings.max_document_bytes} bytes")
+        return request.text
+    path = Path(request.path)  # type: ignore[arg-type]
+    if settings.input_root:
+        root = Path(settings.input_root).resolve()
+        if not path.resolve().is_relative_to(root):
+            raise JobError(f"path {path} is outside the workers' input directory {root}")
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise JobError(f"input file not found: {path}") from None
+    if not path.is_file():
+        raise JobError(f"input path is not a file: {path}")
+    if size > settings.max_document_bytes:
+        raise JobError(f"{path}: {size} bytes exceeds the limit of {settings.max_document_bytes} bytes")
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise JobError(f"{path}: not valid UTF-8 (line {line}, byte offset {exc.start})") from None
+
+
+def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[str, int], None]) -> dict[str, Any]:
+    """Translate a document job, or plan it and fan out chunks. Returns a small summary."""
+    store, settings = runtime.store, runtime.settings
+    translator = runtime.translator(request.src, request.tgt)
+    text = read_document(request, settings)
+    layout = split_document(text, request.src)
+    if not layout.sentences:
+        raise JobError("document is empty: it has no text to translate")
+    total = len(layout.sentences)
+    store.start(request.job_id, total)
+    options = search_options(translator, request.options)
+    chunks = (total + settings.chunk_sentences - 1) // settings.chunk_sentences
+    if chunks > 1:
+        store.put_plan(request.job_id, {"request": request.to_json(), "layout": layout.to_json(), "chunks": chunks})
+        for index in range(chunks):
+            if not store.chunk_done(request.job_id, index):
+                send_chunk(request.job_id, index)
+        return {"job_id": request.job_id, "state": "running", "chunks": chunks}
+    started = time.perf_counter()
+    results: list[SegmentResult] = []
+    sentences = [s.text for s in layout.sentences]
+    for start in range(0, total, SLICE):
+        if store.is_cancelled(request.job_id):
+            return {"job_id": request.job_id, "state": "cancelled"}
+        results += translator.translate_sentences(sentences[start:start + SLICE], options, request.options.attention)
+        store.set_progress(request.job_id, len(results))
+    provenance = translator.provenance(options, time.perf_counter() - started, total)
+    return finish(runtime, request, layout, results, provenance)
+
+
+def run_chunk(runtime: Runtime, job_id: str, index: int) -> dict[str, Any]:
+    """Translate one chunk of a planned document; the last chunk to finish assembles it."""
+    store, settings = runtime.store, runtime.settings
+    plan = store.plan(job_id)
+    if plan is None:
+        raise JobError(f"job {job_id}: no chunk plan (expired, or not a chunked job)")
+    if store.is_cancelled(job_id):
+        return {"job_id": job_id, "chunk": index, "state": "cancelled"}
+    request = JobRequest.from_json(plan["request"])
+    layout = Layout.from_json(plan["layout"])
+    if not 0 <= index < plan["chunks"]:
+        raise JobError(f"job {job_id}: chunk {index} out of range (0..{plan['chunks'] - 1})")
+    finished = None
+    if not store.chunk_done(job_id, index):
+        translator = runtime.translator(request.src, request.tgt)
+        size = settings.chunk_sentences
+        sentences = [s.text for s in layout.sentences[index * size:(index + 1) * size]]
+        results = translator.translate_sentences(sentences, search_options(translator, request.options),
+                                                 request.options.attention)
+        finished = store.put_chunk(job_id, index, [r.to_json() for r in results])
+    if finished is None:
+        finished = store.chunks_finished(job_id)
+    if finished < plan["chunks"] or store.result(job_id) is not None:
+        return {"job_id": job_id, "chunk": index, "state": "running"}
+    # (last chunk) assemble: every chunk result is stored; put_result is first-writer-wins.
+    translator = runtime.translator(request.src, request.tgt)
+    results = [SegmentResult.from_json(s) for chunk in store.chunks(job_id, plan["chunks"]) for s in chunk]
+    options = search_options(translator, request.options)
+    provenance = translator.provenance(options, 0.0, len(results)) | {"chunks": plan["chunks"]}
+    return finish(runtime, request, layout, results, provenance)
+
+
+def finish(runtime: Runtime, request: JobRequest, layout: Layout, results: list[SegmentResult],
+           provenance: dict[str, Any]) -> dict[str, Any]:
+    document = assemble_document(layout, results, provenance | {"job_id": request.job_id})
+    payload = document.to_json() | {"job_id": request.job_id, "text": document.translation, "name": request.name}
+    stored = runtime.store.put_result(request.job_id, payload)
+    if runtime.settings.output_dir:
+        final = runtime.store.result(request.job_id) or payload  # what is stored wins
+        write_translation(Path(runtime.settings.output_dir) / request.job_id, request.name, request.tgt,
+                          final["text"], final)
+    return {"job_id": request.job_id, "state": "done", "segments": len(results), "stored": stored}

@@ -1,0 +1,150 @@
+"""The Celery app and its tasks: ``celery -A worker worker`` (``worker.app`` resolves here lazily).
+
+Tasks are thin: parse the message, guard delivery (attempt cap, lease), call ``worker.jobs``.
+Translators load lazily in the worker child on first use, never at import or in the parent:
+ONNX Runtime sessions must not cross a fork.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import redis
+from celery import Celery, Task, signals
+from celery.exceptions import SoftTimeLimitExceeded
+from kombu import Queue
+
+from queue_config.celery_config import celery_config
+from queue_config.jobstore import JobStore
+from queue_config.messages import JobRequest, MessageError
+from queue_config.names import CHUNK_TASK, TRANSLATE_TASK, queue_for
+from queue_config.settings import load_settings
+
+from .bundle import BundleError
+from .jobs import JobError, Runtime, run_chunk, run_document, served_pairs
+
+log = logging.getLogger(__name__)
+TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
+
+settings = load_settings()
+PAIRS = served_pairs(settings)
+app = Celery("nmt")
+app.conf.update(celery_config(settings))
+# With no -Q, a worker consumes the queues of the language pairs its bundles serve.
+app.conf.task_queues = [Queue(queue_for(*pair.split("-"))) for pair in PAIRS]
+
+
+class InvalidJobError(ValueError):
+    """The task's message is malformed or the job cannot be done; the job (if identifiable) fails."""
+
+
+class JobTask(Task):
+    """Base task: one lazily built ``Runtime`` per worker child."""
+
+    _runtime: Runtime | None = None
+
+    @property
+    def runtime(self) -> Runtime:
+        if JobTask._runtime is None:
+            store = JobStore.from_url(settings.backend_url, settings.result_expires,
+                                      socket_timeout=settings.socket_timeout)
+            JobTask._runtime = Runtime(settings, store, PAIRS)
+        return JobTask._runtime
+
+
+RETRY = dict(bind=True, base=JobTask, autoretry_for=TRANSIENT, retry_backoff=True, retry_jitter=True,
+             retry_backoff_max=settings.retry_backoff_max, max_retries=settings.max_retries, acks_late=True,
+             throws=(InvalidJobError,))  # expected failures: logged without a traceback
+
+
+@app.task(name=TRANSLATE_TASK, **RETRY)
+def translate_document(self: JobTask, payload: Any) -> dict[str, Any]:
+    job_id = payload.get("job_id") if isinstance(payload, dict) else None
+    store = self.runtime.store
+    try:
+        request = JobRequest.from_json(payload)
+    except MessageError as exc:
+        if isinstance(job_id, str) and job_id:
+            store.fail(job_id, f"malformed job message: {exc}")
+        raise InvalidJobError(f"malformed job message: {exc}") from None
+    return _guarded(self, request.job_id, "document", lambda: run_document(self.runtime, request, _send_chunk(request)))
+
+
+@app.task(name=CHUNK_TASK, **RETRY)
+def translate_chunk(self: JobTask, job_id: str, index: int) -> dict[str, Any]:
+    if not isinstance(job_id, str) or not isinstance(index, int):
+        raise InvalidJobError(f"malformed chunk message: job_id={job_id!r}, index={index!r}")
+    return _guarded(self, job_id, f"chunk-{index}", lambda: run_chunk(self.runtime, job_id, index))
+
+
+def _send_chunk(request: JobRequest):
+    def send(job_id: str, index: int) -> None:
+        app.send_task(CHUNK_TASK, args=[job_id, index], queue=queue_for(request.src, request.tgt))
+    return send
+
+
+def _guarded(task: JobTask, job_id: str, scope: str, work) -> dict[str, Any]:
+    """Run ``work`` once per job scope: skip finished jobs, cap deliveries, hold a lease."""
+    store = task.runtime.store
+    status = store.status(job_id)
+    if status.state in ("done", "failed", "cancelled"):
+        return {"job_id": job_id, "state": status.state, "redelivered": True}
+    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    lease_key = f"{job_id}:{scope}"
+    if not store.acquire_lease(lease_key, owner, settings.lease_seconds):
+        # Another worker runs this right now (a redelivery while it is alive): try again later.
+        raise task.retry(countdown=settings.lease_seconds, max_retries=None)
+    try:
+        attempts = store.attempt(job_id, scope)
+        if attempts > settings.max_attempts:
+            error = (f"job failed: its {scope} task was delivered {attempts - 1} times and its worker died each "
+                     f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings.max_attempts}")
+            store.fail(job_id, error)
+            return {"job_id": job_id, "state": "failed", "error": error}
+        with _heartbeat(store, lease_key, owner):
+            return work()
+    except (JobError, MessageError, BundleError) as exc:
+        store.fail(job_id, str(exc))
+        raise InvalidJobError(str(exc)) from None
+    except SoftTimeLimitExceeded:
+        error = f"job exceeded the soft time limit of {settings.soft_time_limit} s (NMT_SOFT_TIME_LIMIT)"
+        store.fail(job_id, error)
+        return {"job_id": job_id, "state": "failed", "error": error}
+    finally:
+        store.release_lease(lease_key, owner)
+
+
+@contextmanager
+def _heartbeat(store: JobStore, lease_key: str, owner: str) -> Iterator[None]:
+    """Renew the lease every third of its length while the job runs."""
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(settings.lease_seconds / 3):
+            try:
+                store.renew_lease(lease_key, owner, settings.lease_seconds)
+            except TRANSIENT:
+                log.warning("could not renew the lease of %s", lease_key)
+
+    thread = threading.Thread(target=renew, name=f"lease-{lease_key}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+@signals.worker_ready.connect
+def _announce(**_: Any) -> None:
+    """Tell clients which language pairs are served (clients reject others at submit time)."""
+    try:
+        JobStore.from_url(settings.backend_url, settings.result_expires).announce_pairs(sorted(PAIRS))
+    except TRANSIENT as exc:
+        log.warning("could not announce served pairs: %s", exc)
+
