@@ -1,0 +1,66 @@
+"""Queue settings from NMT_* variables, and the Celery configuration built from them."""
+from __future__ import annotations
+
+import ssl
+
+import pytest
+
+from queue_config.celery_config import celery_config
+from queue_config.messages import JobOptions, JobRequest, MessageError
+from queue_config.settings import SettingsError, load_settings, redacted
+
+
+def test_defaults_and_result_backend_defaults_to_broker():
+    settings = load_settings({"NMT_BROKER_URL": "redis://:pw@redis:6379/1"})
+    assert settings.backend_url == "redis://:pw@redis:6379/1"
+    assert settings.effective_visibility_timeout == 2 * settings.time_limit
+
+
+def test_celery_config_invariants():
+    config = celery_config(load_settings({"NMT_TIME_LIMIT": "100", "NMT_SOFT_TIME_LIMIT": "90", "NMT_RETRY_BACKOFF_MAX": "30"}))
+    assert config["task_serializer"] == config["result_serializer"] == "json"
+    assert config["accept_content"] == ["json"]
+    assert config["task_acks_late"] and config["task_reject_on_worker_lost"]
+    assert config["worker_prefetch_multiplier"] == 1
+    assert config["worker_cancel_long_running_tasks_on_connection_loss"]
+    visibility = config["broker_transport_options"]["visibility_timeout"]
+    assert visibility == config["result_backend_transport_options"]["visibility_timeout"] == config["visibility_timeout"]
+    assert visibility >= 2 * config["task_time_limit"]
+    assert config["task_soft_time_limit"] < config["task_time_limit"]
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"NMT_VISIBILITY_TIMEOUT": "100", "NMT_TIME_LIMIT": "660"}, "at least twice NMT_TIME_LIMIT"),
+    ({"NMT_SOFT_TIME_LIMIT": "700"}, "NMT_SOFT_TIME_LIMIT .* below NMT_TIME_LIMIT"),
+    ({"NMT_RETRY_BACKOFF_MAX": "1000"}, "NMT_RETRY_BACKOFF_MAX .* well below"),
+    ({"NMT_TIME_LIMIT": "ten"}, "NMT_TIME_LIMIT='ten' is not a valid int"),
+    ({"NMT_BROKER_URL": "amqp://localhost"}, "NMT_BROKER_URL must be a redis"),
+    ({"NMT_BROKER_URL": "rediss://:pw@host:6380/0"}, "without ssl_cert_reqs=required"),
+    ({"NMT_PROVIDER": "tpu"}, "NMT_PROVIDER"),
+])
+def test_invalid_settings_name_the_variable(env, message):
+    with pytest.raises(SettingsError, match=message):
+        load_settings(env)
+
+
+def test_tls_requires_certificate_verification_for_broker_and_backend():
+    url = "rediss://:pw@host:6380/0?ssl_cert_reqs=required"
+    config = celery_config(load_settings({"NMT_BROKER_URL": url}))
+    assert config["broker_use_ssl"]["ssl_cert_reqs"] == ssl.CERT_REQUIRED
+    assert config["redis_backend_use_ssl"]["ssl_cert_reqs"] == ssl.CERT_REQUIRED
+
+
+def test_passwords_are_redacted():
+    assert redacted("redis://:hunter2@host:6379/0") == "redis://:***@host:6379/0"
+
+
+def test_job_request_round_trip_and_validation():
+    request = JobRequest.from_json({"job_id": "a1", "src": "en", "tgt": "de", "text": "Hi.", "options": {"beam": 4}})
+    assert request.options == JobOptions(beam=4)
+    assert JobRequest.from_json(request.to_json()) == request
+    with pytest.raises(MessageError, match="unknown field"):
+        JobRequest.from_json({"job_id": "a", "src": "en", "tgt": "de", "text": "x", "priority": 1})
+    with pytest.raises(MessageError, match="job_id"):
+        JobRequest.from_json({"job_id": "../etc", "src": "en", "tgt": "de", "text": "x"})
+    with pytest.raises(MessageError, match="unsupported message version"):
+        JobRequest.from_json({"job_id": "a", "src": "en", "tgt": "de", "text": "x", "version": 9})
