@@ -21,6 +21,9 @@ from worker.bundle import ENCODER_INPUTS, ENCODER_OUTPUTS, STEP_INPUTS, STEP_OUT
 
 log = logging.getLogger(__name__)
 OPSET = 18
+# Candidates per row from the step graph: enough for beams up to (TOPK - 4) / 2 = 18 even when
+# unk, pad, bos and eos are all suppressed; larger beams use the full log-probs.
+TOPK = 40
 # An example length unlike any model dimension, so a frozen length is easy to spot.
 EXAMPLE_LENGTHS = (11, 6, 3)
 
@@ -40,16 +43,23 @@ class EncoderGraph(nn.Module):
 
 class DecoderStepGraph(nn.Module):
     """prev_ids int64 [B], state float [L, B, D], annotations float [B, S, 2H], keys float [B, S, A],
-    src_mask bool [B, S] -> log_probs float [B, V], new_state float [L, B, D], attention float [B, S]."""
+    src_mask bool [B, S] -> log_probs float [B, V], new_state float [L, B, D], attention float [B, S],
+    topk_log_probs float [B, C], topk_ids int64 [B, C].
+
+    The top-C candidates (C = ``TOPK``) let the search rank K*C candidates per sentence instead of
+    K*V; ONNX Runtime computes only the outputs a run asks for, so full log-probs cost nothing
+    unless requested."""
 
     def __init__(self, model: Seq2Seq) -> None:
         super().__init__()
         self.model = model
+        self.topk = min(TOPK, model.decoder.output.out_features)
 
     def forward(self, prev_ids: Tensor, state: Tensor, annotations: Tensor, keys: Tensor, src_mask: Tensor):
         out = self.model.decoder.step(prev_ids, state, annotations, keys, src_mask)
-        logits = self.model.decoder.readout(prev_ids, out.state[-1], out.context)
-        return torch.log_softmax(logits, dim=-1), out.state, out.attention
+        log_probs = torch.log_softmax(self.model.decoder.readout(prev_ids, out.state[-1], out.context), dim=-1)
+        top_values, top_ids = torch.topk(log_probs, self.topk, dim=-1)
+        return log_probs, out.state, out.attention, top_values, top_ids
 
 
 # Declared dims of each graph output: symbolic names where the size varies.
@@ -60,6 +70,8 @@ OUTPUT_DIMS = {
     "log_probs": ("batch", None),
     "new_state": (None, "batch", None),
     "attention": ("batch", "src_len"),
+    "topk_log_probs": ("batch", None),
+    "topk_ids": ("batch", None),
 }
 
 

@@ -62,10 +62,14 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
                 out = model.decoder.step(prev, state_ref, ref.annotations, ref.keys, ref.mask)
                 log_probs = torch.log_softmax(model.decoder.readout(prev, out.state[-1], out.context), -1)
             # Feed ONNX Runtime the torch state too, so each step is compared on equal inputs.
-            got_lp, got_state, got_attn = ort_model.step(prev.numpy(), state_ref.numpy(), got)
-            _record(diffs, "decoder_step.log_probs", log_probs, got_lp)
-            _record(diffs, "decoder_step.new_state", out.state, got_state)
-            _record(diffs, "decoder_step.attention", out.attention, got_attn)
+            full = ort_model.step(prev.numpy(), state_ref.numpy(), got, full=True)
+            _record(diffs, "decoder_step.log_probs", log_probs, full.log_probs)
+            _record(diffs, "decoder_step.new_state", out.state, full.state)
+            _record(diffs, "decoder_step.attention", out.attention, full.attention)
+            top = ort_model.step(prev.numpy(), state_ref.numpy(), got, full=False)
+            _record(diffs, "decoder_step.topk_log_probs", log_probs.gather(-1, torch.from_numpy(top.ids)), top.log_probs)
+            expected_top = torch.topk(log_probs, top.ids.shape[-1], dim=-1).values
+            _record(diffs, "decoder_step.topk_values_sorted", expected_top, top.log_probs)
             state_ref = out.state
             prev = torch.randint(4, vocab_tgt, (len(lengths),), generator=generator)
     worst = max(diffs, key=diffs.get)
@@ -82,7 +86,8 @@ def search_parity(model: Seq2Seq, ort_model: OrtStepModel, sources: Sequence[Seq
     beam_options = SearchOptions(beam=beam, max_len_a=max_len_a, max_len_b=max_len_b)
     torch_greedy = greedy_decode(model, sources, max_len_a, max_len_b)
     ort_greedy = [list(h[0].tokens) for h in search_in_batches(ort_model, sources, greedy_options)]
-    torch_beam = [h[0].tokens for h in search_in_batches(TorchStepModel(model), sources, beam_options)]
+    # The torch reference ranks the full vocabulary; ONNX Runtime uses its in-graph top-k.
+    torch_beam = [h[0].tokens for h in search_in_batches(TorchStepModel(model, topk=0), sources, beam_options)]
     ort_beam = [h[0].tokens for h in search_in_batches(ort_model, sources, beam_options)]
     return SearchParity(
         sentences=len(sources),

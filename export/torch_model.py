@@ -6,14 +6,18 @@ import numpy as np
 import torch
 
 from training.model import EncoderOutput, Seq2Seq
+from worker.search import StepScores
+
+from .graphs import TOPK
 
 
 class TorchStepModel:
     """``encode``/``expand``/``initial_state``/``step``/``reorder`` over a torch ``Seq2Seq`` (eval)."""
 
-    def __init__(self, model: Seq2Seq) -> None:
+    def __init__(self, model: Seq2Seq, topk: int = TOPK) -> None:
         self.model = model.eval()
         self.device = next(model.parameters()).device
+        self.topk = topk  # 0: always return the full vocabulary
 
     @torch.no_grad()
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> EncoderOutput:
@@ -31,11 +35,15 @@ class TorchStepModel:
         return encoded.state
 
     @torch.no_grad()
-    def step(self, prev_ids: np.ndarray, state: torch.Tensor, encoded: EncoderOutput):
+    def step(self, prev_ids: np.ndarray, state: torch.Tensor, encoded: EncoderOutput, full: bool = True) -> StepScores:
         prev = torch.from_numpy(prev_ids).to(self.device)
         out = self.model.decoder.step(prev, state, encoded.annotations, encoded.keys, encoded.mask)
-        logits = self.model.decoder.readout(prev, out.state[-1], out.context)
-        return torch.log_softmax(logits, -1).cpu().numpy(), out.state, out.attention.cpu().numpy()
+        log_probs = torch.log_softmax(self.model.decoder.readout(prev, out.state[-1], out.context), -1)
+        attention = out.attention.cpu().numpy()
+        if full or not self.topk:
+            return StepScores(log_probs.cpu().numpy(), None, out.state, attention)
+        values, ids = torch.topk(log_probs, min(self.topk, log_probs.shape[-1]), dim=-1)
+        return StepScores(values.cpu().numpy(), ids.cpu().numpy(), out.state, attention)
 
     def reorder(self, state: torch.Tensor, index: np.ndarray) -> torch.Tensor:
         return state[:, torch.from_numpy(index).to(self.device)]

@@ -32,6 +32,8 @@ def test_bundle_has_graphs_vocab_and_a_complete_manifest(tiny_bundle):
     assert m["special_ids"] == {"pad": 0, "unk": 1, "bos": 2, "eos": 3}
     assert set(m["files"]) == {"encoder.onnx", "decoder_step.onnx", "spm.model"}
     assert [i["name"] for i in m["graphs"]["decoder_step"]["inputs"]] == ["prev_ids", "state", "annotations", "keys", "src_mask"]
+    assert [o["name"] for o in m["graphs"]["decoder_step"]["outputs"]] == [
+        "log_probs", "new_state", "attention", "topk_log_probs", "topk_ids"]
     assert m["model_config"]["dec_layers"] == 2
     assert m["scores"]["valid_bleu"] >= 0 and "test_bleu" not in m["scores"]  # the toy corpus has no test split
     assert m["verification"]["search_parity"]["sentences"] == 200
@@ -48,6 +50,7 @@ def test_declared_output_shapes_are_symbolic(tiny_bundle):
     step = declared_dims(bundle.graph_path("decoder_step"))
     assert step["attention"] == ["batch", "src_len"]
     assert step["log_probs"][0] == "batch" and step["new_state"][1] == "batch"
+    assert step["topk_ids"][0] == "batch" and step["topk_log_probs"][0] == "batch"
     for dims in [*enc.values(), *step.values()]:
         assert max(EXAMPLE_LENGTHS) not in dims
 
@@ -56,7 +59,7 @@ def test_graph_outputs_match_torch_on_unseen_padded_lengths(tiny_bundle, tiny_ch
     model = load_model(tiny_checkpoint).model
     diffs = graph_parity(model, OrtStepModel.from_bundle(load_bundle(tiny_bundle)), tolerance=1e-4)
     assert set(diffs) == {f"encoder.{o}" for o in ("annotations", "keys", "init_state")} | {
-        f"decoder_step.{o}" for o in ("log_probs", "new_state", "attention")}
+        f"decoder_step.{o}" for o in ("log_probs", "new_state", "attention", "topk_log_probs", "topk_values_sorted")}
     assert max(diffs.values()) <= 1e-4
     assert all(max(lengths) > 1 and lengths != EXAMPLE_LENGTHS for lengths in PARITY_LENGTHS)
 
@@ -118,9 +121,9 @@ def test_lossy_precisions_report_bleu_delta_and_what_changed(tiny_checkpoint, to
     # The lossy graphs decode: token ids in range.
     model = OrtStepModel.from_bundle(bundle)
     encoded = model.encode(np.array([[5, 6, 7, 3]]), np.array([4]))
-    log_probs, _, attention = model.step(np.array([2]), encoded.init_state, encoded)
-    assert log_probs.shape[0] == 1 and np.isfinite(log_probs.astype(np.float32)).any()
-    np.testing.assert_allclose(attention.astype(np.float32).sum(-1), 1.0, atol=1e-2)
+    scores = model.step(np.array([2]), encoded.init_state, encoded, full=False)
+    assert scores.ids.shape == scores.log_probs.shape and np.isfinite(scores.log_probs.astype(np.float32)).all()
+    np.testing.assert_allclose(scores.attention.astype(np.float32).sum(-1), 1.0, atol=1e-2)
 
 
 def test_cli_export_and_python_m_export(tiny_checkpoint, toy_corpus, tmp_path):

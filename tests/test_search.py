@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from worker.search import (
-    EOS_ID, SearchError, SearchOptions, beam_search, coverage_penalty, length_penalty, search_in_batches,
+    EOS_ID, SearchError, SearchOptions, StepScores, beam_search, coverage_penalty, length_penalty, search_in_batches,
 )
 
 A, B, EOS = 4, 5, 3
@@ -44,7 +44,9 @@ class TableModel:
     def initial_state(self, lengths):
         return [() for _ in lengths]
 
-    def step(self, prev_ids, state, lengths):
+    topk = 0  # always the full vocabulary
+
+    def step(self, prev_ids, state, lengths, full=True):
         prefixes = [p if t == 2 else p + (int(t),) for p, t in zip(state, prev_ids)]
         self.calls.append(prefixes)
         log_probs = np.full((len(prefixes), 6), -np.inf, dtype=np.float32)
@@ -57,7 +59,7 @@ class TableModel:
         attention = np.zeros((len(prefixes), width), dtype=np.float32)
         for row, n in enumerate(lengths):
             attention[row, :n] = 1.0 / n
-        return log_probs, prefixes, attention
+        return StepScores(log_probs, None, prefixes, attention)
 
     def reorder(self, state, index):
         return [state[i] for i in index]

@@ -24,7 +24,7 @@ PRECISIONS = ("fp32", "int8", "fp16")
 ENCODER_INPUTS = ("src_ids", "src_lengths")
 ENCODER_OUTPUTS = ("annotations", "keys", "init_state")
 STEP_INPUTS = ("prev_ids", "state", "annotations", "keys", "src_mask")
-STEP_OUTPUTS = ("log_probs", "new_state", "attention")
+STEP_OUTPUTS = ("log_probs", "new_state", "attention", "topk_log_probs", "topk_ids")
 
 
 class BundleError(ValueError):

@@ -16,6 +16,7 @@ import numpy as np
 import onnxruntime as ort
 
 from .bundle import Bundle
+from .search import StepScores
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -75,6 +76,8 @@ class OrtStepModel:
                                 "(the CUDA provider failed to load: check CUDA/cuDNN libraries)")
         self.device = "cuda" if self.provider == CUDA else "cpu"
         self.io_binding = self.device == "cuda" if io_binding is None else io_binding
+        outputs = {o.name: o for o in self.decoder.get_outputs()}
+        self.topk = int(outputs["topk_ids"].shape[-1]) if "topk_ids" in outputs else 0
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0,
@@ -101,25 +104,30 @@ class OrtStepModel:
     def initial_state(self, encoded: OrtEncoded) -> Any:
         return encoded.init_state
 
-    def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded) -> tuple[np.ndarray, Any, np.ndarray]:
+    def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded, full: bool = True) -> StepScores:
+        """One decoder step; ``full`` returns log-probs over the whole vocabulary, else the top-k."""
+        scores = ["log_probs"] if full or not self.topk else ["topk_log_probs", "topk_ids"]
+        names = [*scores, "new_state", "attention"]
         if not self.io_binding:
-            log_probs, new_state, attention = self.decoder.run(None, {
+            outputs = self.decoder.run(names, {
                 "prev_ids": prev_ids, "state": state, "annotations": encoded.annotations,
                 "keys": encoded.keys, "src_mask": encoded.mask,
             })
-            return log_probs, new_state, attention
-        binding = self.decoder.io_binding()
-        binding.bind_cpu_input("prev_ids", np.ascontiguousarray(prev_ids))
-        binding.bind_ortvalue_input("state", state)
-        binding.bind_ortvalue_input("annotations", encoded.annotations)
-        binding.bind_ortvalue_input("keys", encoded.keys)
-        binding.bind_ortvalue_input("src_mask", encoded.mask)
-        binding.bind_output("log_probs", "cpu")
-        binding.bind_output("new_state", self.device)
-        binding.bind_output("attention", "cpu")
-        self.decoder.run_with_iobinding(binding)
-        log_probs, new_state, attention = binding.get_outputs()
-        return log_probs.numpy(), new_state, attention.numpy()
+        else:
+            binding = self.decoder.io_binding()
+            binding.bind_cpu_input("prev_ids", np.ascontiguousarray(prev_ids))
+            binding.bind_ortvalue_input("state", state)
+            binding.bind_ortvalue_input("annotations", encoded.annotations)
+            binding.bind_ortvalue_input("keys", encoded.keys)
+            binding.bind_ortvalue_input("src_mask", encoded.mask)
+            for name in names:  # only the state stays on the device
+                binding.bind_output(name, self.device if name == "new_state" else "cpu")
+            self.decoder.run_with_iobinding(binding)
+            outputs = binding.get_outputs()
+            outputs = [o if n == "new_state" else o.numpy() for n, o in zip(names, outputs)]
+        if len(scores) == 1:
+            return StepScores(outputs[0], None, outputs[1], outputs[2])
+        return StepScores(outputs[0], outputs[1], outputs[2], outputs[3])
 
     def reorder(self, state: Any, index: np.ndarray) -> Any:
         if not self.io_binding:

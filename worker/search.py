@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -56,8 +56,23 @@ class Hypothesis:
     attention: np.ndarray = field(repr=False)  # float32 [T, S]: one row per token, eos row included
 
 
+class StepScores(NamedTuple):
+    """One decoder step's output for N rows."""
+
+    log_probs: np.ndarray  # float [N, C]: candidate log-probabilities (C = V when ``ids`` is None)
+    ids: np.ndarray | None  # int64 [N, C]: token ids of the candidates; None: column index is the id
+    state: Any
+    attention: np.ndarray  # float [N, S]
+
+
 class StepModel(Protocol):
-    """What the search needs from a model. ``Encoded`` and ``State`` are opaque to the search."""
+    """What the search needs from a model. ``Encoded`` and ``State`` are opaque to the search.
+
+    ``topk`` is how many best candidates per row ``step`` returns when ``full`` is false (0: it
+    always returns the full vocabulary).
+    """
+
+    topk: int
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> Any:
         """src int64 [B, S], lengths int64 [B] -> encoded batch."""
@@ -68,8 +83,8 @@ class StepModel(Protocol):
     def initial_state(self, encoded: Any) -> Any:
         """Decoder state for the (expanded) encoded batch."""
 
-    def step(self, prev_ids: np.ndarray, state: Any, encoded: Any) -> tuple[np.ndarray, Any, np.ndarray]:
-        """prev_ids int64 [N] -> (log_probs float [N, V], new state, attention float [N, S])."""
+    def step(self, prev_ids: np.ndarray, state: Any, encoded: Any, full: bool) -> StepScores:
+        """prev_ids int64 [N] -> scores for the next token (all of them when ``full``), new state, attention."""
 
     def reorder(self, state: Any, index: np.ndarray) -> Any:
         """Select state rows: index int64 [N]."""
@@ -110,6 +125,7 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     # (1) encode once, then give every sentence K rows.
     encoded = model.expand(model.encode(src, lengths), k)
     state = model.initial_state(encoded)
+    topk = getattr(model, "topk", 0)
     scores = np.full((batch, k), -np.inf)
     scores[:, 0] = 0.0  # all K rows start identical: expand only the first
     history = np.zeros((batch, k, 0), dtype=np.int64)
@@ -119,28 +135,34 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     done = np.zeros(batch, dtype=bool)
 
     for t in range(int(max_lens.max()) + 1):
-        # (2) one step for all live rows.
-        log_probs, state, attention = model.step(prev, state, encoded)
-        vocab = log_probs.shape[-1]
-        log_probs = log_probs.astype(np.float64).reshape(batch, k, vocab)
-        attention = attention.astype(np.float32).reshape(batch, k, -1)
+        # (2) one step for all live rows: top candidates only, unless a row must end (eos may be
+        # outside its top candidates) or the beam is wider than the model's candidate list.
+        at_limit = (t >= max_lens) & ~done  # finished sentences no longer matter
+        full = bool(at_limit.any()) or topk < 2 * k + 4
+        scores_t = model.step(prev, state, encoded, full)
+        state = scores_t.state
+        values = scores_t.log_probs.astype(np.float64).reshape(batch, k, -1)
+        width_c = values.shape[-1]
+        ids = (np.arange(width_c)[None, None, :] if scores_t.ids is None
+               else scores_t.ids.astype(np.int64).reshape(batch, k, width_c))
+        attention = scores_t.attention.astype(np.float32).reshape(batch, k, -1)
+        banned = (ids == PAD_ID) | (ids == BOS_ID)
         if options.suppress_unk:
-            log_probs[:, :, UNK_ID] = -np.inf
-        log_probs[:, :, PAD_ID] = log_probs[:, :, BOS_ID] = -np.inf
+            banned = banned | (ids == UNK_ID)
         if t < options.min_len:
-            log_probs[:, :, EOS_ID] = -np.inf
-        at_limit = t >= max_lens  # only eos may follow
-        eos_scores = log_probs[at_limit, :, EOS_ID]
-        log_probs[at_limit] = -np.inf
-        log_probs[at_limit, :, EOS_ID] = eos_scores
+            banned = banned | (ids == EOS_ID)
+        values = np.where(banned, -np.inf, values)
+        if at_limit.any():  # only eos may follow
+            values[at_limit] = np.where(ids[0 if scores_t.ids is None else at_limit] == EOS_ID, values[at_limit], -np.inf)
 
         # (3) the best 2K candidates of each sentence, best first.
-        candidates = (scores[:, :, None] + log_probs).reshape(batch, k * vocab)
-        width = min(2 * k, k * vocab)
+        candidates = (scores[:, :, None] + values).reshape(batch, k * width_c)
+        width = min(2 * k, k * width_c)
         top = np.argpartition(-candidates, width - 1, axis=1)[:, :width]
         top = np.take_along_axis(top, np.argsort(-np.take_along_axis(candidates, top, 1), axis=1, kind="stable"), 1)
         top_scores = np.take_along_axis(candidates, top, 1)
-        origins, tokens = top // vocab, top % vocab
+        origins = top // width_c
+        tokens = top % width_c if scores_t.ids is None else np.take_along_axis(ids.reshape(batch, k * width_c), top, 1)
 
         # (4) finish eos hypotheses ranked within K; the rest fill the live beam.
         new_scores = np.full((batch, k), -np.inf)
