@@ -24,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from queue_config.outputs import write_translation
+    from queue_config.outputs import output_stem, write_translation
 
     from .client import JobFailedError, TranslationClient
 
@@ -38,10 +38,11 @@ def run(args: argparse.Namespace) -> int:
         path = Path(name)
         try:
             if args.by_path:
-                job = client.submit(path=str(path.resolve()), src=args.src, tgt=args.tgt, options=options)
+                job = client.submit(path=str(path.resolve()), src=args.src, tgt=args.tgt, options=options,
+                                    name=output_stem(path, args.src))
             else:
                 job = client.submit(text=path.read_bytes().decode("utf-8"), src=args.src, tgt=args.tgt,
-                                    options=options, name=path.stem)
+                                    options=options, name=output_stem(path, args.src))
         except FileNotFoundError:
             failures += 1
             print(f"nmt submit: skipped {path}: file not found", file=sys.stderr)
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                 bar.update(1)
                 continue
             if out is not None:
-                write_translation(out, path.stem, args.tgt, result.text, dict(result.raw))
+                write_translation(out, output_stem(path, args.src), args.tgt, result.text, dict(result.raw))
             else:
                 sys.stdout.write(result.text)
             bar.update(1)

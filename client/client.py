@@ -113,30 +113,42 @@ class TranslationClient:
                options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
                job_id: str | None = None) -> Job:
         """Validate and enqueue one document (its text, or a path on storage the workers share)."""
+        [job] = self._send([self._request(src, tgt, text, path, options, name, job_id)])
+        return job
+
+    def submit_many(self, documents: Iterable[Mapping[str, Any]]) -> list[Job]:
+        """Submit each mapping of ``submit`` keyword arguments; all are validated before any is sent."""
+        return self._send([self._request(**document) for document in documents])
+
+
+    @staticmethod
+    def _request(src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
+                 options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
+                 job_id: str | None = None) -> JobRequest:
         if isinstance(options, JobOptions):
             options = {k: v for k, v in asdict(options).items() if v != getattr(JobOptions(), k)}
-        payload = {"job_id": job_id or uuid.uuid4().hex, "src": src, "tgt": tgt,
-                   "name": name or (Path(path).stem if path else "document"), "options": dict(options or {})}
+        payload: dict[str, Any] = {"job_id": job_id or uuid.uuid4().hex, "src": src, "tgt": tgt,
+                                   "name": name or (Path(path).stem if path else "document"),
+                                   "options": dict(options or {})}
         if text is not None:
             payload["text"] = text
         if path is not None:
             payload["path"] = str(path)
-        request = JobRequest.from_json(payload)  # MessageError (a ValueError) names the bad field
-        pair = f"{src}-{tgt}"
-        served = self.store.served_pairs(max_age=float("inf"))
-        if served and pair not in served:
-            raise UnknownLanguagePairError(f"no worker serves {pair} (served: {', '.join(served)})")
-        self.store.create(request.job_id, src, tgt, request.name)
-        self.app.send_task(TRANSLATE_TASK, args=[request.to_json()], queue=queue_for(src, tgt), task_id=request.job_id)
-        return Job(self, request.job_id, request.name)
+        return JobRequest.from_json(payload)  # MessageError (a ValueError) names the bad field
 
-    def submit_many(self, documents: Iterable[Mapping[str, Any]]) -> list[Job]:
-        """Submit each mapping of ``submit`` keyword arguments; all are validated before any is sent."""
-        documents = list(documents)
-        for document in documents:
-            JobRequest.from_json({"job_id": "check", "name": "check", **{k: str(v) if k == "path" else v
-                                                                         for k, v in document.items() if k != "name"}})
-        return [self.submit(**document) for document in documents]
+    def _send(self, requests: list[JobRequest]) -> list[Job]:
+        served = self.store.served_pairs(max_age=float("inf"))
+        for request in requests:
+            pair = f"{request.src}-{request.tgt}"
+            if served and pair not in served:
+                raise UnknownLanguagePairError(f"no worker serves {pair} (served: {', '.join(served)})")
+        jobs = []
+        for request in requests:
+            self.store.create(request.job_id, request.src, request.tgt, request.name)
+            self.app.send_task(TRANSLATE_TASK, args=[request.to_json()], queue=queue_for(request.src, request.tgt),
+                               task_id=request.job_id)
+            jobs.append(Job(self, request.job_id, request.name))
+        return jobs
 
     def job(self, job_id: str) -> Job:
         return Job(self, job_id)

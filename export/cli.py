@@ -21,6 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="corpus directory for parity and BLEU (default: the checkpoint's config)")
     p.add_argument("--parity-sentences", type=int, default=200, help="validation sentences for token parity")
     p.add_argument("--beam", type=int, default=5, help="beam size for parity and scores")
+    p.add_argument("--length-penalty", type=float, default=0.0, help="GNMT alpha: the bundle's default, used for its scores")
     p.add_argument("--name", help="bundle name recorded in the manifest (default: the --out directory's name)")
     p.add_argument("--json", action="store_true", help="print the report as JSON on the last line")
 
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     options = ExportOptions(
         precision=args.precision, force=args.force, data_dir=args.data_dir,
-        parity_sentences=args.parity_sentences, beam=args.beam, name=args.name,
+        parity_sentences=args.parity_sentences, beam=args.beam, length_penalty=args.length_penalty, name=args.name,
     )
     report = export_bundle(Path(args.checkpoint), Path(args.out), options)
     worst = max(report.graph_max_abs_diff, key=report.graph_max_abs_diff.get)

@@ -43,6 +43,7 @@ class ExportOptions:
     data_dir: str | None = None
     parity_sentences: int = 200
     beam: int = 5
+    length_penalty: float = 0.0  # GNMT alpha recorded as the bundle's default and used for its scores
     tolerance: float = 1e-4
     name: str | None = None  # bundle name in the manifest; default: the output directory's name
 
@@ -100,7 +101,8 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
             f"ONNX Runtime token ids differ from torch on {parity.sentences} validation sentences: "
             f"greedy {parity.sentences - parity.greedy_equal} differ, beam {parity.sentences - parity.beam_equal} differ"
         )
-    search = SearchOptions(beam=options.beam, max_len_a=cfg.train.max_len_a, max_len_b=cfg.train.max_len_b)
+    search = SearchOptions(beam=options.beam, max_len_a=cfg.train.max_len_a, max_len_b=cfg.train.max_len_b,
+                           length_penalty=options.length_penalty)
     scores: dict[str, Any] = {"valid_bleu_fp32": _bleu(fp32, loaded, valid_ids, valid.tgt, search)}
 
     # (3) the requested precision; lossy ones are judged by their BLEU difference.
@@ -127,7 +129,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     scores["valid_bleu"] = scores.get(f"valid_bleu_{options.precision}", scores["valid_bleu_fp32"])
     scores["valid_set"] = cfg.data.valid_prefix
     scores["decoding"] = {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
-                          "length_penalty": 0.0, "bleu": "sacreBLEU default (cased, 13a)"}
+                          "length_penalty": options.length_penalty, "bleu": "sacreBLEU default (cased, 13a)"}
 
     # (4) lay out the bundle and its manifest.
     for name, path in paths.items():
@@ -215,7 +217,8 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
             "decoder_step": {"file": "decoder_step.onnx", "inputs": io(STEP_INPUTS), "outputs": io(STEP_OUTPUTS)},
         },
         "topk": min(graphs.TOPK, spec.tgt_vocab_size),
-        "decoding_defaults": {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b},
+        "decoding_defaults": {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
+                              "length_penalty": options.length_penalty},
         "model_config": asdict(model_cfg),
         "training": {
             "config": cfg.to_dict(),

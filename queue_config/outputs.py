@@ -21,6 +21,13 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def output_stem(path: Path, source_language: str) -> str:
+    """``letter.txt`` -> ``letter``; ``letter.en.txt`` -> ``letter`` (the source language is dropped)."""
+    stem = Path(path).stem
+    suffix = f".{source_language}"
+    return stem[: -len(suffix)] if stem.endswith(suffix) and len(stem) > len(suffix) else stem
+
+
 def write_translation(out_dir: Path, stem: str, language: str, text: str, payload: dict[str, Any]) -> tuple[Path, Path]:
     """``<stem>.<language>.txt`` and ``<stem>.<language>.json``, as ``nmt translate`` and ``nmt submit`` write them."""
     txt, js = out_dir / f"{stem}.{language}.txt", out_dir / f"{stem}.{language}.json"

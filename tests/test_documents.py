@@ -54,3 +54,13 @@ def test_pack_by_tokens_puts_an_oversize_sentence_alone():
     assert pack_by_tokens([100, 1], max_tokens=10, max_sentences=8) == [[1], [0]]
     with pytest.raises(ValueError):
         pack_by_tokens([1], max_tokens=0, max_sentences=1)
+
+
+@pytest.mark.parametrize("name, stem", [("letter.txt", "letter"), ("letter.en.txt", "letter"), ("en.txt", "en"),
+                                        ("a.b.en", "a.b"), ("notes.de.txt", "notes.de")])
+def test_output_stem_drops_the_source_language(name, stem):
+    from pathlib import Path
+
+    from queue_config.outputs import output_stem
+
+    assert output_stem(Path(name), "en") == stem

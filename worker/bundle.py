@@ -77,6 +77,19 @@ class Bundle:
         return self.path / self.manifest["vocab"][side]["file"]
 
 
+DEFAULT_BUNDLE = "models/multi30k-en-de"
+
+
+def resolve_bundle_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """A bundle path as given; a relative one that does not exist here is also looked up beside
+    the installed packages (the repository root for a checkout or an editable install)."""
+    candidate = Path(path or DEFAULT_BUNDLE)
+    if candidate.is_absolute() or candidate.exists():
+        return candidate
+    beside_package = Path(__file__).resolve().parent.parent / candidate
+    return beside_package if beside_package.exists() else candidate
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:

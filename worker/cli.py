@@ -7,9 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from queue_config.outputs import write_atomically, write_translation
+from queue_config.outputs import output_stem, write_atomically, write_translation
 
-DEFAULT_BUNDLE = "models/multi30k-en-de"
+from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
+
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -42,23 +43,13 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-batch-tokens", type=int, default=6000)
 
 
-def resolve_bundle(path: str | None) -> Path:
-    """The bundle path as given, else the default beside the current directory or the package."""
-    if path:
-        return Path(path)
-    local = Path(DEFAULT_BUNDLE)
-    if local.exists():
-        return local
-    return Path(__file__).resolve().parent.parent / DEFAULT_BUNDLE
-
-
 def _translator(args: argparse.Namespace):
     from dataclasses import replace
 
     from .engine import Translator
     from .settings import EngineSettings
 
-    translator = Translator(resolve_bundle(args.bundle), EngineSettings(
+    translator = Translator(resolve_bundle_path(args.bundle), EngineSettings(
         provider=args.device, intra_op_threads=args.threads, max_batch_tokens=args.max_batch_tokens))
     options = translator.default_options
     changes = {"n_best": args.n_best, "coverage_penalty": args.coverage_penalty}
@@ -96,7 +87,8 @@ def run_translate(args: argparse.Namespace) -> int:
             continue
         result = translator.translate_document(text, options, with_attention=args.attention)
         payload = result.to_json() | {"source_file": str(path)}
-        write_translation(out_dir, path.stem, target, result.translation, payload)
+        write_translation(out_dir, output_stem(path, translator.bundle.source_language), target,
+                          result.translation, payload)
         for warning in payload["warnings"]:
             tqdm.write(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
     if failures:

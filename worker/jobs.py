@@ -18,7 +18,7 @@ from queue_config.jobstore import JobStore
 from queue_config.messages import JobOptions, JobRequest
 from queue_config.settings import QueueSettings
 
-from .bundle import MANIFEST, BundleError
+from .bundle import MANIFEST, BundleError, resolve_bundle_path
 from .documents import Layout, split_document
 from .engine import SegmentResult, Translator, assemble_document
 from queue_config.outputs import write_translation
@@ -37,7 +37,7 @@ def served_pairs(settings: QueueSettings) -> dict[str, Path]:
     """``{"en-de": bundle path}`` from each bundle's manifest (JSON only: no sessions, safe before fork)."""
     pairs: dict[str, Path] = {}
     for raw in settings.bundle_paths:
-        path = Path(raw)
+        path = resolve_bundle_path(raw)
         try:
             manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
             pair = f"{manifest['source_language']}-{manifest['target_language']}"
