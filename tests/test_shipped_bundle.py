@@ -1,0 +1,40 @@
+"""The shipped bundle is a valid, verified, self-describing bundle within its size budget.
+(Structure and recorded figures only: tests never depend on the model's exact outputs.)"""
+from __future__ import annotations
+
+import pytest
+
+from worker.bundle import load_bundle, resolve_bundle_path, verify_graphs
+
+from .conftest import REPO_ROOT
+
+BUNDLE = REPO_ROOT / "models" / "multi30k-en-de"
+
+
+def test_shipped_bundle_validates_and_fits_in_30_mb():
+    bundle = load_bundle(BUNDLE)
+    verify_graphs(bundle)
+    assert sum(p.stat().st_size for p in BUNDLE.iterdir()) <= 30_000_000
+    assert resolve_bundle_path(None).resolve() == BUNDLE.resolve()
+
+
+def test_shipped_manifest_records_recipe_scores_and_verification():
+    m = load_bundle(BUNDLE).manifest
+    assert (m["source_language"], m["target_language"], m["precision"]) == ("en", "de", "fp32")
+    assert m["scores"]["test_set"] == "test_2016_flickr" and m["scores"]["test_bleu"] >= 35
+    assert m["training"]["config"]["model"]["attention"] == "additive"
+    parity = m["verification"]["search_parity"]
+    assert parity["sentences"] >= 200 and parity["greedy_equal"] == parity["beam_equal"] == parity["sentences"]
+    assert max(m["verification"]["graph_max_abs_diff"].values()) <= 1e-4
+    assert m["decoding_defaults"]["beam"] == 5
+
+
+@pytest.mark.slow
+def test_shipped_model_translates_the_sample(tmp_path):
+    from worker.engine import Translator
+    from worker.settings import EngineSettings
+
+    text = (REPO_ROOT / "examples" / "sample.en.txt").read_text(encoding="utf-8")
+    result = Translator(BUNDLE, EngineSettings(provider="cpu")).translate_document(text)
+    assert result.translation.count("\n") == text.count("\n")
+    assert all(s.translation for s in result.segments)
