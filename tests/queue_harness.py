@@ -83,8 +83,10 @@ class RedisServer:
 class CeleryWorker:
     """``celery -A worker worker`` run from the repository root, with NMT_* settings in its environment."""
 
-    def __init__(self, name: str, env: dict[str, str], log_dir: Path, concurrency: int = 1) -> None:
+    def __init__(self, name: str, env: dict[str, str], log_dir: Path, concurrency: int = 1,
+                 cwd: Path = REPO_ROOT) -> None:
         self.name = name
+        self.cwd = cwd
         self.env = env
         self.log = log_dir / f"{name}.log"
         self.concurrency = concurrency
@@ -95,7 +97,7 @@ class CeleryWorker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "worker", "worker", "--loglevel=INFO", "-c", str(self.concurrency),
              "-n", f"{self.name}@%h", "--without-gossip", "--without-mingle"],
-            cwd=REPO_ROOT, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=self.cwd, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
         if wait:
             wait_for(lambda: self.ready or self._died(), 60, f"worker {self.name} to be ready")
             assert self.ready, self.log.read_text()[-3000:]

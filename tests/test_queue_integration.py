@@ -35,10 +35,10 @@ def redis_server(tmp_path):
 def workers(tmp_path, redis_server, tiny_bundle):
     started: list[CeleryWorker] = []
 
-    def start(name: str = "w1", concurrency: int = 1, wait: bool = True, **env: str) -> CeleryWorker:
+    def start(name: str = "w1", concurrency: int = 1, wait: bool = True, cwd=REPO_ROOT, **env: str) -> CeleryWorker:
         settings = {"NMT_BROKER_URL": redis_server.url, "NMT_BUNDLES": str(tiny_bundle), "NMT_LEASE_SECONDS": "3",
                     "NMT_OUTPUT_DIR": str(tmp_path / "out")} | {f"NMT_{k.upper()}": str(v) for k, v in env.items()}
-        worker = CeleryWorker(name, settings, tmp_path, concurrency)
+        worker = CeleryWorker(name, settings, tmp_path, concurrency, cwd)
         started.append(worker)
         return worker.start(wait=wait)
 
@@ -76,6 +76,14 @@ def test_submit_wait_result_end_to_end(workers, client, tiny_bundle, tmp_path):
     stored = json.loads((tmp_path / "out" / job.id / "story.de.json").read_text(encoding="utf-8"))
     assert stored["segments"] == [dict(s) for s in result.raw["segments"]]
     assert (tmp_path / "out" / job.id / "story.de.txt").read_text(encoding="utf-8") == result.text
+
+
+def test_worker_runs_from_an_installed_package_outside_the_repository(workers, client, tmp_path):
+    """`celery -A worker worker` imports the installed package, not files in the current directory."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    workers(cwd=elsewhere)
+    assert len(client.submit(text="A dog runs.", src="en", tgt="de").wait(timeout=60).segments) == 1
 
 
 def test_nmt_submit_cli_writes_the_same_files_as_translate(workers, redis_server, tmp_path):
