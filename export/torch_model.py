@@ -31,6 +31,10 @@ class TorchStepModel:
             encoded.state.repeat_interleave(repeats, 1), encoded.mask.repeat_interleave(repeats, 0),
         )
 
+    def select(self, encoded: EncoderOutput, rows: np.ndarray) -> EncoderOutput:
+        index = torch.from_numpy(rows).to(self.device)
+        return EncoderOutput(encoded.annotations[index], encoded.keys[index], encoded.state[:, index], encoded.mask[index])
+
     def initial_state(self, encoded: EncoderOutput) -> torch.Tensor:
         return encoded.state
 

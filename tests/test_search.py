@@ -64,6 +64,9 @@ class TableModel:
     def reorder(self, state, index):
         return [state[i] for i in index]
 
+    def select(self, lengths, rows):
+        return lengths[rows]
+
 
 def search(options: SearchOptions, sources=([7, 8, 3],), model=None):
     return beam_search(model or TableModel(), [list(s) for s in sources], options)
@@ -147,6 +150,19 @@ def test_batch_results_equal_solo_results_and_order_is_kept():
         [solo] = search(options, [source])
         assert [h.tokens for h in hyps] == [h.tokens for h in solo]
         assert [h.score for h in hyps] == pytest.approx([h.score for h in solo])
+
+
+def test_finished_sentences_leave_the_batch():
+    # max length = floor(1.5 * len + 1): the 1-token source may have 2 tokens, the 9-token one 14.
+    # min_len 3 keeps the long sentence going; the short one must end at its maximum (step 2).
+    model = TableModel()
+    options = SearchOptions(beam=2, n_best=2, max_len_a=1.5, max_len_b=1, min_len=3)
+    hyps = beam_search(model, [[3], [5, 6, 7, 8, 9, 10, 11, 12, 3]], options)
+    rows = [len(call) for call in model.calls]
+    assert rows[:3] == [4, 4, 4] and set(rows[3:]) == {2}  # 2 sentences x K=2 rows, then the long one's
+    assert [len(h.tokens) for h in hyps[0]] == [2, 2]  # ended at its maximum length despite min_len
+    [solo] = beam_search(TableModel(), [[5, 6, 7, 8, 9, 10, 11, 12, 3]], options)
+    assert [h.tokens for h in hyps[1]] == [h.tokens for h in solo]
 
 
 def test_attention_rows_cover_every_token_and_eos():

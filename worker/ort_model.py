@@ -32,6 +32,7 @@ class OrtEncoded:
     keys: Any  # float [N, S, A]
     mask: Any  # bool [N, S]
     init_state: Any  # float [L, N, D]
+    host: "OrtEncoded | None" = None  # with IO binding: the same arrays on the host, for select()
 
 
 def session_options(threads: int = 0) -> ort.SessionOptions:
@@ -96,10 +97,18 @@ class OrtStepModel:
                 np.repeat(encoded.annotations, repeats, 0), np.repeat(encoded.keys, repeats, 0),
                 np.repeat(encoded.mask, repeats, 0), np.repeat(encoded.init_state, repeats, 1),
             )
+        return self._place(encoded)
+
+    def select(self, encoded: OrtEncoded, rows: np.ndarray) -> OrtEncoded:
+        """Keep ``rows`` of the encoded batch (selected on the host, uploaded again with IO binding)."""
+        host = encoded.host or encoded
+        return self._place(OrtEncoded(host.annotations[rows], host.keys[rows], host.mask[rows], host.init_state[:, rows]))
+
+    def _place(self, host: OrtEncoded) -> OrtEncoded:
         if not self.io_binding:
-            return encoded
-        return OrtEncoded(*(self._to_device(x) for x in
-                            (encoded.annotations, encoded.keys, encoded.mask, encoded.init_state)))
+            return host
+        return OrtEncoded(*(self._to_device(x) for x in (host.annotations, host.keys, host.mask, host.init_state)),
+                          host=host)
 
     def initial_state(self, encoded: OrtEncoded) -> Any:
         return encoded.init_state

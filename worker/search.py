@@ -87,7 +87,10 @@ class StepModel(Protocol):
         """prev_ids int64 [N] -> scores for the next token (all of them when ``full``), new state, attention."""
 
     def reorder(self, state: Any, index: np.ndarray) -> Any:
-        """Select state rows: index int64 [N]."""
+        """Select state rows: index int64 [N'] (reordered, and fewer when sentences finished)."""
+
+    def select(self, encoded: Any, rows: np.ndarray) -> Any:
+        """Keep these rows of the encoded batch (finished sentences leave it)."""
 
 
 def length_penalty(length: int, alpha: float) -> float:
@@ -122,10 +125,12 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         src[row, : len(ids)] = ids
     max_lens = np.array([max_target_length(n, options) for n in lengths])
 
-    # (1) encode once, then give every sentence K rows.
+    # (1) encode once, then give every sentence K rows. ``active`` lists the sentences still
+    # decoding, in row order: a finished sentence's rows leave the batch.
     encoded = model.expand(model.encode(src, lengths), k)
     state = model.initial_state(encoded)
     topk = getattr(model, "topk", 0)
+    active = np.arange(batch)
     scores = np.full((batch, k), -np.inf)
     scores[:, 0] = 0.0  # all K rows start identical: expand only the first
     history = np.zeros((batch, k, 0), dtype=np.int64)
@@ -135,70 +140,74 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     done = np.zeros(batch, dtype=bool)
 
     for t in range(int(max_lens.max()) + 1):
+        n = len(active)
         # (2) one step for all live rows: top candidates only, unless a row must end (eos may be
         # outside its top candidates) or the beam is wider than the model's candidate list.
-        at_limit = (t >= max_lens) & ~done  # finished sentences no longer matter
+        at_limit = t >= max_lens[active]
         full = bool(at_limit.any()) or topk < 2 * k + 4
         scores_t = model.step(prev, state, encoded, full)
         state = scores_t.state
-        values = scores_t.log_probs.astype(np.float64).reshape(batch, k, -1)
+        values = scores_t.log_probs.astype(np.float64).reshape(n, k, -1)
         width_c = values.shape[-1]
         ids = (np.arange(width_c)[None, None, :] if scores_t.ids is None
-               else scores_t.ids.astype(np.int64).reshape(batch, k, width_c))
-        attention = scores_t.attention.astype(np.float32).reshape(batch, k, -1)
+               else scores_t.ids.astype(np.int64).reshape(n, k, width_c))
+        attention = scores_t.attention.astype(np.float32).reshape(n, k, -1)
         banned = (ids == PAD_ID) | (ids == BOS_ID)
         if options.suppress_unk:
             banned = banned | (ids == UNK_ID)
-        if t < options.min_len:
-            banned = banned | (ids == EOS_ID)
+        if t < options.min_len:  # ... except where the maximum length says the sentence must end
+            banned = banned | ((ids == EOS_ID) & ~at_limit[:, None, None])
         values = np.where(banned, -np.inf, values)
         if at_limit.any():  # only eos may follow
             values[at_limit] = np.where(ids[0 if scores_t.ids is None else at_limit] == EOS_ID, values[at_limit], -np.inf)
 
         # (3) the best 2K candidates of each sentence, best first.
-        candidates = (scores[:, :, None] + values).reshape(batch, k * width_c)
+        candidates = (scores[:, :, None] + values).reshape(n, k * width_c)
         width = min(2 * k, k * width_c)
         top = np.argpartition(-candidates, width - 1, axis=1)[:, :width]
         top = np.take_along_axis(top, np.argsort(-np.take_along_axis(candidates, top, 1), axis=1, kind="stable"), 1)
         top_scores = np.take_along_axis(candidates, top, 1)
         origins = top // width_c
-        tokens = top % width_c if scores_t.ids is None else np.take_along_axis(ids.reshape(batch, k * width_c), top, 1)
+        tokens = top % width_c if scores_t.ids is None else np.take_along_axis(ids.reshape(n, k * width_c), top, 1)
 
         # (4) finish eos hypotheses ranked within K; the rest fill the live beam.
-        new_scores = np.full((batch, k), -np.inf)
-        new_origins = np.zeros((batch, k), dtype=np.int64)
-        new_tokens = np.full((batch, k), EOS_ID, dtype=np.int64)
-        for b in range(batch):
-            if done[b]:
-                continue
+        new_scores = np.full((n, k), -np.inf)
+        new_origins = np.zeros((n, k), dtype=np.int64)
+        new_tokens = np.full((n, k), EOS_ID, dtype=np.int64)
+        for i, b in enumerate(active):
             live = 0
             for rank in range(width):
-                score = top_scores[b, rank]
+                score = top_scores[i, rank]
                 if score == -np.inf or live == k:
                     break
-                origin, token = int(origins[b, rank]), int(tokens[b, rank])
+                origin, token = int(origins[i, rank]), int(tokens[i, rank])
                 if token == EOS_ID:
                     if rank < k and len(finished[b]) < k:
-                        finished[b].append(_finish(history[b, origin], attn_history[b, origin], attention[b, origin],
+                        finished[b].append(_finish(history[i, origin], attn_history[i, origin], attention[i, origin],
                                                    score, int(lengths[b]), options))
                     continue
-                new_scores[b, live], new_origins[b, live], new_tokens[b, live] = score, origin, token
+                new_scores[i, live], new_origins[i, live], new_tokens[i, live] = score, origin, token
                 live += 1
             if len(finished[b]) >= k or live == 0 or t >= max_lens[b]:
                 done[b] = True
-        if done.all():
+        keep = np.flatnonzero(~done[active])
+        if keep.size == 0:
             break
 
-        # (5) reorder the surviving rows and append their tokens.
-        rows = (np.arange(batch)[:, None] * k + new_origins).reshape(-1)
-        state = model.reorder(state, rows)
-        history = np.concatenate([np.take_along_axis(history, new_origins[:, :, None], 1), new_tokens[:, :, None]], 2)
-        chosen_attention = np.take_along_axis(attention, new_origins[:, :, None], 1)
+        # (5) reorder the surviving rows, drop finished sentences, append the new tokens.
+        new_origins, new_tokens = new_origins[keep], new_tokens[keep]
+        state = model.reorder(state, (keep[:, None] * k + new_origins).reshape(-1))
+        if keep.size < n:
+            encoded = model.select(encoded, (keep[:, None] * k + np.arange(k)).reshape(-1))
+        history = np.concatenate(
+            [np.take_along_axis(history[keep], new_origins[:, :, None], 1), new_tokens[:, :, None]], 2)
+        chosen_attention = np.take_along_axis(attention[keep], new_origins[:, :, None], 1)
         attn_history = np.concatenate(
-            [np.take_along_axis(attn_history, new_origins[:, :, None, None], 1), chosen_attention[:, :, None, :]], 2
+            [np.take_along_axis(attn_history[keep], new_origins[:, :, None, None], 1), chosen_attention[:, :, None, :]], 2
         )
-        scores = new_scores
+        scores = new_scores[keep]
         prev = new_tokens.reshape(-1)
+        active = active[keep]
 
     return [sorted(hyps, key=lambda h: -h.score)[: options.n_best] for hyps in finished]
 
