@@ -15,7 +15,6 @@ With ``--json`` the last line is a JSON object including ``speedup``.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import resource
@@ -31,12 +30,6 @@ if str(REPO_ROOT) not in sys.path:
 DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "multi30k" / "test_2016_flickr.en.gz"
 
 
-def read_source(path: Path) -> list[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [line.strip() for line in handle]
-
-
 def child(args: argparse.Namespace) -> dict:
     """Decode every sentence with one engine; print a JSON result."""
     import numpy as np
@@ -44,12 +37,13 @@ def child(args: argparse.Namespace) -> dict:
 
     from worker.batching import pack_by_tokens
     from worker.bundle import load_bundle
-    from worker.search import SearchOptions, beam_search
+    from worker.evaluation import read_lines
+    from worker.search import SearchOptions, beam_search, search_in_batches
 
     bundle = load_bundle(args.bundle)
     sp = spm.SentencePieceProcessor(model_file=str(bundle.vocab_path("source")))
     eos = bundle.special_ids["eos"]
-    sources = [[*sp.encode(s), eos] for s in read_source(Path(args.src))]
+    sources = [[*sp.encode(s.strip()), eos] for s in read_lines(Path(args.src))]
     defaults = bundle.manifest["decoding_defaults"]
     options = SearchOptions(beam=args.beam, max_len_a=defaults["max_len_a"], max_len_b=defaults["max_len_b"],
                             length_penalty=defaults.get("length_penalty", 0.0))
@@ -69,11 +63,9 @@ def child(args: argparse.Namespace) -> dict:
         provider = f"torch {torch.__version__} eager on {args.device}"
     batches = pack_by_tokens([len(s) for s in sources], args.max_batch_tokens, args.max_batch_sentences)
     beam_search(model, [sources[i] for i in batches[len(batches) // 2]], options)  # warm-up
-    outputs: list[tuple[int, ...]] = [()] * len(sources)
     started = time.perf_counter()
-    for batch in batches:
-        for index, hyps in zip(batch, beam_search(model, [sources[i] for i in batch], options)):
-            outputs[index] = hyps[0].tokens
+    outputs = [hyps[0].tokens for hyps in search_in_batches(model, sources, options, args.max_batch_sentences,
+                                                             args.max_batch_tokens)]
     seconds = time.perf_counter() - started
     tokens = sum(len(o) + 1 for o in outputs)
     return {

@@ -11,7 +11,6 @@ throughput ratio queue / in-process (goal: >= 0.9 for documents of 20 sentences 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 import tempfile
@@ -28,8 +27,9 @@ DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "multi30k" / "val.en.gz"
 
 
 def documents(source: Path, count: int, size: int) -> list[str]:
-    with gzip.open(source, "rt", encoding="utf-8") if source.suffix == ".gz" else open(source, encoding="utf-8") as f:
-        lines = [line.strip() for line in f if line.strip()]
+    from worker.evaluation import read_lines
+
+    lines = [line.strip() for line in read_lines(source) if line.strip()]
     return [" ".join(lines[(d * size + i) % len(lines)] for i in range(size)) for d in range(count)]
 
 

@@ -106,9 +106,6 @@ class JobStore:
     def set_progress(self, job_id: str, done: int) -> None:
         self.redis.hset(self.key(job_id), "done", done)
 
-    def add_progress(self, job_id: str, segments: int) -> None:
-        self.redis.hincrby(self.key(job_id), "done", segments)
-
     def attempt(self, job_id: str, scope: str = "document") -> int:
         """Count one more delivery of the job's document task (or of one of its chunks)."""
         key = self.key(job_id, "attempts", scope)

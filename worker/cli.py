@@ -10,6 +10,7 @@ from pathlib import Path
 from queue_config.outputs import output_stem, write_atomically, write_translation
 
 from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
+from .documents import utf8_error
 
 
 
@@ -132,5 +133,4 @@ def read_document(path: Path) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DocumentError(f"not valid UTF-8 (line {line}, byte offset {exc.start})") from None
+        raise DocumentError(utf8_error(data, exc)) from None

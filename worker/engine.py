@@ -15,11 +15,10 @@ import numpy as np
 import sentencepiece as spm
 
 from .alignment import Alignment, align, word_spans
-from .batching import pack_by_tokens
 from .bundle import Bundle, load_bundle
 from .documents import Layout, split_document
 from .ort_model import OrtStepModel
-from .search import Hypothesis, SearchOptions, beam_search
+from .search import Hypothesis, SearchOptions, search_in_batches
 from .settings import EngineSettings
 
 
@@ -111,7 +110,8 @@ class Translator:
         """Translate stripped sentences; word spans are offsets within each sentence and its translation."""
         options = (options or self.default_options).validate()
         units, warnings = self._units(sentences)
-        hypotheses = self._decode([u.ids for u in units], options)
+        hypotheses = search_in_batches(self.model, [u.ids for u in units], options,
+                                       self.settings.max_batch_sentences, self.settings.max_batch_tokens)
         results = []
         for index, sentence in enumerate(sentences):
             own = [(u, h) for u, h in zip(units, hypotheses) if u.segment == index]
@@ -159,14 +159,6 @@ class Translator:
         pieces = self.source_sp.encode(text, out_type=str)
         ids = [self.source_sp.piece_to_id(p) for p in pieces]
         return _Unit(segment, text, start, tuple(pieces), (*ids, self.eos))
-
-    def _decode(self, sources: Sequence[Sequence[int]], options: SearchOptions) -> list[list[Hypothesis]]:
-        results: list[list[Hypothesis]] = [[] for _ in sources]
-        batches = pack_by_tokens([len(s) for s in sources], self.settings.max_batch_tokens, self.settings.max_batch_sentences)
-        for batch in batches:
-            for index, hyps in zip(batch, beam_search(self.model, [sources[i] for i in batch], options)):
-                results[index] = hyps
-        return results
 
     def _segment(self, sentence: str, units: list[tuple[_Unit, list[Hypothesis]]], warnings: tuple[str, ...],
                  with_attention: bool) -> SegmentResult:

@@ -19,7 +19,7 @@ from queue_config.messages import JobOptions, JobRequest
 from queue_config.settings import QueueSettings
 
 from .bundle import MANIFEST, BundleError, resolve_bundle_path
-from .documents import Layout, split_document
+from .documents import Layout, split_document, utf8_error
 from .engine import SegmentResult, Translator, assemble_document
 from queue_config.outputs import write_translation
 from .search import SearchOptions
@@ -97,8 +97,7 @@ def read_document(request: JobRequest, settings: QueueSettings) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise JobError(f"{path}: not valid UTF-8 (line {line}, byte offset {exc.start})") from None
+        raise JobError(f"{path}: {utf8_error(data, exc)}") from None
 
 
 def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[str, int], None]) -> dict[str, Any]:

@@ -16,6 +16,8 @@ from typing import Any, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
+from .batching import pack_by_tokens
+
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 
 
@@ -221,12 +223,12 @@ def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray
 
 
 def search_in_batches(model: StepModel, sources: Sequence[Sequence[int]], options: SearchOptions,
-                      max_sentences: int = 64) -> list[list[Hypothesis]]:
-    """``beam_search`` over length-sorted batches of at most ``max_sentences``; input order kept."""
-    order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
+                      max_sentences: int = 64, max_tokens: int | None = None) -> list[list[Hypothesis]]:
+    """``beam_search`` over length-sorted batches (``pack_by_tokens``); results in input order."""
+    lengths = [len(s) for s in sources]
+    budget = max_tokens or max(lengths, default=1) * max_sentences
     results: list[list[Hypothesis]] = [[] for _ in sources]
-    for start in range(0, len(order), max_sentences):
-        chunk = order[start:start + max_sentences]
-        for index, hyps in zip(chunk, beam_search(model, [sources[i] for i in chunk], options)):
+    for batch in pack_by_tokens(lengths, budget, max_sentences):
+        for index, hyps in zip(batch, beam_search(model, [sources[i] for i in batch], options)):
             results[index] = hyps
     return results

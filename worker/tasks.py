@@ -92,7 +92,7 @@ def _guarded(task: JobTask, job_id: str, scope: str, work) -> dict[str, Any]:
     """Run ``work`` once per job scope: skip finished jobs, cap deliveries, hold a lease."""
     store = task.runtime.store
     status = store.status(job_id)
-    if status.state in ("done", "failed", "cancelled"):
+    if status.finished:
         return {"job_id": job_id, "state": status.state, "redelivered": True}
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
     lease_key = f"{job_id}:{scope}"
