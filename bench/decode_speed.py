@@ -1,14 +1,21 @@
 """Decoding speed: the ONNX Runtime engine against PyTorch eager, same model, search and batching.
 
 Both sides decode the same source file (default: Multi30k test_2016_flickr, English) with the
-worker's beam search (``worker.search.beam_search``) over the worker's token-budget batches
-(``worker.batching.pack_by_tokens``); only the step model differs: ``worker.ort_model.OrtStepModel``
-over the bundle's graphs, or ``export.torch_model.TorchStepModel`` over the checkpoint the bundle
-was exported from. Each side runs in its own subprocess, so its peak RSS is its own. Reported:
-sentences/s, target tokens/s, peak memory, identical outputs, and the speed-up ORT / torch.
+worker's beam search (``worker.search.search_in_batches``) over the worker's token-budget batches;
+only the step model differs: ``worker.ort_model.OrtStepModel`` over the bundle's graphs, or
+``export.torch_model.TorchStepModel`` over the same weights in torch: the checkpoint the bundle was
+exported from (``--checkpoint``) or, by default, the model rebuilt from the fp32 bundle itself
+(``export.recover``, verified against its graphs). Each run is its own subprocess, so its peak RSS
+is its own.
 
-    python bench/decode_speed.py [--bundle models/multi30k-en-de] [--checkpoint runs/multi30k-en-de/best.pt]
-                                 [--beam 5] [--threads 2] [--device cpu|cuda] [--json]
+Thread layouts: the engine runs as ``nmt translate`` does on CPU (``--batch-workers`` batches at
+once, ``--threads`` intra-op threads each; default one batch per core, one thread each). PyTorch
+runs twice, in that same layout and in the layout a user would write (one batch at a time,
+``torch.set_num_threads(cores)``); the faster of the two is the baseline. Reported: sentences/s,
+target tokens/s, peak memory, outputs identical to the baseline, and the speed-up.
+
+    python bench/decode_speed.py [--bundle models/multi30k-en-de] [--checkpoint CKPT] [--torch-bundle DIR]
+                                 [--beam 5] [--threads 1] [--batch-workers CORES] [--device cpu|cuda] [--json]
 
 With ``--json`` the last line is a JSON object including ``speedup``.
 """
@@ -56,20 +63,27 @@ def child(args: argparse.Namespace) -> dict:
         import torch
 
         from export.torch_model import TorchStepModel
-        from training.checkpoint import load_model
 
         torch.set_num_threads(args.threads) if args.threads else None
-        model = TorchStepModel(load_model(Path(args.checkpoint)).model.to(args.device))
+        if args.checkpoint:
+            from training.checkpoint import load_model
+
+            torch_model = load_model(Path(args.checkpoint)).model
+        else:
+            from export.recover import recover_model
+
+            torch_model, _ = recover_model(args.torch_bundle or args.bundle)
+        model = TorchStepModel(torch_model.to(args.device))
         provider = f"torch {torch.__version__} eager on {args.device}"
     batches = pack_by_tokens([len(s) for s in sources], args.max_batch_tokens, args.max_batch_sentences)
     beam_search(model, [sources[i] for i in batches[len(batches) // 2]], options)  # warm-up
     started = time.perf_counter()
     outputs = [hyps[0].tokens for hyps in search_in_batches(model, sources, options, args.max_batch_sentences,
-                                                             args.max_batch_tokens)]
+                                                             args.max_batch_tokens, args.batch_workers)]
     seconds = time.perf_counter() - started
     tokens = sum(len(o) + 1 for o in outputs)
     return {
-        "engine": args.engine, "provider": provider, "sentences": len(sources), "seconds": seconds,
+        "engine": args.engine, "provider": provider, "threads": args.threads, "batch_workers": args.batch_workers, "sentences": len(sources), "seconds": seconds,
         "sentences_per_s": len(sources) / seconds, "target_tokens_per_s": tokens / seconds,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "outputs_sha": __import__("hashlib").sha256(json.dumps(outputs).encode()).hexdigest()[:16],
@@ -78,13 +92,17 @@ def child(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bundle", default=str(REPO_ROOT / "models" / "multi30k-en-de"))
-    parser.add_argument("--checkpoint", default=str(REPO_ROOT / "runs" / "multi30k-en-de" / "best.pt"),
-                        help="the torch checkpoint the bundle was exported from (PyTorch baseline)")
+    parser.add_argument("--checkpoint", help="PyTorch baseline: the checkpoint the bundle was exported from "
+                        "(default: rebuild the model from the fp32 bundle)")
+    parser.add_argument("--torch-bundle", help="PyTorch baseline: the fp32 bundle to rebuild the model from, when "
+                        "--bundle is int8 or fp16 (default: --bundle)")
     parser.add_argument("--src", default=str(DEFAULT_SRC))
     parser.add_argument("--beam", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--threads", type=int, default=1, help="intra-op threads per batch (engine layout)")
+    parser.add_argument("--batch-workers", type=int, default=cores, help="batches decoded at once (engine layout)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--max-batch-tokens", type=int, default=6000)
     parser.add_argument("--max-batch-sentences", type=int, default=64)
@@ -95,37 +113,52 @@ def main(argv: list[str] | None = None) -> int:
     if args.engine:
         print(json.dumps(child(args)))
         return 0
-    if not Path(args.checkpoint).is_file():
-        print(f"decode_speed: checkpoint not found: {args.checkpoint} (the PyTorch baseline needs the checkpoint "
-              "the bundle was exported from; pass --checkpoint)", file=sys.stderr)
+    if args.checkpoint and not Path(args.checkpoint).is_file():
+        print(f"decode_speed: checkpoint not found: {args.checkpoint}", file=sys.stderr)
         return 2
-    results = {}
-    for engine in ("ort", "torch"):
-        cmd = [sys.executable, __file__, "--engine", engine, "--keep-outputs", *_passthrough(args)]
+    engine_layout = (args.threads, args.batch_workers)
+    runs = [("ort", engine_layout), ("torch", engine_layout)]
+    if args.device == "cpu" and engine_layout != (cores, 1):
+        runs.append(("torch", (cores, 1)))
+    results = []
+    for engine, (threads, workers) in runs:
+        cmd = [sys.executable, __file__, "--engine", engine, "--keep-outputs", *_passthrough(args),
+               "--threads", str(threads), "--batch-workers", str(workers)]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             print(done.stderr, file=sys.stderr)
             return done.returncode
-        results[engine] = json.loads(done.stdout.strip().splitlines()[-1])
-    ort_r, torch_r = results["ort"], results["torch"]
-    same = sum(a == b for a, b in zip(ort_r.pop("outputs"), torch_r.pop("outputs")))
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    ort_r, torch_runs = results[0], results[1:]
+    torch_r = max(torch_runs, key=lambda r: r["sentences_per_s"])
+    same = sum(a == b for a, b in zip(ort_r["outputs"], torch_r["outputs"]))
+    for r in results:
+        r.pop("outputs")
     speedup = ort_r["sentences_per_s"] / torch_r["sentences_per_s"]
-    print(f"decoding {ort_r['sentences']} sentences, beam {args.beam}, {args.threads} thread(s), device {args.device}")
-    print(f"{'engine':<8}{'sent/s':>10}{'tok/s':>10}{'seconds':>10}{'peak RSS MiB':>14}  provider")
-    for r in (ort_r, torch_r):
-        print(f"{r['engine']:<8}{r['sentences_per_s']:>10.1f}{r['target_tokens_per_s']:>10.0f}{r['seconds']:>10.2f}"
-              f"{r['peak_rss_mb']:>14.0f}  {r['provider']}")
-    print(f"speed-up ORT / torch: {speedup:.2f}x; identical outputs: {same}/{ort_r['sentences']}")
+    print(f"decoding {ort_r['sentences']} sentences, beam {args.beam}, device {args.device}, {cores} core(s)")
+    print(f"{'engine':<8}{'layout':>14}{'sent/s':>10}{'tok/s':>10}{'seconds':>10}{'peak RSS MiB':>14}  provider")
+    for r in results:
+        layout = f"{r['batch_workers']}x{r['threads']} thr"
+        mark = "  <- baseline" if r is torch_r else ""
+        print(f"{r['engine']:<8}{layout:>14}{r['sentences_per_s']:>10.1f}{r['target_tokens_per_s']:>10.0f}"
+              f"{r['seconds']:>10.2f}{r['peak_rss_mb']:>14.0f}  {r['provider']}{mark}")
+    print(f"speed-up ORT / fastest torch: {speedup:.2f}x; identical outputs: {same}/{ort_r['sentences']}")
     if args.json:
         print(json.dumps({"speedup": speedup, "identical_outputs": same, "ort": ort_r, "torch": torch_r,
-                          "beam": args.beam, "threads": args.threads, "device": args.device}))
+                          "torch_runs": torch_runs, "beam": args.beam, "device": args.device, "cores": cores,
+                          "precision": _precision(args.bundle)}))
     return 0
 
 
+def _precision(bundle: str) -> str:
+    return json.loads((Path(bundle) / "manifest.json").read_text())["precision"]
+
+
 def _passthrough(args: argparse.Namespace) -> list[str]:
-    return ["--bundle", args.bundle, "--checkpoint", args.checkpoint, "--src", args.src, "--beam", str(args.beam),
-            "--threads", str(args.threads), "--device", args.device, "--max-batch-tokens", str(args.max_batch_tokens),
-            "--max-batch-sentences", str(args.max_batch_sentences)]
+    extra = [*(["--checkpoint", args.checkpoint] if args.checkpoint else []),
+             *(["--torch-bundle", args.torch_bundle] if args.torch_bundle else [])]
+    return [*extra, "--bundle", args.bundle, "--src", args.src, "--beam", str(args.beam), "--device", args.device,
+            "--max-batch-tokens", str(args.max_batch_tokens), "--max-batch-sentences", str(args.max_batch_sentences)]
 
 
 if __name__ == "__main__":

@@ -187,8 +187,8 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         "log_probs": (float_type, ["batch", spec.tgt_vocab_size]),
         "new_state": (float_type, [model_cfg.dec_layers, "batch", model_cfg.dec_hidden]),
         "attention": (float_type, ["batch", "src_len"]),
-        "topk_log_probs": (float_type, ["batch", min(graphs.TOPK, spec.tgt_vocab_size)]),
-        "topk_ids": ("int64", ["batch", min(graphs.TOPK, spec.tgt_vocab_size)]),
+        "topk_log_probs": (float_type, ["batch", "candidates"]),
+        "topk_ids": ("int64", ["batch", "candidates"]),
     }
 
     def io(names):
@@ -216,7 +216,8 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
             "encoder": {"file": "encoder.onnx", "inputs": io(ENCODER_INPUTS), "outputs": io(ENCODER_OUTPUTS)},
             "decoder_step": {"file": "decoder_step.onnx", "inputs": io(STEP_INPUTS), "outputs": io(STEP_OUTPUTS)},
         },
-        "topk": min(graphs.TOPK, spec.tgt_vocab_size),
+        "topk": min(graphs.TOPK, spec.tgt_vocab_size),  # default candidates per row
+        "topk_input": graphs.TOPK_INPUT,  # overridable: the search asks for 2 * beam + 4
         "decoding_defaults": {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
                               "length_penalty": options.length_penalty},
         "model_config": asdict(model_cfg),

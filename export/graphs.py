@@ -10,7 +10,9 @@ import logging
 import warnings
 from pathlib import Path
 
+import numpy as np
 import onnx
+import onnx.numpy_helper
 import torch
 from torch import Tensor, nn
 
@@ -21,9 +23,10 @@ from worker.bundle import ENCODER_INPUTS, ENCODER_OUTPUTS, STEP_INPUTS, STEP_OUT
 
 log = logging.getLogger(__name__)
 OPSET = 18
-# Candidates per row from the step graph: enough for beams up to (TOPK - 4) / 2 = 18 even when
-# unk, pad, bos and eos are all suppressed; larger beams use the full log-probs.
+# Candidates per row from the step graph: the default of its ``topk`` input (an overridable
+# initializer: the search asks for 2 * beam + 4 each run).
 TOPK = 40
+TOPK_INPUT = "topk"
 # An example length unlike any model dimension, so a frozen length is easy to spot.
 EXAMPLE_LENGTHS = (11, 6, 3)
 
@@ -70,8 +73,8 @@ OUTPUT_DIMS = {
     "log_probs": ("batch", None),
     "new_state": (None, "batch", None),
     "attention": ("batch", "src_len"),
-    "topk_log_probs": ("batch", None),
-    "topk_ids": ("batch", None),
+    "topk_log_probs": ("batch", "candidates"),
+    "topk_ids": ("batch", "candidates"),
 }
 
 
@@ -109,9 +112,23 @@ def _export(module: nn.Module, args: tuple, path: Path, inputs, outputs, dynamic
             output_names=list(outputs), dynamic_shapes=dynamic_shapes, verbose=False,
         )
     proto = program.model_proto
+    if isinstance(module, DecoderStepGraph):
+        expose_topk(proto, module.topk)
     repair_declared_shapes(proto)
     onnx.checker.check_model(proto, full_check=True)
     onnx.save(proto, str(path))
+
+
+def expose_topk(proto: onnx.ModelProto, default: int) -> None:
+    """Make the TopK node's constant K an overridable initializer named ``topk`` (int64 [1],
+    default ``default``): a run may feed a smaller K, and readers that list only required inputs
+    see the same interface as before."""
+    nodes = [n for n in proto.graph.node if n.op_type == "TopK"]
+    if len(nodes) != 1:
+        raise ValueError(f"expected one TopK node in the step graph, found {len(nodes)}")
+    proto.graph.initializer.append(onnx.numpy_helper.from_array(np.array([default], dtype=np.int64), TOPK_INPUT))
+    proto.graph.input.append(onnx.helper.make_tensor_value_info(TOPK_INPUT, onnx.TensorProto.INT64, [1]))
+    nodes[0].input[1] = TOPK_INPUT
 
 
 def repair_declared_shapes(proto: onnx.ModelProto) -> None:

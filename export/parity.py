@@ -15,7 +15,7 @@ from training.vocab import BOS_ID
 from worker.ort_model import OrtStepModel
 from worker.search import SearchOptions, search_in_batches
 
-from .graphs import EXAMPLE_LENGTHS
+from .graphs import EXAMPLE_LENGTHS, TOPK
 from .torch_model import TorchStepModel
 
 # Padded batches whose lengths differ from the export example's.
@@ -62,11 +62,11 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
                 out = model.decoder.step(prev, state_ref, ref.annotations, ref.keys, ref.mask)
                 log_probs = torch.log_softmax(model.decoder.readout(prev, out.state[-1], out.context), -1)
             # Feed ONNX Runtime the torch state too, so each step is compared on equal inputs.
-            full = ort_model.step(prev.numpy(), state_ref.numpy(), got, full=True)
+            full = ort_model.step(prev.numpy(), state_ref.numpy(), got, candidates=0)
             _record(diffs, "decoder_step.log_probs", log_probs, full.log_probs)
             _record(diffs, "decoder_step.new_state", out.state, full.state)
             _record(diffs, "decoder_step.attention", out.attention, full.attention)
-            top = ort_model.step(prev.numpy(), state_ref.numpy(), got, full=False)
+            top = ort_model.step(prev.numpy(), state_ref.numpy(), got, candidates=TOPK)
             _record(diffs, "decoder_step.topk_log_probs", log_probs.gather(-1, torch.from_numpy(top.ids)), top.log_probs)
             expected_top = torch.topk(log_probs, top.ids.shape[-1], dim=-1).values
             _record(diffs, "decoder_step.topk_values_sorted", expected_top, top.log_probs)

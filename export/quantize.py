@@ -2,7 +2,8 @@
 
 int8: ``quantize_dynamic`` has no GRU kernel (only LSTM), so GRU nodes stay fp32; MatMul and Gemm
 weights become int8 (MatMulInteger / DynamicQuantizeMatMul with on-the-fly activation
-quantization). fp16 is a GPU artifact: on CPU, ONNX Runtime runs it in fp32 behind casts.
+quantization), except matrix-vector products (the additive attention's v_a: one output column),
+where quantizing the [B, S, A] input would cost more than the product saves, and lose accuracy. fp16 is a GPU artifact: on CPU, ONNX Runtime runs it in fp32 behind casts.
 """
 from __future__ import annotations
 
@@ -22,9 +23,16 @@ def quantize_int8(src: Path, dst: Path) -> None:
     cleared = dst.with_suffix(".fp32-noinfo.onnx")
     onnx.save(proto, str(cleared))
     try:
-        quantize_dynamic(str(cleared), str(dst), weight_type=QuantType.QInt8)
+        quantize_dynamic(str(cleared), str(dst), weight_type=QuantType.QInt8, nodes_to_exclude=vector_products(proto))
     finally:
         cleared.unlink(missing_ok=True)
+
+
+def vector_products(proto: onnx.ModelProto) -> list[str]:
+    """Names of MatMul nodes whose constant weight has a single output column."""
+    columns = {init.name: init.dims[-1] for init in proto.graph.initializer if len(init.dims) == 2}
+    return [node.name for node in proto.graph.node
+            if node.op_type == "MatMul" and columns.get(node.input[1]) == 1]
 
 
 def untie_shared_weights(proto: onnx.ModelProto) -> int:

@@ -17,7 +17,7 @@ class TorchStepModel:
     def __init__(self, model: Seq2Seq, topk: int = TOPK) -> None:
         self.model = model.eval()
         self.device = next(model.parameters()).device
-        self.topk = topk  # 0: always return the full vocabulary
+        self.topk = topk  # the most candidates a step returns; 0: always the full vocabulary
 
     @torch.no_grad()
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> EncoderOutput:
@@ -39,14 +39,14 @@ class TorchStepModel:
         return encoded.state
 
     @torch.no_grad()
-    def step(self, prev_ids: np.ndarray, state: torch.Tensor, encoded: EncoderOutput, full: bool = True) -> StepScores:
+    def step(self, prev_ids: np.ndarray, state: torch.Tensor, encoded: EncoderOutput, candidates: int = 0) -> StepScores:
         prev = torch.from_numpy(prev_ids).to(self.device)
         out = self.model.decoder.step(prev, state, encoded.annotations, encoded.keys, encoded.mask)
         log_probs = torch.log_softmax(self.model.decoder.readout(prev, out.state[-1], out.context), -1)
         attention = out.attention.cpu().numpy()
-        if full or not self.topk:
+        if not candidates or not self.topk:
             return StepScores(log_probs.cpu().numpy(), None, out.state, attention)
-        values, ids = torch.topk(log_probs, min(self.topk, log_probs.shape[-1]), dim=-1)
+        values, ids = torch.topk(log_probs, min(candidates, self.topk, log_probs.shape[-1]), dim=-1)
         return StepScores(values.cpu().numpy(), ids.cpu().numpy(), out.state, attention)
 
     def reorder(self, state: torch.Tensor, index: np.ndarray) -> torch.Tensor:

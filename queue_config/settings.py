@@ -37,6 +37,7 @@ class QueueSettings:
     lease_seconds: int = 30  # a running job's lease, renewed while it runs
     provider: str = "auto"  # ONNX Runtime execution provider: auto | cpu | cuda
     threads: int = 0  # ONNX Runtime intra-op threads per worker child (0: default)
+    batch_workers: int = 1  # batches of one job decoded at once per worker child, one thread each
     max_batch_tokens: int = 6000
     shutdown_timeout: float = 30.0  # soft-shutdown seconds for running jobs on SIGTERM
     proc_alive_timeout: float = 60.0  # seconds a new worker child may take to report up
@@ -66,7 +67,8 @@ class QueueSettings:
         if self.retry_backoff_max * 4 > self.effective_visibility_timeout:
             raise SettingsError(f"{PREFIX}RETRY_BACKOFF_MAX ({self.retry_backoff_max}) must stay well below the "
                                 f"visibility timeout ({self.effective_visibility_timeout}); at most a quarter of it")
-        for name in ("max_attempts", "chunk_sentences", "max_document_bytes", "lease_seconds", "max_batch_tokens"):
+        for name in ("max_attempts", "chunk_sentences", "max_document_bytes", "lease_seconds", "max_batch_tokens",
+                     "batch_workers"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be >= 1, got {getattr(self, name)}")
         if self.provider not in ("auto", "cpu", "cuda"):

@@ -46,6 +46,42 @@ def test_batching_does_not_change_results(tiny_bundle):
     assert a == b
 
 
+def test_parallel_batches_give_the_same_results_in_order(tiny_bundle):
+    sources = [s for s, _ in make_toy_pairs(30, seed=8)]
+    settings = dict(provider="cpu", intra_op_threads=1, max_batch_tokens=20, max_batch_sentences=3)
+    one = Translator(tiny_bundle, EngineSettings(**settings))
+    three = Translator(tiny_bundle, EngineSettings(**settings, batch_workers=3))
+    a = one.translate_sentences(sources, SearchOptions(beam=4))
+    b = three.translate_sentences(sources, SearchOptions(beam=4))
+    assert [r.source for r in b] == sources
+    assert [(r.translation, r.score, r.alignment.pharaoh) for r in a] == [(r.translation, r.score, r.alignment.pharaoh) for r in b]
+
+
+def test_step_graph_returns_as_many_candidates_as_asked(tiny_bundle):
+    model = OrtStepModel.from_bundle(load_bundle(tiny_bundle), "cpu", 1)
+    assert model.topk_input and model.topk == 60  # any count up to the vocabulary
+    encoded = model.encode(np.array([[5, 6, 7, 3], [8, 9, 3, 0]]), np.array([4, 3]))
+    full = model.step(np.array([2, 2]), encoded.init_state, encoded, candidates=0)
+    assert full.ids is None and full.log_probs.shape == (2, 60)
+    for k in (1, 7, 14, 40):
+        top = model.step(np.array([2, 2]), encoded.init_state, encoded, candidates=k)
+        assert top.ids.shape == top.log_probs.shape == (2, k)
+        expected = np.sort(full.log_probs, axis=1)[:, ::-1][:, :k]
+        np.testing.assert_allclose(top.log_probs, expected, rtol=0, atol=1e-6)
+        np.testing.assert_array_equal(np.take_along_axis(full.log_probs, top.ids, 1), top.log_probs)
+
+
+def test_local_cpu_layout_is_one_batch_per_core_unless_chosen():
+    from worker.settings import local_cpu_settings
+
+    auto = local_cpu_settings(EngineSettings(), cores=4)
+    assert (auto.intra_op_threads, auto.batch_workers) == (1, 4)
+    chosen = EngineSettings(intra_op_threads=2)
+    assert local_cpu_settings(chosen, cores=4) == chosen
+    with pytest.raises(ValueError, match="batch_workers"):
+        EngineSettings(batch_workers=0).validate()
+
+
 def test_document_keeps_layout_and_offsets_point_into_both_texts(translator):
     doc = "  A man sees a dog. The cat runs home!\n\n\tA big red ball.  \n"
     result = translator.translate_document(doc, SearchOptions(beam=2))

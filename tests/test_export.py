@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
 import pytest
 import torch
 
@@ -50,7 +51,7 @@ def test_declared_output_shapes_are_symbolic(tiny_bundle):
     step = declared_dims(bundle.graph_path("decoder_step"))
     assert step["attention"] == ["batch", "src_len"]
     assert step["log_probs"][0] == "batch" and step["new_state"][1] == "batch"
-    assert step["topk_ids"][0] == "batch" and step["topk_log_probs"][0] == "batch"
+    assert step["topk_ids"] == step["topk_log_probs"] == ["batch", "candidates"]
     for dims in [*enc.values(), *step.values()]:
         assert max(EXAMPLE_LENGTHS) not in dims
 
@@ -115,13 +116,17 @@ def test_lossy_precisions_report_bleu_delta_and_what_changed(tiny_checkpoint, to
         assert encoder_change["MatMulInteger"]["after"] > 0
         assert "GRU" not in encoder_change  # no GRU kernel for int8: GRU nodes stay fp32
         assert encoder_change["weights:int8"]["after"] > 0
+        # The attention's v_a (one output column) stays an fp32 MatMul.
+        step = onnx.load(str(bundle.graph_path("decoder_step")))
+        columns = {i.name: i.dims[-1] for i in step.graph.initializer if len(i.dims) == 2}
+        assert [n for n in step.graph.node if n.op_type == "MatMul" and columns.get(n.input[1]) == 1]
     else:
         assert encoder_change["weights:float16"]["after"] > 0
         assert encoder_change["weights:float"]["after"] == 0
     # The lossy graphs decode: token ids in range.
     model = OrtStepModel.from_bundle(bundle)
     encoded = model.encode(np.array([[5, 6, 7, 3]]), np.array([4]))
-    scores = model.step(np.array([2]), encoded.init_state, encoded, full=False)
+    scores = model.step(np.array([2]), encoded.init_state, encoded, candidates=14)
     assert scores.ids.shape == scores.log_probs.shape and np.isfinite(scores.log_probs.astype(np.float32)).all()
     np.testing.assert_allclose(scores.attention.astype(np.float32).sum(-1), 1.0, atol=1e-2)
 

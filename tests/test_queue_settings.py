@@ -37,6 +37,7 @@ def test_celery_config_invariants():
     ({"NMT_BROKER_URL": "amqp://localhost"}, "NMT_BROKER_URL must be a redis"),
     ({"NMT_BROKER_URL": "rediss://:pw@host:6380/0"}, "without ssl_cert_reqs=required"),
     ({"NMT_PROVIDER": "tpu"}, "NMT_PROVIDER"),
+    ({"NMT_BATCH_WORKERS": "0"}, "NMT_BATCH_WORKERS must be >= 1"),
 ])
 def test_invalid_settings_name_the_variable(env, message):
     with pytest.raises(SettingsError, match=message):

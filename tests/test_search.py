@@ -46,7 +46,7 @@ class TableModel:
 
     topk = 0  # always the full vocabulary
 
-    def step(self, prev_ids, state, lengths, full=True):
+    def step(self, prev_ids, state, lengths, candidates=0):
         prefixes = [p if t == 2 else p + (int(t),) for p, t in zip(state, prev_ids)]
         self.calls.append(prefixes)
         log_probs = np.full((len(prefixes), 6), -np.inf, dtype=np.float32)

@@ -9,6 +9,7 @@ from worker.bundle import load_bundle, resolve_bundle_path, verify_graphs
 from .conftest import REPO_ROOT
 
 BUNDLE = REPO_ROOT / "models" / "multi30k-en-de"
+INT8 = REPO_ROOT / "models" / "multi30k-en-de-int8"
 
 
 def test_shipped_bundle_validates_and_fits_in_30_mb():
@@ -27,6 +28,15 @@ def test_shipped_manifest_records_recipe_scores_and_verification():
     assert parity["sentences"] >= 200 and parity["greedy_equal"] == parity["beam_equal"] == parity["sentences"]
     assert max(m["verification"]["graph_max_abs_diff"].values()) <= 1e-4
     assert m["decoding_defaults"]["beam"] == 5
+
+
+def test_shipped_int8_bundle_is_the_same_model_within_half_a_bleu_point():
+    bundle = load_bundle(INT8)
+    verify_graphs(bundle)
+    m, fp32 = bundle.manifest, load_bundle(BUNDLE).manifest
+    assert m["precision"] == "int8" and m["model_config"] == fp32["model_config"]
+    assert m["scores"]["valid_bleu_delta"] >= -0.5 and m["scores"]["test_bleu"] >= 35
+    assert m["training"] == fp32["training"]
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ import yaml
 from tqdm import tqdm
 
 from .batching import collate, make_batches
-from .checkpoint import read_checkpoint, save_checkpoint
+from .checkpoint import CheckpointError, read_checkpoint, save_checkpoint
 from .config import Config
 from .curves import plot_curves
 from .data import TrainingData, Vocabs, prepare_data
@@ -89,6 +89,9 @@ class Trainer:
         cfg = self.config
         last = self.run_dir / "last.pt"
         checkpoint = read_checkpoint(last) if resume and last.exists() else None
+        if checkpoint is not None and "optimizer" not in checkpoint:
+            raise CheckpointError(f"{last} holds weights but no training state (recovered from a bundle?): "
+                                  "it cannot be resumed")
         if resume and checkpoint is None:
             log.warning("--resume: no checkpoint in %s, starting a new run", self.run_dir)
         if checkpoint is None and last.exists():

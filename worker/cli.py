@@ -40,7 +40,10 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--length-penalty", type=float, default=None, help="GNMT alpha (default: the bundle's)")
     p.add_argument("--coverage-penalty", type=float, default=0.0, help="GNMT beta")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    p.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: default)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="ONNX Runtime intra-op threads per batch (default on CPU: 1, with --batch-workers = cores)")
+    p.add_argument("--batch-workers", type=int, default=0,
+                   help="batches decoded at once, one thread each (default on CPU: one per core; GPU: 1)")
     p.add_argument("--max-batch-tokens", type=int, default=6000)
 
 
@@ -48,10 +51,14 @@ def _translator(args: argparse.Namespace):
     from dataclasses import replace
 
     from .engine import Translator
-    from .settings import EngineSettings
+    from .ort_model import CPU, providers_for
+    from .settings import EngineSettings, local_cpu_settings
 
-    translator = Translator(resolve_bundle_path(args.bundle), EngineSettings(
-        provider=args.device, intra_op_threads=args.threads, max_batch_tokens=args.max_batch_tokens))
+    settings = EngineSettings(provider=args.device, intra_op_threads=args.threads, max_batch_tokens=args.max_batch_tokens,
+                              batch_workers=args.batch_workers or 1)
+    if not args.batch_workers and providers_for(args.device) == [CPU]:
+        settings = local_cpu_settings(settings)
+    translator = Translator(resolve_bundle_path(args.bundle), settings)
     options = translator.default_options
     changes = {"n_best": args.n_best, "coverage_penalty": args.coverage_penalty}
     if args.beam is not None:

@@ -111,7 +111,8 @@ class Translator:
         options = (options or self.default_options).validate()
         units, warnings = self._units(sentences)
         hypotheses = search_in_batches(self.model, [u.ids for u in units], options,
-                                       self.settings.max_batch_sentences, self.settings.max_batch_tokens)
+                                       self.settings.max_batch_sentences, self.settings.max_batch_tokens,
+                                       self.settings.batch_workers)
         results = []
         for index, sentence in enumerate(sentences):
             own = [(u, h) for u, h in zip(units, hypotheses) if u.segment == index]

@@ -64,7 +64,8 @@ class Runtime:
         if pair not in self.translators:
             s = self.settings
             self.translators[pair] = Translator(self.pairs[pair], EngineSettings(
-                provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens))
+                provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens,
+                batch_workers=s.batch_workers))
         return self.translators[pair]
 
 

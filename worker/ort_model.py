@@ -20,6 +20,7 @@ from .search import StepScores
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
+TOPK_INPUT = "topk"  # int64 [1]: candidates per row from the step graph
 
 
 class ProviderError(RuntimeError):
@@ -66,7 +67,7 @@ class OrtStepModel:
     """``encode``/``expand``/``initial_state``/``step``/``reorder`` over ONNX Runtime sessions."""
 
     def __init__(self, encoder_path: Path, decoder_path: Path, provider: str = "cpu", threads: int = 0,
-                 io_binding: bool | None = None) -> None:
+                 io_binding: bool | None = None, default_topk: int = 0) -> None:
         options = session_options(threads)
         providers = providers_for(provider)
         self.encoder = ort.InferenceSession(str(encoder_path), options, providers=providers)
@@ -77,13 +78,21 @@ class OrtStepModel:
                                 "(the CUDA provider failed to load: check CUDA/cuDNN libraries)")
         self.device = "cuda" if self.provider == CUDA else "cpu"
         self.io_binding = self.device == "cuda" if io_binding is None else io_binding
+        # Bundles exported since the candidate count became an input take it per run ("topk", an
+        # overridable initializer, so older readers still see the same inputs); older ones have a
+        # fixed count. IO binding cannot bind an initializer: it runs with the default count.
+        overridable = TOPK_INPUT in {i.name for i in self.decoder.get_overridable_initializers()}
+        self.topk_input = overridable and not self.io_binding
         outputs = {o.name: o for o in self.decoder.get_outputs()}
-        self.topk = int(outputs["topk_ids"].shape[-1]) if "topk_ids" in outputs else 0
+        vocab = int(outputs["log_probs"].shape[-1])
+        fixed = outputs["topk_ids"].shape[-1] if "topk_ids" in outputs else 0
+        self.topk = vocab if self.topk_input else (fixed if isinstance(fixed, int) else default_topk)
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0,
                     io_binding: bool | None = None) -> "OrtStepModel":
-        return cls(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), provider, threads, io_binding)
+        return cls(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), provider, threads, io_binding,
+                   int(bundle.manifest.get("topk", 0)))
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
@@ -113,14 +122,16 @@ class OrtStepModel:
     def initial_state(self, encoded: OrtEncoded) -> Any:
         return encoded.init_state
 
-    def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded, full: bool = True) -> StepScores:
-        """One decoder step; ``full`` returns log-probs over the whole vocabulary, else the top-k."""
-        scores = ["log_probs"] if full or not self.topk else ["topk_log_probs", "topk_ids"]
+    def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded, candidates: int = 0) -> StepScores:
+        """One decoder step: log-probs of the best ``candidates`` tokens per row (at least that many;
+        more from graphs with a fixed count), or over the whole vocabulary when 0."""
+        scores = ["log_probs"] if not candidates or not self.topk else ["topk_log_probs", "topk_ids"]
         names = [*scores, "new_state", "attention"]
+        extra = {TOPK_INPUT: np.array([candidates], dtype=np.int64)} if len(scores) == 2 and self.topk_input else {}
         if not self.io_binding:
             outputs = self.decoder.run(names, {
                 "prev_ids": prev_ids, "state": state, "annotations": encoded.annotations,
-                "keys": encoded.keys, "src_mask": encoded.mask,
+                "keys": encoded.keys, "src_mask": encoded.mask, **extra,
             })
         else:
             binding = self.decoder.io_binding()

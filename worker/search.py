@@ -11,6 +11,7 @@ which makes beam 1 exactly greedy decoding.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, Sequence
 
@@ -70,8 +71,8 @@ class StepScores(NamedTuple):
 class StepModel(Protocol):
     """What the search needs from a model. ``Encoded`` and ``State`` are opaque to the search.
 
-    ``topk`` is how many best candidates per row ``step`` returns when ``full`` is false (0: it
-    always returns the full vocabulary).
+    ``topk`` is the most best-first candidates per row ``step`` can return (0: it always returns
+    the full vocabulary).
     """
 
     topk: int
@@ -85,8 +86,9 @@ class StepModel(Protocol):
     def initial_state(self, encoded: Any) -> Any:
         """Decoder state for the (expanded) encoded batch."""
 
-    def step(self, prev_ids: np.ndarray, state: Any, encoded: Any, full: bool) -> StepScores:
-        """prev_ids int64 [N] -> scores for the next token (all of them when ``full``), new state, attention."""
+    def step(self, prev_ids: np.ndarray, state: Any, encoded: Any, candidates: int) -> StepScores:
+        """prev_ids int64 [N] -> scores of at least the best ``candidates`` next tokens per row (the
+        whole vocabulary when 0), new state, attention."""
 
     def reorder(self, state: Any, index: np.ndarray) -> Any:
         """Select state rows: index int64 [N'] (reordered, and fewer when sentences finished)."""
@@ -143,11 +145,12 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
 
     for t in range(int(max_lens.max()) + 1):
         n = len(active)
-        # (2) one step for all live rows: top candidates only, unless a row must end (eos may be
-        # outside its top candidates) or the beam is wider than the model's candidate list.
+        # (2) one step for all live rows: each row's best 2K + 4 candidates (the best 2K of a
+        # sentence survive even when pad, bos, unk and eos are banned), or the whole vocabulary
+        # when a row must end (eos may be outside its best) or the model offers fewer candidates.
         at_limit = t >= max_lens[active]
-        full = bool(at_limit.any()) or topk < 2 * k + 4
-        scores_t = model.step(prev, state, encoded, full)
+        candidates = 0 if at_limit.any() or topk < 2 * k + 4 else 2 * k + 4
+        scores_t = model.step(prev, state, encoded, candidates)
         state = scores_t.state
         values = scores_t.log_probs.astype(np.float64).reshape(n, k, -1)
         width_c = values.shape[-1]
@@ -223,12 +226,26 @@ def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray
 
 
 def search_in_batches(model: StepModel, sources: Sequence[Sequence[int]], options: SearchOptions,
-                      max_sentences: int = 64, max_tokens: int | None = None) -> list[list[Hypothesis]]:
-    """``beam_search`` over length-sorted batches (``pack_by_tokens``); results in input order."""
+                      max_sentences: int = 64, max_tokens: int | None = None,
+                      workers: int = 1) -> list[list[Hypothesis]]:
+    """``beam_search`` over length-sorted batches (``pack_by_tokens``); results in input order.
+
+    ``workers`` > 1 decodes that many batches at once, each on its own thread. The step model's
+    kernels release the GIL (ONNX Runtime and torch both do), so on a CPU, W batches with one
+    intra-op thread each keep W cores busy without the per-operator synchronisation that
+    splitting each small matrix product across threads costs.
+    """
+    options.validate()
     lengths = [len(s) for s in sources]
     budget = max_tokens or max(lengths, default=1) * max_sentences
+    batches = pack_by_tokens(lengths, budget, max_sentences)
+    if workers > 1 and len(batches) > 1:
+        with ThreadPoolExecutor(max_workers=min(workers, len(batches)), thread_name_prefix="beam") as pool:
+            decoded = list(pool.map(lambda batch: beam_search(model, [sources[i] for i in batch], options), batches))
+    else:
+        decoded = [beam_search(model, [sources[i] for i in batch], options) for batch in batches]
     results: list[list[Hypothesis]] = [[] for _ in sources]
-    for batch in pack_by_tokens(lengths, budget, max_sentences):
-        for index, hyps in zip(batch, beam_search(model, [sources[i] for i in batch], options)):
+    for batch, hyps_of_batch in zip(batches, decoded):
+        for index, hyps in zip(batch, hyps_of_batch):
             results[index] = hyps
     return results

@@ -2,7 +2,8 @@
 settings loader fills it from NMT_* environment variables)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 
 PROVIDERS = ("auto", "cpu", "cuda")
 
@@ -11,6 +12,7 @@ PROVIDERS = ("auto", "cpu", "cuda")
 class EngineSettings:
     provider: str = "auto"  # auto: CUDA when ONNX Runtime can use it, else CPU
     intra_op_threads: int = 0  # 0: ONNX Runtime's default (all host cores: set it per worker process)
+    batch_workers: int = 1  # batches decoded at once, each on its own thread (CPU: cores / intra_op_threads)
     max_batch_tokens: int = 6000  # padded source tokens per batch, before beam expansion
     max_batch_sentences: int = 64
     max_sentence_tokens: int = 200  # longer sentences are split at word boundaries, with a warning
@@ -23,4 +25,17 @@ class EngineSettings:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.intra_op_threads < 0:
             raise ValueError(f"intra_op_threads must be >= 0, got {self.intra_op_threads}")
+        if self.batch_workers < 1:
+            raise ValueError(f"batch_workers must be >= 1, got {self.batch_workers}")
         return self
+
+
+def local_cpu_settings(settings: EngineSettings, cores: int | None = None) -> EngineSettings:
+    """For one process that owns the host (``nmt translate``, ``nmt eval``): with neither threads
+    nor batch workers chosen, one batch per core with one intra-op thread each (the fastest layout
+    for bulk decoding on CPU; ``bench/decode_speed.py`` measures it). Explicit choices are kept."""
+    if settings.intra_op_threads or settings.batch_workers != 1:
+        return settings
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return replace(settings, intra_op_threads=1, batch_workers=max(1, cores))
