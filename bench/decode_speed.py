@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -39,7 +38,6 @@ DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "multi30k" / "test_2016_fli
 
 def child(args: argparse.Namespace) -> dict:
     """Decode every sentence with one engine; print a JSON result."""
-    import numpy as np
     import sentencepiece as spm
 
     from worker.batching import pack_by_tokens
@@ -92,7 +90,9 @@ def child(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    from worker.settings import host_cores
+
+    cores = host_cores()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bundle", default=str(REPO_ROOT / "models" / "multi30k-en-de"))
     parser.add_argument("--checkpoint", help="PyTorch baseline: the checkpoint the bundle was exported from "
@@ -151,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _precision(bundle: str) -> str:
-    return json.loads((Path(bundle) / "manifest.json").read_text())["precision"]
+    from worker.bundle import load_bundle
+
+    return load_bundle(bundle, verify_hashes=False).precision
 
 
 def _passthrough(args: argparse.Namespace) -> list[str]:

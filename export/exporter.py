@@ -22,7 +22,7 @@ from training.config import resolve_data_dir
 from training.data import read_split
 from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from worker.bundle import (
-    ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT, FORMAT_VERSION, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS,
+    ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT, FORMAT_VERSION, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS, TOPK_INPUT,
     load_bundle, sha256_file, signature_for, verify_graphs, write_bundle_atomically,
 )
 from worker.ort_model import OrtStepModel
@@ -217,7 +217,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
             "decoder_step": {"file": "decoder_step.onnx", "inputs": io(STEP_INPUTS), "outputs": io(STEP_OUTPUTS)},
         },
         "topk": min(graphs.TOPK, spec.tgt_vocab_size),  # default candidates per row
-        "topk_input": graphs.TOPK_INPUT,  # overridable: the search asks for 2 * beam + 4
+        "topk_input": TOPK_INPUT,  # overridable: the search asks for 2 * beam + 4
         "decoding_defaults": {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
                               "length_penalty": options.length_penalty},
         "model_config": asdict(model_cfg),

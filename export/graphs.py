@@ -19,14 +19,13 @@ from torch import Tensor, nn
 from training.greedy import pad_batch
 from training.model import Seq2Seq
 from training.vocab import BOS_ID
-from worker.bundle import ENCODER_INPUTS, ENCODER_OUTPUTS, STEP_INPUTS, STEP_OUTPUTS
+from worker.bundle import ENCODER_INPUTS, ENCODER_OUTPUTS, STEP_INPUTS, STEP_OUTPUTS, TOPK_INPUT
 
 log = logging.getLogger(__name__)
 OPSET = 18
 # Candidates per row from the step graph: the default of its ``topk`` input (an overridable
 # initializer: the search asks for 2 * beam + 4 each run).
 TOPK = 40
-TOPK_INPUT = "topk"
 # An example length unlike any model dimension, so a frozen length is easy to spot.
 EXAMPLE_LENGTHS = (11, 6, 3)
 

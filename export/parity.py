@@ -56,7 +56,7 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
         _record(diffs, "encoder.keys", ref.keys, got.keys)
         _record(diffs, "encoder.init_state", ref.state, got.init_state)
         prev = torch.full((len(lengths),), BOS_ID, dtype=torch.long)
-        state_ref, state_ort = ref.state, got.init_state
+        state_ref = ref.state
         for _ in range(steps):
             with torch.no_grad():
                 out = model.decoder.step(prev, state_ref, ref.annotations, ref.keys, ref.mask)

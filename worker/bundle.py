@@ -25,6 +25,9 @@ ENCODER_INPUTS = ("src_ids", "src_lengths")
 ENCODER_OUTPUTS = ("annotations", "keys", "init_state")
 STEP_INPUTS = ("prev_ids", "state", "annotations", "keys", "src_mask")
 STEP_OUTPUTS = ("log_probs", "new_state", "attention", "topk_log_probs", "topk_ids")
+# Optional step input (an overridable initializer, so not among the required inputs above):
+# int64 [1], candidates per row in topk_log_probs / topk_ids.
+TOPK_INPUT = "topk"
 
 
 class BundleError(ValueError):

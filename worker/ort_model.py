@@ -15,12 +15,11 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from .bundle import Bundle
+from .bundle import TOPK_INPUT, Bundle
 from .search import StepScores
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
-TOPK_INPUT = "topk"  # int64 [1]: candidates per row from the step graph
 
 
 class ProviderError(RuntimeError):

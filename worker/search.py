@@ -235,7 +235,6 @@ def search_in_batches(model: StepModel, sources: Sequence[Sequence[int]], option
     intra-op thread each keep W cores busy without the per-operator synchronisation that
     splitting each small matrix product across threads costs.
     """
-    options.validate()
     lengths = [len(s) for s in sources]
     budget = max_tokens or max(lengths, default=1) * max_sentences
     batches = pack_by_tokens(lengths, budget, max_sentences)

@@ -36,6 +36,9 @@ def local_cpu_settings(settings: EngineSettings, cores: int | None = None) -> En
     for bulk decoding on CPU; ``bench/decode_speed.py`` measures it). Explicit choices are kept."""
     if settings.intra_op_threads or settings.batch_workers != 1:
         return settings
-    if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return replace(settings, intra_op_threads=1, batch_workers=max(1, cores))
+    return replace(settings, intra_op_threads=1, batch_workers=max(1, cores or host_cores()))
+
+
+def host_cores() -> int:
+    """Cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
