@@ -5,17 +5,23 @@ worker's beam search (``worker.search.search_in_batches``) over the worker's tok
 only the step model differs: ``worker.ort_model.OrtStepModel`` over the bundle's graphs, or
 ``export.torch_model.TorchStepModel`` over the same weights in torch: the checkpoint the bundle was
 exported from (``--checkpoint``) or, by default, the model rebuilt from the fp32 bundle itself
-(``export.recover``, verified against its graphs). Each run is its own subprocess, so its peak RSS
-is its own.
+(``export.recover``, verified against its graphs). Both hold a sentence's encoder outputs once for
+its beam (``--torch-per-row``: torch repeats them per row, as most beam-search code does, about 5%
+slower). Each run is its own subprocess, so its peak RSS is its own.
 
 Thread layouts: the engine runs as ``nmt translate`` does on CPU (``--batch-workers`` batches at
 once, ``--threads`` intra-op threads each; default one batch per core, one thread each). PyTorch
 runs twice, in that same layout and in the layout a user would write (one batch at a time,
-``torch.set_num_threads(cores)``); the faster of the two is the baseline. Reported: sentences/s,
-target tokens/s, peak memory, outputs identical to the baseline, and the speed-up.
+``torch.set_num_threads(cores)``); the faster of the two is the baseline.
+
+Every configuration runs ``--repeats`` times (default 3), interleaved, and its fastest run counts
+(the median is reported too): on a shared machine run-to-run noise is +-10%, and noise only ever
+slows a run down. Reported: sentences/s, target tokens/s, peak memory, outputs identical to the
+baseline, and the speed-up (best ORT over best torch; also over the one-batch torch layout).
 
     python bench/decode_speed.py [--bundle models/multi30k-en-de] [--checkpoint CKPT] [--torch-bundle DIR]
-                                 [--beam 5] [--threads 1] [--batch-workers CORES] [--device cpu|cuda] [--json]
+                                 [--beam 5] [--threads 1] [--batch-workers CORES] [--repeats 3]
+                                 [--device cpu|cuda] [--json]
 
 With ``--json`` the last line is a JSON object including ``speedup``.
 """
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -71,7 +78,7 @@ def child(args: argparse.Namespace) -> dict:
             from export.recover import recover_model
 
             torch_model, _ = recover_model(args.torch_bundle or args.bundle)
-        model = TorchStepModel(torch_model.to(args.device))
+        model = TorchStepModel(torch_model.to(args.device), grouped=not args.torch_per_row)
         provider = f"torch {torch.__version__} eager on {args.device}"
     batches = pack_by_tokens([len(s) for s in sources], args.max_batch_tokens, args.max_batch_sentences)
     beam_search(model, [sources[i] for i in batches[len(batches) // 2]], options)  # warm-up
@@ -106,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--max-batch-tokens", type=int, default=6000)
     parser.add_argument("--max-batch-sentences", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each configuration; the fastest counts")
+    parser.add_argument("--torch-per-row", action="store_true",
+                        help="PyTorch repeats encoder outputs once per beam row instead of once per sentence")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--engine", choices=("ort", "torch"), help=argparse.SUPPRESS)
     parser.add_argument("--keep-outputs", action="store_true", help=argparse.SUPPRESS)
@@ -117,35 +127,52 @@ def main(argv: list[str] | None = None) -> int:
         print(f"decode_speed: checkpoint not found: {args.checkpoint}", file=sys.stderr)
         return 2
     engine_layout = (args.threads, args.batch_workers)
-    runs = [("ort", engine_layout), ("torch", engine_layout)]
+    configs = [("ort", engine_layout), ("torch", engine_layout)]
     if args.device == "cpu" and engine_layout != (cores, 1):
-        runs.append(("torch", (cores, 1)))
+        configs.append(("torch", (cores, 1)))
+    runs: dict[tuple, list[dict]] = {config: [] for config in configs}
+    for _ in range(max(1, args.repeats)):
+        for engine, (threads, workers) in configs:
+            cmd = [sys.executable, __file__, "--engine", engine, "--keep-outputs", *_passthrough(args),
+                   "--threads", str(threads), "--batch-workers", str(workers)]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            if done.returncode != 0:
+                print(done.stderr, file=sys.stderr)
+                return done.returncode
+            runs[(engine, (threads, workers))].append(json.loads(done.stdout.strip().splitlines()[-1]))
     results = []
-    for engine, (threads, workers) in runs:
-        cmd = [sys.executable, __file__, "--engine", engine, "--keep-outputs", *_passthrough(args),
-               "--threads", str(threads), "--batch-workers", str(workers)]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            print(done.stderr, file=sys.stderr)
-            return done.returncode
-        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    for config, repeats in runs.items():
+        if len({r["outputs_sha"] for r in repeats}) != 1:
+            print(f"decode_speed: {config[0]} decoded differently across repeats", file=sys.stderr)
+            return 1
+        best = max(repeats, key=lambda r: r["sentences_per_s"])
+        best["median_sentences_per_s"] = statistics.median(r["sentences_per_s"] for r in repeats)
+        best["repeats"] = [round(r["sentences_per_s"], 1) for r in repeats]
+        results.append(best)
     ort_r, torch_runs = results[0], results[1:]
     torch_r = max(torch_runs, key=lambda r: r["sentences_per_s"])
+    one_batch = next((r for r in torch_runs if r["batch_workers"] == 1), torch_r)
     same = sum(a == b for a, b in zip(ort_r["outputs"], torch_r["outputs"]))
     for r in results:
         r.pop("outputs")
     speedup = ort_r["sentences_per_s"] / torch_r["sentences_per_s"]
-    print(f"decoding {ort_r['sentences']} sentences, beam {args.beam}, device {args.device}, {cores} core(s)")
-    print(f"{'engine':<8}{'layout':>14}{'sent/s':>10}{'tok/s':>10}{'seconds':>10}{'peak RSS MiB':>14}  provider")
+    speedup_median = ort_r["median_sentences_per_s"] / max(r["median_sentences_per_s"] for r in torch_runs)
+    print(f"decoding {ort_r['sentences']} sentences, beam {args.beam}, device {args.device}, {cores} core(s), "
+          f"best of {max(1, args.repeats)} runs each")
+    print(f"{'engine':<8}{'layout':>14}{'sent/s':>10}{'median':>10}{'tok/s':>10}{'seconds':>10}{'peak RSS MiB':>14}  provider")
     for r in results:
         layout = f"{r['batch_workers']}x{r['threads']} thr"
         mark = "  <- baseline" if r is torch_r else ""
-        print(f"{r['engine']:<8}{layout:>14}{r['sentences_per_s']:>10.1f}{r['target_tokens_per_s']:>10.0f}"
-              f"{r['seconds']:>10.2f}{r['peak_rss_mb']:>14.0f}  {r['provider']}{mark}")
-    print(f"speed-up ORT / fastest torch: {speedup:.2f}x; identical outputs: {same}/{ort_r['sentences']}")
+        print(f"{r['engine']:<8}{layout:>14}{r['sentences_per_s']:>10.1f}{r['median_sentences_per_s']:>10.1f}"
+              f"{r['target_tokens_per_s']:>10.0f}{r['seconds']:>10.2f}{r['peak_rss_mb']:>14.0f}  {r['provider']}{mark}")
+    print(f"speed-up ORT / fastest torch: {speedup:.2f}x (medians: {speedup_median:.2f}x); "
+          f"over torch one batch at a time: {ort_r['sentences_per_s'] / one_batch['sentences_per_s']:.2f}x; "
+          f"identical outputs: {same}/{ort_r['sentences']}")
     if args.json:
-        print(json.dumps({"speedup": speedup, "identical_outputs": same, "ort": ort_r, "torch": torch_r,
-                          "torch_runs": torch_runs, "beam": args.beam, "device": args.device, "cores": cores,
+        print(json.dumps({"speedup": speedup, "speedup_median": speedup_median,
+                          "speedup_vs_one_batch_torch": ort_r["sentences_per_s"] / one_batch["sentences_per_s"],
+                          "identical_outputs": same, "ort": ort_r, "torch": torch_r, "torch_runs": torch_runs,
+                          "beam": args.beam, "device": args.device, "cores": cores, "repeats": max(1, args.repeats),
                           "precision": _precision(args.bundle)}))
     return 0
 
@@ -160,7 +187,8 @@ def _passthrough(args: argparse.Namespace) -> list[str]:
     extra = [*(["--checkpoint", args.checkpoint] if args.checkpoint else []),
              *(["--torch-bundle", args.torch_bundle] if args.torch_bundle else [])]
     return [*extra, "--bundle", args.bundle, "--src", args.src, "--beam", str(args.beam), "--device", args.device,
-            "--max-batch-tokens", str(args.max_batch_tokens), "--max-batch-sentences", str(args.max_batch_sentences)]
+            "--max-batch-tokens", str(args.max_batch_tokens), "--max-batch-sentences", str(args.max_batch_sentences),
+            *(["--torch-per-row"] if args.torch_per_row else [])]
 
 
 if __name__ == "__main__":

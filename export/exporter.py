@@ -22,7 +22,8 @@ from training.config import resolve_data_dir
 from training.data import read_split
 from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from worker.bundle import (
-    ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT, FORMAT_VERSION, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS, TOPK_INPUT,
+    ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT, FORMAT_VERSION, GROUPED_BEAMS, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS,
+    TOPK_INPUT,
     load_bundle, sha256_file, signature_for, verify_graphs, write_bundle_atomically,
 )
 from worker.ort_model import OrtStepModel
@@ -145,7 +146,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
 
 
 def _ort_model_for(paths: dict[str, Path]) -> OrtStepModel:
-    return OrtStepModel(paths["encoder"], paths["decoder_step"])
+    return OrtStepModel(paths["encoder"], paths["decoder_step"], grouped_beams=True)
 
 
 def _bleu(model: OrtStepModel, loaded: LoadedModel, sources, references, options: SearchOptions) -> float:
@@ -182,13 +183,13 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         "annotations": (float_type, ["batch", "src_len", 2 * model_cfg.enc_hidden]),
         "keys": (float_type, ["batch", "src_len", a_dim]),
         "init_state": (float_type, [model_cfg.dec_layers, "batch", model_cfg.dec_hidden]),
-        "prev_ids": ("int64", ["batch"]), "state": (float_type, [model_cfg.dec_layers, "batch", model_cfg.dec_hidden]),
+        "prev_ids": ("int64", ["rows"]), "state": (float_type, [model_cfg.dec_layers, "rows", model_cfg.dec_hidden]),
         "src_mask": ("bool", ["batch", "src_len"]),
-        "log_probs": (float_type, ["batch", spec.tgt_vocab_size]),
-        "new_state": (float_type, [model_cfg.dec_layers, "batch", model_cfg.dec_hidden]),
-        "attention": (float_type, ["batch", "src_len"]),
-        "topk_log_probs": (float_type, ["batch", "candidates"]),
-        "topk_ids": ("int64", ["batch", "candidates"]),
+        "log_probs": (float_type, ["rows", spec.tgt_vocab_size]),
+        "new_state": (float_type, [model_cfg.dec_layers, "rows", model_cfg.dec_hidden]),
+        "attention": (float_type, ["rows", "src_len"]),
+        "topk_log_probs": (float_type, ["rows", "candidates"]),
+        "topk_ids": ("int64", ["rows", "candidates"]),
     }
 
     def io(names):
@@ -218,6 +219,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         },
         "topk": min(graphs.TOPK, spec.tgt_vocab_size),  # default candidates per row
         "topk_input": TOPK_INPUT,  # overridable: the search asks for 2 * beam + 4
+        GROUPED_BEAMS: True,  # encoder outputs once per sentence, its beam's rows adjacent
         "decoding_defaults": {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
                               "length_penalty": options.length_penalty},
         "model_config": asdict(model_cfg),

@@ -28,6 +28,8 @@ OPSET = 18
 TOPK = 40
 # An example length unlike any model dimension, so a frozen length is easy to spot.
 EXAMPLE_LENGTHS = (11, 6, 3)
+# Decoder rows per sentence in the step example (a beam), so rows and sentences differ.
+EXAMPLE_BEAM = 2
 
 
 class EncoderGraph(nn.Module):
@@ -44,9 +46,12 @@ class EncoderGraph(nn.Module):
 
 
 class DecoderStepGraph(nn.Module):
-    """prev_ids int64 [B], state float [L, B, D], annotations float [B, S, 2H], keys float [B, S, A],
-    src_mask bool [B, S] -> log_probs float [B, V], new_state float [L, B, D], attention float [B, S],
-    topk_log_probs float [B, C], topk_ids int64 [B, C].
+    """prev_ids int64 [N], state float [L, N, D], annotations float [B, S, 2H], keys float [B, S, A],
+    src_mask bool [B, S] -> log_probs float [N, V], new_state float [L, N, D], attention float [N, S],
+    topk_log_probs float [N, C], topk_ids int64 [N, C].
+
+    N = B * K rows: each sentence's beam of K adjacent rows attends to its encoder outputs, held
+    once (``Decoder.step``); K = N / B, so one encoder row per decoder row also works.
 
     The top-C candidates (C = ``TOPK``) let the search rank K*C candidates per sentence instead of
     K*V; ONNX Runtime computes only the outputs a run asks for, so full log-probs cost nothing
@@ -69,35 +74,36 @@ OUTPUT_DIMS = {
     "annotations": ("batch", "src_len", None),
     "keys": ("batch", "src_len", None),
     "init_state": (None, "batch", None),
-    "log_probs": ("batch", None),
-    "new_state": (None, "batch", None),
-    "attention": ("batch", "src_len"),
-    "topk_log_probs": ("batch", "candidates"),
-    "topk_ids": ("batch", "candidates"),
+    "log_probs": ("rows", None),
+    "new_state": (None, "rows", None),
+    "attention": ("rows", "src_len"),
+    "topk_log_probs": ("rows", "candidates"),
+    "topk_ids": ("rows", "candidates"),
 }
 
 
 def example_inputs(model: Seq2Seq) -> tuple[tuple[Tensor, ...], tuple[Tensor, ...]]:
-    """Example encoder and step inputs (padded batch of EXAMPLE_LENGTHS)."""
+    """Example encoder and step inputs (padded batch of EXAMPLE_LENGTHS; EXAMPLE_BEAM rows each)."""
     generator = torch.Generator().manual_seed(0)
     vocab = model.encoder.embed.num_embeddings
     src, lengths = pad_batch([torch.randint(4, vocab, (n,), generator=generator).tolist() for n in EXAMPLE_LENGTHS])
     with torch.no_grad():
         enc = model.encode(src, lengths)
-    prev = torch.full((len(EXAMPLE_LENGTHS),), BOS_ID, dtype=torch.long)
-    return (src, lengths), (prev, enc.state, enc.annotations, enc.keys, enc.mask)
+    prev = torch.full((len(EXAMPLE_LENGTHS) * EXAMPLE_BEAM,), BOS_ID, dtype=torch.long)
+    state = enc.state.repeat_interleave(EXAMPLE_BEAM, 1)
+    return (src, lengths), (prev, state, enc.annotations, enc.keys, enc.mask)
 
 
 def export_graphs(model: Seq2Seq, out_dir: Path) -> dict[str, Path]:
     """Write ``encoder.onnx`` and ``decoder_step.onnx`` (fp32) into ``out_dir``; returns their paths."""
     model = model.eval()
     enc_args, step_args = example_inputs(model)
-    batch, src_len = torch.export.Dim("batch"), torch.export.Dim("src_len")
+    batch, src_len, rows = torch.export.Dim("batch"), torch.export.Dim("src_len"), torch.export.Dim("rows")
     paths = {"encoder": Path(out_dir) / "encoder.onnx", "decoder_step": Path(out_dir) / "decoder_step.onnx"}
     _export(EncoderGraph(model).eval(), enc_args, paths["encoder"], ENCODER_INPUTS, ENCODER_OUTPUTS,
             {"src_ids": {0: batch, 1: src_len}, "src_lengths": {0: batch}})
     _export(DecoderStepGraph(model).eval(), step_args, paths["decoder_step"], STEP_INPUTS, STEP_OUTPUTS,
-            {"prev_ids": {0: batch}, "state": {1: batch}, "annotations": {0: batch, 1: src_len},
+            {"prev_ids": {0: rows}, "state": {1: rows}, "annotations": {0: batch, 1: src_len},
              "keys": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len}})
     return paths
 

@@ -38,9 +38,12 @@ class SearchParity:
         return self.greedy_equal == self.sentences and self.beam_equal == self.sentences
 
 
-def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-4, steps: int = 3) -> dict[str, float]:
+def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-4, steps: int = 3,
+                 beam: int = 3) -> dict[str, float]:
     """Max abs difference of every graph output, torch vs ONNX Runtime, over padded batches with
-    lengths never seen at export and ``steps`` chained decoder steps. Raises ``ParityError``."""
+    lengths never seen at export and ``steps`` chained decoder steps of ``beam`` rows per sentence
+    (a beam count unlike the export example's; torch repeats the encoder outputs per row, the
+    step graph may hold them once per sentence). Raises ``ParityError``."""
     assert not set(PARITY_LENGTHS) & {EXAMPLE_LENGTHS}
     model = model.eval()
     diffs: dict[str, float] = {}
@@ -55,11 +58,14 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
         _record(diffs, "encoder.annotations", ref.annotations, got.annotations)
         _record(diffs, "encoder.keys", ref.keys, got.keys)
         _record(diffs, "encoder.init_state", ref.state, got.init_state)
-        prev = torch.full((len(lengths),), BOS_ID, dtype=torch.long)
-        state_ref = ref.state
+        rows = len(lengths) * beam
+        got = ort_model.expand(got, beam)
+        per_row = [x.repeat_interleave(beam, 0) for x in (ref.annotations, ref.keys, ref.mask)]
+        prev = torch.full((rows,), BOS_ID, dtype=torch.long)
+        state_ref = ref.state.repeat_interleave(beam, 1)
         for _ in range(steps):
             with torch.no_grad():
-                out = model.decoder.step(prev, state_ref, ref.annotations, ref.keys, ref.mask)
+                out = model.decoder.step(prev, state_ref, *per_row)
                 log_probs = torch.log_softmax(model.decoder.readout(prev, out.state[-1], out.context), -1)
             # Feed ONNX Runtime the torch state too, so each step is compared on equal inputs.
             full = ort_model.step(prev.numpy(), state_ref.numpy(), got, candidates=0)
@@ -71,7 +77,7 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
             expected_top = torch.topk(log_probs, top.ids.shape[-1], dim=-1).values
             _record(diffs, "decoder_step.topk_values_sorted", expected_top, top.log_probs)
             state_ref = out.state
-            prev = torch.randint(4, vocab_tgt, (len(lengths),), generator=generator)
+            prev = torch.randint(4, vocab_tgt, (rows,), generator=generator)
     worst = max(diffs, key=diffs.get)
     if diffs[worst] > tolerance:
         raise ParityError(f"ONNX output '{worst}' differs from torch by {diffs[worst]:.3g} (max abs; tolerance {tolerance:g})")

@@ -2,44 +2,67 @@
 and the PyTorch-eager baseline of the decoding benchmark."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
-from training.model import EncoderOutput, Seq2Seq
+from training.model import Seq2Seq
 from worker.search import StepScores
 
 from .graphs import TOPK
 
 
-class TorchStepModel:
-    """``encode``/``expand``/``initial_state``/``step``/``reorder`` over a torch ``Seq2Seq`` (eval)."""
+@dataclass(frozen=True)
+class TorchEncoded:
+    """An encoded batch of B sentences with K decoder rows each (N = B * K; K = 1 before expand)."""
 
-    def __init__(self, model: Seq2Seq, topk: int = TOPK) -> None:
+    annotations: torch.Tensor  # float [B, S, 2H], or [N, S, 2H] when not grouped
+    keys: torch.Tensor  # float [B or N, S, A]
+    mask: torch.Tensor  # bool [B or N, S]
+    state: torch.Tensor  # float [L, N, D]
+    repeats: int = 1  # K
+
+
+class TorchStepModel:
+    """``encode``/``expand``/``initial_state``/``step``/``reorder`` over a torch ``Seq2Seq`` (eval).
+
+    ``grouped``: the K rows of a sentence attend to its encoder outputs held once (as the ONNX
+    step graph does); otherwise they are repeated per row, as most beam-search code does.
+    """
+
+    def __init__(self, model: Seq2Seq, topk: int = TOPK, grouped: bool = True) -> None:
         self.model = model.eval()
         self.device = next(model.parameters()).device
         self.topk = topk  # the most candidates a step returns; 0: always the full vocabulary
+        self.grouped = grouped
 
     @torch.no_grad()
-    def encode(self, src: np.ndarray, lengths: np.ndarray) -> EncoderOutput:
-        return self.model.encode(torch.from_numpy(src).to(self.device), torch.from_numpy(lengths).to(self.device))
+    def encode(self, src: np.ndarray, lengths: np.ndarray) -> TorchEncoded:
+        enc = self.model.encode(torch.from_numpy(src).to(self.device), torch.from_numpy(lengths).to(self.device))
+        return TorchEncoded(enc.annotations, enc.keys, enc.mask, enc.state)
 
-    def expand(self, encoded: EncoderOutput, repeats: int) -> EncoderOutput:
+    def expand(self, encoded: TorchEncoded, repeats: int) -> TorchEncoded:
         if repeats == 1:
             return encoded
-        return EncoderOutput(
-            encoded.annotations.repeat_interleave(repeats, 0), encoded.keys.repeat_interleave(repeats, 0),
-            encoded.state.repeat_interleave(repeats, 1), encoded.mask.repeat_interleave(repeats, 0),
-        )
+        state = encoded.state.repeat_interleave(repeats, 1)
+        if self.grouped:
+            return TorchEncoded(encoded.annotations, encoded.keys, encoded.mask, state, repeats)
+        return TorchEncoded(encoded.annotations.repeat_interleave(repeats, 0), encoded.keys.repeat_interleave(repeats, 0),
+                            encoded.mask.repeat_interleave(repeats, 0), state, repeats)
 
-    def select(self, encoded: EncoderOutput, rows: np.ndarray) -> EncoderOutput:
-        index = torch.from_numpy(rows).to(self.device)
-        return EncoderOutput(encoded.annotations[index], encoded.keys[index], encoded.state[:, index], encoded.mask[index])
+    def select(self, encoded: TorchEncoded, sentences: np.ndarray) -> TorchEncoded:
+        rows = torch.from_numpy((sentences[:, None] * encoded.repeats + np.arange(encoded.repeats)).reshape(-1))
+        per_sentence = torch.from_numpy(sentences) if self.grouped else rows
+        per_sentence, rows = per_sentence.to(self.device), rows.to(self.device)
+        return TorchEncoded(encoded.annotations[per_sentence], encoded.keys[per_sentence], encoded.mask[per_sentence],
+                            encoded.state[:, rows], encoded.repeats)
 
-    def initial_state(self, encoded: EncoderOutput) -> torch.Tensor:
+    def initial_state(self, encoded: TorchEncoded) -> torch.Tensor:
         return encoded.state
 
     @torch.no_grad()
-    def step(self, prev_ids: np.ndarray, state: torch.Tensor, encoded: EncoderOutput, candidates: int = 0) -> StepScores:
+    def step(self, prev_ids: np.ndarray, state: torch.Tensor, encoded: TorchEncoded, candidates: int = 0) -> StepScores:
         prev = torch.from_numpy(prev_ids).to(self.device)
         out = self.model.decoder.step(prev, state, encoded.annotations, encoded.keys, encoded.mask)
         log_probs = torch.log_softmax(self.model.decoder.readout(prev, out.state[-1], out.context), -1)

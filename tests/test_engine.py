@@ -130,6 +130,32 @@ def test_io_binding_path_equals_plain_run(tiny_bundle):
         assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-5)
 
 
+def test_grouped_beams_hold_encoder_outputs_once_and_decode_as_per_row_inputs(tiny_bundle):
+    """The step graph reads a sentence's encoder outputs once for its K beam rows; fed one copy per
+    row (what readers of older bundles do) it computes the same, and so does the search."""
+    bundle = load_bundle(tiny_bundle)
+    assert bundle.grouped_beams
+    grouped = OrtStepModel.from_bundle(bundle, "cpu", 1)
+    per_row = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), "cpu", 1,
+                           default_topk=40, grouped_beams=False)
+    encoded = grouped.encode(np.array([[5, 6, 7, 3], [8, 9, 3, 0]]), np.array([4, 3]))
+    once, repeated = grouped.expand(encoded, 3), per_row.expand(encoded, 3)
+    assert once.annotations.shape[0] == 2 and repeated.annotations.shape[0] == 6
+    prev = np.array([2, 5, 6, 2, 7, 8])
+    a = grouped.step(prev, once.init_state, once, candidates=0)
+    b = per_row.step(prev, repeated.init_state, repeated, candidates=0)
+    np.testing.assert_allclose(a.log_probs, b.log_probs, atol=1e-5)
+    np.testing.assert_allclose(a.attention, b.attention, atol=1e-6)
+    kept = grouped.select(once, np.array([1]))
+    assert kept.annotations.shape[0] == 1 and kept.init_state.shape[1] == 3
+    np.testing.assert_array_equal(kept.init_state, once.init_state[:, 3:])
+    sources = [[5, 6, 7, 3], [8, 3], [9, 10, 11, 12, 13, 3], [14, 3]]
+    options = SearchOptions(beam=3, n_best=2)
+    for x, y in zip(search_in_batches(grouped, sources, options), search_in_batches(per_row, sources, options)):
+        assert [h.tokens for h in x] == [h.tokens for h in y]
+        assert [h.score for h in x] == pytest.approx([h.score for h in y], abs=1e-5)
+
+
 @pytest.mark.skipif("CUDAExecutionProvider" in ort.get_available_providers(), reason="this host has CUDA")
 def test_cuda_requested_without_cuda_is_a_clear_error(tiny_bundle):
     with pytest.raises(ProviderError, match="provider 'cuda' requested but this onnxruntime has no CUDA provider"):

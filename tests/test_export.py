@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from export.exporter import ExportOptions, export_bundle
-from export.graphs import EXAMPLE_LENGTHS, declared_dims
+from export.graphs import EXAMPLE_BEAM, EXAMPLE_LENGTHS, declared_dims
 from export.parity import PARITY_LENGTHS, ParityError, graph_parity, search_parity
 from export.quantize import vector_products
 from training.checkpoint import load_model
@@ -50,11 +50,11 @@ def test_declared_output_shapes_are_symbolic(tiny_bundle):
     assert enc["keys"][:2] == ["batch", "src_len"]
     assert enc["init_state"][1] == "batch"
     step = declared_dims(bundle.graph_path("decoder_step"))
-    assert step["attention"] == ["batch", "src_len"]
-    assert step["log_probs"][0] == "batch" and step["new_state"][1] == "batch"
-    assert step["topk_ids"] == step["topk_log_probs"] == ["batch", "candidates"]
+    assert step["attention"] == ["rows", "src_len"]
+    assert step["log_probs"][0] == "rows" and step["new_state"][1] == "rows"
+    assert step["topk_ids"] == step["topk_log_probs"] == ["rows", "candidates"]
     for dims in [*enc.values(), *step.values()]:
-        assert max(EXAMPLE_LENGTHS) not in dims
+        assert max(EXAMPLE_LENGTHS) not in dims and len(EXAMPLE_LENGTHS) * EXAMPLE_BEAM not in dims
 
 
 def test_graph_outputs_match_torch_on_unseen_padded_lengths(tiny_bundle, tiny_checkpoint):

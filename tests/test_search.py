@@ -39,6 +39,7 @@ class TableModel:
         return np.asarray(lengths)
 
     def expand(self, lengths, k):
+        self.beam = k
         return np.repeat(lengths, k)
 
     def initial_state(self, lengths):
@@ -64,8 +65,8 @@ class TableModel:
     def reorder(self, state, index):
         return [state[i] for i in index]
 
-    def select(self, lengths, rows):
-        return lengths[rows]
+    def select(self, lengths, sentences):
+        return lengths[(sentences[:, None] * self.beam + np.arange(self.beam)).reshape(-1)]
 
 
 def search(options: SearchOptions, sources=([7, 8, 3],), model=None):

@@ -116,16 +116,20 @@ class Attention(nn.Module):
         return self.key_proj(annotations)
 
     def forward(self, query: Tensor, keys: Tensor, mask: Tensor) -> Tensor:
-        """query float [B, D], keys float [B, S, A], mask bool [B, S] -> weights float [B, S].
+        """query float [N, D], keys float [B, S, A], mask bool [B, S] -> weights float [N, S].
 
-        Weights are exactly 0 at padding and each row sums to 1.
+        N = B * K: each sentence's K query rows (its beam) are adjacent and share its keys, which
+        are read once per sentence (K = 1 in training). Weights are exactly 0 at padding and each
+        row sums to 1.
         """
+        batch, src_len, _ = keys.shape
         if self.kind == "additive":
-            scores = self.v(torch.tanh(keys + self.query_proj(query).unsqueeze(1))).squeeze(-1)
+            query = self.query_proj(query).reshape(batch, -1, 1, keys.shape[-1])  # [B, K, 1, A]
+            scores = self.v(torch.tanh(keys.unsqueeze(1) + query)).squeeze(-1)  # [B, K, S]
         else:
-            scores = torch.bmm(keys, query.unsqueeze(-1)).squeeze(-1)
-        scores = scores.masked_fill(~mask, float("-inf"))
-        return torch.softmax(scores, dim=-1)
+            scores = torch.bmm(query.reshape(batch, -1, query.shape[-1]), keys.transpose(1, 2))  # [B, K, S]
+        scores = scores.masked_fill(~mask.unsqueeze(1), float("-inf"))
+        return torch.softmax(scores, dim=-1).reshape(-1, src_len)
 
 
 class Decoder(nn.Module):
@@ -159,15 +163,17 @@ class Decoder(nn.Module):
         return state.view(-1, self.layers, self.hidden).transpose(0, 1).contiguous()
 
     def step(self, prev_ids: Tensor, state: Tensor, annotations: Tensor, keys: Tensor, mask: Tensor) -> StepOutput:
-        """One decoder step.
+        """One decoder step for N = B * K rows: K adjacent rows per source sentence (a beam; K = 1
+        in training), which attend to that sentence's annotations.
 
-        prev_ids int64 [B] (y_{i-1}), state float [L, B, D] (s_{i-1}), annotations float [B, S, 2H],
-        keys float [B, S, A], mask bool [B, S] -> StepOutput(state [L, B, D], context [B, 2H],
-        attention [B, S]).
+        prev_ids int64 [N] (y_{i-1}), state float [L, N, D] (s_{i-1}), annotations float [B, S, 2H],
+        keys float [B, S, A], mask bool [B, S] -> StepOutput(state [L, N, D], context [N, 2H],
+        attention [N, S]).
         """
         embedded = self.emb_dropout(self.embed(prev_ids))
         alpha = self.attention(state[-1], keys, mask)
-        context = torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)
+        batch, src_len, width = annotations.shape
+        context = torch.bmm(alpha.reshape(batch, -1, src_len), annotations).reshape(-1, width)
         x = torch.cat([embedded, context], dim=-1)
         new_states = []
         for layer, cell in enumerate(self.cells):

@@ -20,7 +20,8 @@ MANIFEST = "manifest.json"
 GRAPHS = ("encoder", "decoder_step")
 PRECISIONS = ("fp32", "int8", "fp16")
 
-# Graph interfaces (dimension names: batch, src_len, layers; hidden and vocabulary sizes are numbers).
+# Graph interfaces (dimension names: batch (sentences), rows (decoder rows: sentences x beam), src_len,
+# candidates; layer, hidden and vocabulary sizes are numbers).
 ENCODER_INPUTS = ("src_ids", "src_lengths")
 ENCODER_OUTPUTS = ("annotations", "keys", "init_state")
 STEP_INPUTS = ("prev_ids", "state", "annotations", "keys", "src_mask")
@@ -28,6 +29,10 @@ STEP_OUTPUTS = ("log_probs", "new_state", "attention", "topk_log_probs", "topk_i
 # Optional step input (an overridable initializer, so not among the required inputs above):
 # int64 [1], candidates per row in topk_log_probs / topk_ids.
 TOPK_INPUT = "topk"
+# Manifest flag (absent: false): the step graph groups beams. Its annotations, keys and src_mask
+# have one row per source sentence (B); prev_ids, state and every output have N = B * K rows,
+# the K rows of a sentence adjacent. Such a graph also accepts one encoder row per decoder row.
+GROUPED_BEAMS = "grouped_beams"
 
 
 class BundleError(ValueError):
@@ -63,6 +68,11 @@ class Bundle:
     @property
     def precision(self) -> str:
         return self.manifest["precision"]
+
+    @property
+    def grouped_beams(self) -> bool:
+        """Whether the step graph takes encoder outputs once per sentence (see ``GROUPED_BEAMS``)."""
+        return bool(self.manifest.get(GROUPED_BEAMS, False))
 
     @property
     def special_ids(self) -> Mapping[str, int]:

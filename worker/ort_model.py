@@ -5,6 +5,10 @@ CUDA provider cannot load, so the provider that actually runs is read back from 
 ``cuda`` requested but not running is a ``ProviderError``. With IO binding (always on CUDA),
 annotations, keys and the mask are uploaded once per batch and the decoder state stays on the
 device between steps; only log-probabilities and attention rows come back to the host.
+
+Encoder outputs per sentence: a bundle whose step graph groups beams (``Bundle.grouped_beams``)
+reads annotations, keys and mask once per sentence for its K adjacent decoder rows, so a beam
+costs no copies of them; older step graphs take them repeated once per row.
 """
 from __future__ import annotations
 
@@ -28,11 +32,17 @@ class ProviderError(RuntimeError):
 
 @dataclass(frozen=True)
 class OrtEncoded:
-    annotations: Any  # float [N, S, 2H]: np.ndarray, or ort.OrtValue on the binding device
-    keys: Any  # float [N, S, A]
-    mask: Any  # bool [N, S]
+    """An encoded batch of B sentences with K decoder rows each (N = B * K; K = 1 before expand).
+
+    annotations, keys and mask have B rows when the step graph groups beams, N rows otherwise.
+    """
+
+    annotations: Any  # float [B or N, S, 2H]: np.ndarray, or ort.OrtValue on the binding device
+    keys: Any  # float [B or N, S, A]
+    mask: Any  # bool [B or N, S]
     init_state: Any  # float [L, N, D]
     host: "OrtEncoded | None" = None  # with IO binding: the same arrays on the host, for select()
+    repeats: int = 1  # K
 
 
 def session_options(threads: int = 0) -> ort.SessionOptions:
@@ -66,7 +76,7 @@ class OrtStepModel:
     """``encode``/``expand``/``initial_state``/``step``/``reorder`` over ONNX Runtime sessions."""
 
     def __init__(self, encoder_path: Path, decoder_path: Path, provider: str = "cpu", threads: int = 0,
-                 io_binding: bool | None = None, default_topk: int = 0) -> None:
+                 io_binding: bool | None = None, default_topk: int = 0, grouped_beams: bool = False) -> None:
         options = session_options(threads)
         providers = providers_for(provider)
         self.encoder = ort.InferenceSession(str(encoder_path), options, providers=providers)
@@ -86,12 +96,13 @@ class OrtStepModel:
         vocab = int(outputs["log_probs"].shape[-1])
         fixed = outputs["topk_ids"].shape[-1] if "topk_ids" in outputs else 0
         self.topk = vocab if self.topk_input else (fixed if isinstance(fixed, int) else default_topk)
+        self.grouped_beams = grouped_beams
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0,
                     io_binding: bool | None = None) -> "OrtStepModel":
         return cls(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), provider, threads, io_binding,
-                   int(bundle.manifest.get("topk", 0)))
+                   int(bundle.manifest.get("topk", 0)), bundle.grouped_beams)
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
@@ -99,24 +110,34 @@ class OrtStepModel:
         return OrtEncoded(annotations, keys, mask, init_state)
 
     def expand(self, encoded: OrtEncoded, repeats: int) -> OrtEncoded:
-        """Repeat rows on the host, then (with IO binding) upload once for all decoder steps."""
-        if repeats > 1:
-            encoded = OrtEncoded(
-                np.repeat(encoded.annotations, repeats, 0), np.repeat(encoded.keys, repeats, 0),
-                np.repeat(encoded.mask, repeats, 0), np.repeat(encoded.init_state, repeats, 1),
-            )
+        """K = ``repeats`` rows per sentence: the initial state is repeated on the host (and the
+        encoder outputs too, for step graphs that do not group beams), then (with IO binding)
+        uploaded once for all decoder steps."""
+        def per_row(x: np.ndarray, axis: int = 0) -> np.ndarray:
+            return np.repeat(x, repeats, axis) if repeats > 1 else x
+
+        if self.grouped_beams:
+            encoded = OrtEncoded(encoded.annotations, encoded.keys, encoded.mask, per_row(encoded.init_state, 1),
+                                 repeats=repeats)
+        else:
+            encoded = OrtEncoded(per_row(encoded.annotations), per_row(encoded.keys), per_row(encoded.mask),
+                                 per_row(encoded.init_state, 1), repeats=repeats)
         return self._place(encoded)
 
-    def select(self, encoded: OrtEncoded, rows: np.ndarray) -> OrtEncoded:
-        """Keep ``rows`` of the encoded batch (selected on the host, uploaded again with IO binding)."""
+    def select(self, encoded: OrtEncoded, sentences: np.ndarray) -> OrtEncoded:
+        """Keep ``sentences`` (positions in the batch) with their rows: selected on the host,
+        uploaded again with IO binding."""
         host = encoded.host or encoded
-        return self._place(OrtEncoded(host.annotations[rows], host.keys[rows], host.mask[rows], host.init_state[:, rows]))
+        rows = (sentences[:, None] * encoded.repeats + np.arange(encoded.repeats)).reshape(-1)
+        per_sentence = sentences if self.grouped_beams else rows
+        return self._place(OrtEncoded(host.annotations[per_sentence], host.keys[per_sentence], host.mask[per_sentence],
+                                      host.init_state[:, rows], repeats=encoded.repeats))
 
     def _place(self, host: OrtEncoded) -> OrtEncoded:
         if not self.io_binding:
             return host
         return OrtEncoded(*(self._to_device(x) for x in (host.annotations, host.keys, host.mask, host.init_state)),
-                          host=host)
+                          host=host, repeats=host.repeats)
 
     def initial_state(self, encoded: OrtEncoded) -> Any:
         return encoded.init_state

@@ -81,10 +81,10 @@ class StepModel(Protocol):
         """src int64 [B, S], lengths int64 [B] -> encoded batch."""
 
     def expand(self, encoded: Any, repeats: int) -> Any:
-        """Repeat each encoded row ``repeats`` times (row b -> rows b*K .. b*K+K-1)."""
+        """Give each sentence ``repeats`` decoder rows (sentence b -> rows b*K .. b*K+K-1)."""
 
     def initial_state(self, encoded: Any) -> Any:
-        """Decoder state for the (expanded) encoded batch."""
+        """Decoder state of every row of the expanded batch."""
 
     def step(self, prev_ids: np.ndarray, state: Any, encoded: Any, candidates: int) -> StepScores:
         """prev_ids int64 [N] -> scores of at least the best ``candidates`` next tokens per row (the
@@ -93,8 +93,9 @@ class StepModel(Protocol):
     def reorder(self, state: Any, index: np.ndarray) -> Any:
         """Select state rows: index int64 [N'] (reordered, and fewer when sentences finished)."""
 
-    def select(self, encoded: Any, rows: np.ndarray) -> Any:
-        """Keep these rows of the encoded batch (finished sentences leave it)."""
+    def select(self, encoded: Any, sentences: np.ndarray) -> Any:
+        """Keep these sentences (positions in the expanded batch, int64 [B']) with all their rows:
+        finished sentences leave the batch."""
 
 
 def length_penalty(length: int, alpha: float) -> float:
@@ -137,13 +138,16 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     active = np.arange(batch)
     scores = np.full((batch, k), -np.inf)
     scores[:, 0] = 0.0  # all K rows start identical: expand only the first
-    history = np.zeros((batch, k, 0), dtype=np.int64)
-    attn_history = np.zeros((batch, k, 0, src.shape[1]), dtype=np.float32)
+    # Back-pointers, per sentence and beam slot: the token chosen at each step, the slot it
+    # extended, and the attention row that produced it. A finished hypothesis is read back
+    # through them, so live histories are never copied.
+    steps = int(max_lens.max()) + 1
+    trace = _Trace(batch, k, steps, src.shape[1])
     prev = np.full(batch * k, BOS_ID, dtype=np.int64)
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
-    done = np.zeros(batch, dtype=bool)
+    n_finished = np.zeros(batch, dtype=np.int64)
 
-    for t in range(int(max_lens.max()) + 1):
+    for t in range(steps):
         n = len(active)
         # (2) one step for all live rows: each row's best 2K + 4 candidates (the best 2K of a
         # sentence survive even when pad, bos, unk and eos are banned), or the whole vocabulary
@@ -175,46 +179,74 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         origins = top // width_c
         tokens = top % width_c if scores_t.ids is None else np.take_along_axis(ids.reshape(n, k * width_c), top, 1)
 
-        # (4) finish eos hypotheses ranked within K; the rest fill the live beam.
+        # (4) eos candidates ranked within K finish (while the sentence has fewer than K
+        # finished); the best K others, in rank order, fill the live beam.
+        valid = top_scores > -np.inf
+        is_eos = tokens == EOS_ID
+        extend = valid & ~is_eos
+        slot = np.cumsum(extend, axis=1) - 1
+        extend &= slot < k
+        rows, ranks = np.nonzero(extend)
         new_scores = np.full((n, k), -np.inf)
         new_origins = np.zeros((n, k), dtype=np.int64)
         new_tokens = np.full((n, k), EOS_ID, dtype=np.int64)
-        for i, b in enumerate(active):
-            live = 0
-            for rank in range(width):
-                score = top_scores[i, rank]
-                if score == -np.inf or live == k:
-                    break
-                origin, token = int(origins[i, rank]), int(tokens[i, rank])
-                if token == EOS_ID:
-                    if rank < k and len(finished[b]) < k:
-                        finished[b].append(_finish(history[i, origin], attn_history[i, origin], attention[i, origin],
-                                                   score, int(lengths[b]), options))
-                    continue
-                new_scores[i, live], new_origins[i, live], new_tokens[i, live] = score, origin, token
-                live += 1
-            if len(finished[b]) >= k or live == 0 or t >= max_lens[b]:
-                done[b] = True
-        keep = np.flatnonzero(~done[active])
+        new_scores[rows, slot[rows, ranks]] = top_scores[rows, ranks]
+        new_origins[rows, slot[rows, ranks]] = origins[rows, ranks]
+        new_tokens[rows, slot[rows, ranks]] = tokens[rows, ranks]
+        ending = []
+        for i, rank in zip(*np.nonzero(valid & is_eos & (np.arange(width) < k))):
+            b = active[i]
+            if n_finished[b] < k:
+                n_finished[b] += 1
+                ending.append((i, b, int(origins[i, rank]), float(top_scores[i, rank])))
+        if ending:
+            for (i, b, origin, score), (history, attn) in zip(ending, trace.read(t, [(b, o) for _, b, o, _ in ending])):
+                finished[b].append(_finish(history, attn, attention[i, origin], score, int(lengths[b]), options))
+        done = (n_finished[active] >= k) | (extend.sum(1) == 0) | (t >= max_lens[active])
+        keep = np.flatnonzero(~done)
         if keep.size == 0:
             break
 
-        # (5) reorder the surviving rows, drop finished sentences, append the new tokens.
+        # (5) reorder the surviving rows, drop finished sentences, record the new tokens.
         new_origins, new_tokens = new_origins[keep], new_tokens[keep]
         state = model.reorder(state, (keep[:, None] * k + new_origins).reshape(-1))
         if keep.size < n:
-            encoded = model.select(encoded, (keep[:, None] * k + np.arange(k)).reshape(-1))
-        history = np.concatenate(
-            [np.take_along_axis(history[keep], new_origins[:, :, None], 1), new_tokens[:, :, None]], 2)
-        chosen_attention = np.take_along_axis(attention[keep], new_origins[:, :, None], 1)
-        attn_history = np.concatenate(
-            [np.take_along_axis(attn_history[keep], new_origins[:, :, None, None], 1), chosen_attention[:, :, None, :]], 2
-        )
+            encoded = model.select(encoded, keep)
+        active = active[keep]
+        trace.record(t, active, new_tokens, new_origins, np.take_along_axis(attention[keep], new_origins[:, :, None], 1))
         scores = new_scores[keep]
         prev = new_tokens.reshape(-1)
-        active = active[keep]
 
     return [sorted(hyps, key=lambda h: -h.score)[: options.n_best] for hyps in finished]
+
+
+class _Trace:
+    """Back-pointers of one batch's search: for sentence b, beam slot l and step t, the token the
+    slot took, the slot it extended at step t - 1 and the attention row that produced the token."""
+
+    def __init__(self, batch: int, beam: int, steps: int, src_len: int) -> None:
+        self.tokens = np.zeros((batch, beam, steps), dtype=np.int64)
+        self.origins = np.zeros((batch, beam, steps), dtype=np.int64)
+        self.attention = np.zeros((batch, beam, steps, src_len), dtype=np.float32)
+
+    def record(self, t: int, sentences: np.ndarray, tokens: np.ndarray, origins: np.ndarray,
+               attention: np.ndarray) -> None:
+        """sentences int [n]; tokens, origins int [n, K]; attention float [n, K, S]."""
+        self.tokens[sentences, :, t] = tokens
+        self.origins[sentences, :, t] = origins
+        self.attention[sentences, :, t] = attention
+
+    def read(self, t: int, hypotheses: list[tuple[int, int]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(sentence, slot) after step t - 1 -> its tokens int [t] and attention float [t, S]."""
+        sentences = np.array([b for b, _ in hypotheses], dtype=np.int64)
+        slots = np.array([slot for _, slot in hypotheses], dtype=np.int64)
+        tokens = np.zeros((len(hypotheses), t), dtype=np.int64)
+        attention = np.zeros((len(hypotheses), t, self.attention.shape[-1]), dtype=np.float32)
+        for step in range(t - 1, -1, -1):
+            tokens[:, step] = self.tokens[sentences, slots, step]
+            attention[:, step] = self.attention[sentences, slots, step]
+            slots = self.origins[sentences, slots, step]
+        return list(zip(tokens, attention))
 
 
 def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray, log_prob: float,
@@ -222,7 +254,7 @@ def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray
     full_attention = np.concatenate([attention, eos_attention[None, :]], 0)
     score = log_prob / length_penalty(len(tokens) + 1, options.length_penalty)
     score += coverage_penalty(full_attention, source_length, options.coverage_penalty)
-    return Hypothesis(tuple(int(x) for x in tokens), float(score), float(log_prob), full_attention)
+    return Hypothesis(tuple(tokens.tolist()), float(score), float(log_prob), full_attention)
 
 
 def search_in_batches(model: StepModel, sources: Sequence[Sequence[int]], options: SearchOptions,
