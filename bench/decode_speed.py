@@ -5,7 +5,8 @@ worker's beam search (``worker.search.search_in_batches``) over the worker's tok
 only the step model differs: ``worker.ort_model.OrtStepModel`` over the bundle's graphs, or
 ``export.torch_model.TorchStepModel`` over the same weights in torch: the checkpoint the bundle was
 exported from (``--checkpoint``) or, by default, the model rebuilt from the fp32 bundle itself
-(``export.recover``, verified against its graphs). Both hold a sentence's encoder outputs once for
+(``export.recover``, verified against its graphs); ``--torch-int8`` quantizes it with torch's own
+dynamic int8, the counterpart of an int8 bundle. Both hold a sentence's encoder outputs once for
 its beam (``--torch-per-row``: torch repeats them per row, as most beam-search code does, about 5%
 slower). Each run is its own subprocess, so its peak RSS is its own.
 
@@ -78,8 +79,10 @@ def child(args: argparse.Namespace) -> dict:
             from export.recover import recover_model
 
             torch_model, _ = recover_model(args.torch_bundle or args.bundle)
+        if args.torch_int8:
+            torch_model = _quantize_torch(torch_model)
         model = TorchStepModel(torch_model.to(args.device), grouped=not args.torch_per_row)
-        provider = f"torch {torch.__version__} eager on {args.device}"
+        provider = f"torch {torch.__version__} eager{' int8' if args.torch_int8 else ''} on {args.device}"
     batches = pack_by_tokens([len(s) for s in sources], args.max_batch_tokens, args.max_batch_sentences)
     beam_search(model, [sources[i] for i in batches[len(batches) // 2]], options)  # warm-up
     started = time.perf_counter()
@@ -116,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3, help="runs of each configuration; the fastest counts")
     parser.add_argument("--torch-per-row", action="store_true",
                         help="PyTorch repeats encoder outputs once per beam row instead of once per sentence")
+    parser.add_argument("--torch-int8", action="store_true",
+                        help="PyTorch with dynamic int8 quantization of its Linear and GRUCell layers (CPU)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--engine", choices=("ort", "torch"), help=argparse.SUPPRESS)
     parser.add_argument("--keep-outputs", action="store_true", help=argparse.SUPPRESS)
@@ -177,6 +182,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _quantize_torch(model):
+    """torch's own dynamic int8 quantization (weights int8, activations quantized per call), the
+    PyTorch counterpart of an int8 bundle."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear, torch.nn.GRUCell}, dtype=torch.qint8)
+
+
 def _precision(bundle: str) -> str:
     from worker.bundle import load_bundle
 
@@ -188,7 +205,7 @@ def _passthrough(args: argparse.Namespace) -> list[str]:
              *(["--torch-bundle", args.torch_bundle] if args.torch_bundle else [])]
     return [*extra, "--bundle", args.bundle, "--src", args.src, "--beam", str(args.beam), "--device", args.device,
             "--max-batch-tokens", str(args.max_batch_tokens), "--max-batch-sentences", str(args.max_batch_sentences),
-            *(["--torch-per-row"] if args.torch_per_row else [])]
+            *(["--torch-per-row"] if args.torch_per_row else []), *(["--torch-int8"] if args.torch_int8 else [])]
 
 
 if __name__ == "__main__":
