@@ -52,6 +52,11 @@ def client(redis_server):
     return TranslationClient(broker_url=redis_server.url)
 
 
+# Decoding options that make a toy document of a few thousand sentences take seconds, so a test
+# can act on the job while it runs.
+LONG = {"beam": 12}
+
+
 def document(n: int, seed: int = 0) -> tuple[str, list[str]]:
     """A toy document and its sentences as the worker's splitter sees them."""
     text = " ".join(s for s, _ in make_toy_pairs(n, seed))
@@ -123,7 +128,7 @@ def test_two_workers_200_documents_each_result_once_and_in_order(workers, client
 def test_worker_child_killed_mid_job_still_completes(workers, client):
     worker = workers(chunk_sentences=100000)
     text, sentences = document(1500, seed=3)
-    job = client.submit(text=text, src="en", tgt="de")
+    job = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
     [child] = worker.children()
     os.kill(child, signal.SIGKILL)
@@ -135,7 +140,7 @@ def test_worker_child_killed_mid_job_still_completes(workers, client):
 def test_job_that_always_kills_its_worker_fails_after_the_attempt_cap(workers, client):
     worker = workers(chunk_sentences=100000, max_attempts=2)
     text, _ = document(3000, seed=4)
-    job = client.submit(text=text, src="en", tgt="de")
+    job = client.submit(text=text, src="en", tgt="de", options=LONG)
     for attempt in range(2):
         wait_for(lambda: client.store.redis.get(client.store.key(job.id, "attempts", "document")) == str(attempt + 1)
                  and job.status().done > 0, 120, f"attempt {attempt + 1} to make progress")
@@ -148,7 +153,7 @@ def test_job_that_always_kills_its_worker_fails_after_the_attempt_cap(workers, c
 def test_job_past_the_soft_time_limit_fails_cleanly_and_the_worker_keeps_serving(workers, client):
     workers(chunk_sentences=100000, soft_time_limit=1, time_limit=30, retry_backoff_max=5)
     text, _ = document(4000, seed=5)
-    slow = client.submit(text=text, src="en", tgt="de")
+    slow = client.submit(text=text, src="en", tgt="de", options=LONG)
     with pytest.raises(JobFailedError, match="exceeded the soft time limit of 1 s"):
         slow.wait(timeout=120)
     quick = client.submit(text="A dog.", src="en", tgt="de")
@@ -165,12 +170,13 @@ def test_a_job_outliving_the_visibility_timeout_is_not_run_twice_at_the_same_tim
 
     workers("w1", chunk_sentences=100000)
     workers("w2", chunk_sentences=100000)
-    text, sentences = document(1200, seed=6)
-    job = client.submit(text=text, src="en", tgt="de")
+    text, sentences = document(3000, seed=6)
+    job = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
     time.sleep(1.2)
     with Connection(redis_server.url, transport_options={"visibility_timeout": 1}) as connection:
         connection.default_channel.qos.restore_visible(num=100, interval=1)
+    assert job.status().state == "running", "the job ended before its message could be restored: lengthen it"
     result = job.wait(timeout=240)
     assert len(result.segments) == len(sentences)
     received = sum((tmp_path / f"{w}.log").read_text().count(f"nmt.translate_document[{job.id}] received")
@@ -249,7 +255,7 @@ def test_client_rejects_bad_requests_before_sending(workers, client):
 def test_cancel_a_running_job(workers, client):
     workers(chunk_sentences=100000)
     text, _ = document(3000, seed=7)
-    job = client.submit(text=text, src="en", tgt="de")
+    job = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
     assert job.cancel()
     with pytest.raises(JobFailedError, match="cancelled"):
