@@ -15,12 +15,12 @@ from .graphs import TOPK
 
 @dataclass(frozen=True)
 class TorchEncoded:
-    """An encoded batch of B sentences with K decoder rows each (N = B * K; K = 1 before expand)."""
+    """An encoded batch of B sentences with K decoder rows each (K = 1 until ``expand``)."""
 
-    annotations: torch.Tensor  # float [B, S, 2H], or [N, S, 2H] when not grouped
-    keys: torch.Tensor  # float [B or N, S, A]
-    mask: torch.Tensor  # bool [B or N, S]
-    state: torch.Tensor  # float [L, N, D]
+    annotations: torch.Tensor  # float [B, S, 2H], or [B * K, S, 2H] when not grouped
+    keys: torch.Tensor  # float [B or B * K, S, A]
+    mask: torch.Tensor  # bool [B or B * K, S]
+    state: torch.Tensor  # float [L, B, D]: the decoder's first state, one row per sentence
     repeats: int = 1  # K
 
 
@@ -43,20 +43,18 @@ class TorchStepModel:
         return TorchEncoded(enc.annotations, enc.keys, enc.mask, enc.state)
 
     def expand(self, encoded: TorchEncoded, repeats: int) -> TorchEncoded:
-        if repeats == 1:
-            return encoded
-        state = encoded.state.repeat_interleave(repeats, 1)
-        if self.grouped:
-            return TorchEncoded(encoded.annotations, encoded.keys, encoded.mask, state, repeats)
+        if self.grouped or repeats == encoded.repeats:
+            return TorchEncoded(encoded.annotations, encoded.keys, encoded.mask, encoded.state, repeats)
         return TorchEncoded(encoded.annotations.repeat_interleave(repeats, 0), encoded.keys.repeat_interleave(repeats, 0),
-                            encoded.mask.repeat_interleave(repeats, 0), state, repeats)
+                            encoded.mask.repeat_interleave(repeats, 0), encoded.state, repeats)
 
     def select(self, encoded: TorchEncoded, sentences: np.ndarray) -> TorchEncoded:
-        rows = torch.from_numpy((sentences[:, None] * encoded.repeats + np.arange(encoded.repeats)).reshape(-1))
-        per_sentence = torch.from_numpy(sentences) if self.grouped else rows
-        per_sentence, rows = per_sentence.to(self.device), rows.to(self.device)
-        return TorchEncoded(encoded.annotations[per_sentence], encoded.keys[per_sentence], encoded.mask[per_sentence],
-                            encoded.state[:, rows], encoded.repeats)
+        rows = sentences
+        if not self.grouped and encoded.repeats > 1:
+            rows = (sentences[:, None] * encoded.repeats + np.arange(encoded.repeats)).reshape(-1)
+        rows, sentences = torch.from_numpy(rows).to(self.device), torch.from_numpy(sentences).to(self.device)
+        return TorchEncoded(encoded.annotations[rows], encoded.keys[rows], encoded.mask[rows],
+                            encoded.state[:, sentences], encoded.repeats)
 
     def initial_state(self, encoded: TorchEncoded) -> torch.Tensor:
         return encoded.state

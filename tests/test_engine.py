@@ -141,14 +141,14 @@ def test_grouped_beams_hold_encoder_outputs_once_and_decode_as_per_row_inputs(ti
     encoded = grouped.encode(np.array([[5, 6, 7, 3], [8, 9, 3, 0]]), np.array([4, 3]))
     once, repeated = grouped.expand(encoded, 3), per_row.expand(encoded, 3)
     assert once.annotations.shape[0] == 2 and repeated.annotations.shape[0] == 6
-    prev = np.array([2, 5, 6, 2, 7, 8])
-    a = grouped.step(prev, once.init_state, once, candidates=0)
-    b = per_row.step(prev, repeated.init_state, repeated, candidates=0)
+    prev, state = np.array([2, 5, 6, 2, 7, 8]), np.repeat(encoded.init_state, 3, 1)
+    a = grouped.step(prev, state, once, candidates=0)
+    b = per_row.step(prev, state, repeated, candidates=0)
     np.testing.assert_allclose(a.log_probs, b.log_probs, atol=1e-5)
     np.testing.assert_allclose(a.attention, b.attention, atol=1e-6)
-    kept = grouped.select(once, np.array([1]))
-    assert kept.annotations.shape[0] == 1 and kept.init_state.shape[1] == 3
-    np.testing.assert_array_equal(kept.init_state, once.init_state[:, 3:])
+    kept, kept_rows = grouped.select(once, np.array([1])), per_row.select(repeated, np.array([1]))
+    assert kept.annotations.shape[0] == 1 and kept_rows.annotations.shape[0] == 3
+    np.testing.assert_array_equal(kept.keys[0], kept_rows.keys[2])
     sources = [[5, 6, 7, 3], [8, 3], [9, 10, 11, 12, 13, 3], [14, 3]]
     options = SearchOptions(beam=3, n_best=2)
     for x, y in zip(search_in_batches(grouped, sources, options), search_in_batches(per_row, sources, options)):

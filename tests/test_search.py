@@ -31,6 +31,8 @@ ln = math.log
 class TableModel:
     """State: one prefix tuple per row. Attention: uniform over the real source positions."""
 
+    beam = 1  # rows per sentence, set by expand
+
     def __init__(self, unk_probability: float = 0.0) -> None:
         self.unk = unk_probability
         self.calls: list[list[tuple[int, ...]]] = []  # prefixes seen at each step
@@ -160,7 +162,8 @@ def test_finished_sentences_leave_the_batch():
     options = SearchOptions(beam=2, n_best=2, max_len_a=1.5, max_len_b=1, min_len=3)
     hyps = beam_search(model, [[3], [5, 6, 7, 8, 9, 10, 11, 12, 3]], options)
     rows = [len(call) for call in model.calls]
-    assert rows[:3] == [4, 4, 4] and set(rows[3:]) == {2}  # 2 sentences x K=2 rows, then the long one's
+    # One row per sentence at the first step, then 2 sentences x K=2 rows, then the long one's.
+    assert rows[:3] == [2, 4, 4] and set(rows[3:]) == {2}
     assert [len(h.tokens) for h in hyps[0]] == [2, 2]  # ended at its maximum length despite min_len
     [solo] = beam_search(TableModel(), [[5, 6, 7, 8, 9, 10, 11, 12, 3]], options)
     assert [h.tokens for h in hyps[1]] == [h.tokens for h in solo]

@@ -40,7 +40,7 @@ class OrtEncoded:
     annotations: Any  # float [B or N, S, 2H]: np.ndarray, or ort.OrtValue on the binding device
     keys: Any  # float [B or N, S, A]
     mask: Any  # bool [B or N, S]
-    init_state: Any  # float [L, N, D]
+    init_state: Any  # float [L, B, D]: the decoder's first state, one row per sentence
     host: "OrtEncoded | None" = None  # with IO binding: the same arrays on the host, for select()
     repeats: int = 1  # K
 
@@ -107,31 +107,29 @@ class OrtStepModel:
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
         mask = np.arange(src.shape[1])[None, :] < lengths[:, None]
-        return OrtEncoded(annotations, keys, mask, init_state)
+        return self._place(OrtEncoded(annotations, keys, mask, init_state))
 
     def expand(self, encoded: OrtEncoded, repeats: int) -> OrtEncoded:
-        """K = ``repeats`` rows per sentence: the initial state is repeated on the host (and the
-        encoder outputs too, for step graphs that do not group beams), then (with IO binding)
-        uploaded once for all decoder steps."""
-        def per_row(x: np.ndarray, axis: int = 0) -> np.ndarray:
-            return np.repeat(x, repeats, axis) if repeats > 1 else x
-
-        if self.grouped_beams:
-            encoded = OrtEncoded(encoded.annotations, encoded.keys, encoded.mask, per_row(encoded.init_state, 1),
-                                 repeats=repeats)
-        else:
-            encoded = OrtEncoded(per_row(encoded.annotations), per_row(encoded.keys), per_row(encoded.mask),
-                                 per_row(encoded.init_state, 1), repeats=repeats)
-        return self._place(encoded)
+        """K = ``repeats`` decoder rows per sentence from now on. A step graph that groups beams
+        needs nothing new; for older ones the encoder outputs are repeated per row on the host,
+        then (with IO binding) uploaded once for the remaining steps."""
+        if self.grouped_beams or repeats == encoded.repeats:
+            return OrtEncoded(encoded.annotations, encoded.keys, encoded.mask, encoded.init_state, encoded.host, repeats)
+        host = encoded.host or encoded
+        if host.repeats != 1:
+            raise ValueError(f"expand: batch already has {host.repeats} rows per sentence")
+        return self._place(OrtEncoded(np.repeat(host.annotations, repeats, 0), np.repeat(host.keys, repeats, 0),
+                                      np.repeat(host.mask, repeats, 0), host.init_state, repeats=repeats))
 
     def select(self, encoded: OrtEncoded, sentences: np.ndarray) -> OrtEncoded:
         """Keep ``sentences`` (positions in the batch) with their rows: selected on the host,
         uploaded again with IO binding."""
         host = encoded.host or encoded
-        rows = (sentences[:, None] * encoded.repeats + np.arange(encoded.repeats)).reshape(-1)
-        per_sentence = sentences if self.grouped_beams else rows
-        return self._place(OrtEncoded(host.annotations[per_sentence], host.keys[per_sentence], host.mask[per_sentence],
-                                      host.init_state[:, rows], repeats=encoded.repeats))
+        rows = sentences
+        if not self.grouped_beams and encoded.repeats > 1:
+            rows = (sentences[:, None] * encoded.repeats + np.arange(encoded.repeats)).reshape(-1)
+        return self._place(OrtEncoded(host.annotations[rows], host.keys[rows], host.mask[rows],
+                                      host.init_state[:, sentences], repeats=encoded.repeats))
 
     def _place(self, host: OrtEncoded) -> OrtEncoded:
         if not self.io_binding:

@@ -81,10 +81,11 @@ class StepModel(Protocol):
         """src int64 [B, S], lengths int64 [B] -> encoded batch."""
 
     def expand(self, encoded: Any, repeats: int) -> Any:
-        """Give each sentence ``repeats`` decoder rows (sentence b -> rows b*K .. b*K+K-1)."""
+        """The batch with ``repeats`` decoder rows per sentence from now on (sentence b -> rows
+        b*K .. b*K+K-1); the search calls it once, after the first step."""
 
     def initial_state(self, encoded: Any) -> Any:
-        """Decoder state of every row of the expanded batch."""
+        """The decoder's first state: one row per sentence."""
 
     def step(self, prev_ids: np.ndarray, state: Any, encoded: Any, candidates: int) -> StepScores:
         """prev_ids int64 [N] -> scores of at least the best ``candidates`` next tokens per row (the
@@ -130,25 +131,25 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         src[row, : len(ids)] = ids
     max_lens = np.array([max_target_length(n, options) for n in lengths])
 
-    # (1) encode once, then give every sentence K rows. ``active`` lists the sentences still
-    # decoding, in row order: a finished sentence's rows leave the batch.
-    encoded = model.expand(model.encode(src, lengths), k)
+    # (1) encode once. The first step runs one row per sentence (its K hypotheses would all be
+    # the same); its best K candidates then give every sentence K rows. ``active`` lists the
+    # sentences still decoding, in row order: a finished sentence's rows leave the batch.
+    encoded = model.encode(src, lengths)
     state = model.initial_state(encoded)
     topk = getattr(model, "topk", 0)
     active = np.arange(batch)
-    scores = np.full((batch, k), -np.inf)
-    scores[:, 0] = 0.0  # all K rows start identical: expand only the first
+    scores = np.zeros((batch, 1))  # [sentences, rows per sentence]
     # Back-pointers, per sentence and beam slot: the token chosen at each step, the slot it
     # extended, and the attention row that produced it. A finished hypothesis is read back
     # through them, so live histories are never copied.
     steps = int(max_lens.max()) + 1
     trace = _Trace(batch, k, steps, src.shape[1])
-    prev = np.full(batch * k, BOS_ID, dtype=np.int64)
+    prev = np.full(batch, BOS_ID, dtype=np.int64)
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
     n_finished = np.zeros(batch, dtype=np.int64)
 
     for t in range(steps):
-        n = len(active)
+        n, rows_per = scores.shape
         # (2) one step for all live rows: each row's best 2K + 4 candidates (the best 2K of a
         # sentence survive even when pad, bos, unk and eos are banned), or the whole vocabulary
         # when a row must end (eos may be outside its best) or the model offers fewer candidates.
@@ -156,11 +157,11 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         candidates = 0 if at_limit.any() or topk < 2 * k + 4 else 2 * k + 4
         scores_t = model.step(prev, state, encoded, candidates)
         state = scores_t.state
-        values = scores_t.log_probs.astype(np.float64).reshape(n, k, -1)
+        values = scores_t.log_probs.astype(np.float64).reshape(n, rows_per, -1)
         width_c = values.shape[-1]
         ids = (np.arange(width_c)[None, None, :] if scores_t.ids is None
-               else scores_t.ids.astype(np.int64).reshape(n, k, width_c))
-        attention = scores_t.attention.astype(np.float32).reshape(n, k, -1)
+               else scores_t.ids.astype(np.int64).reshape(n, rows_per, width_c))
+        attention = scores_t.attention.astype(np.float32).reshape(n, rows_per, -1)
         banned = (ids == PAD_ID) | (ids == BOS_ID)
         if options.suppress_unk:
             banned = banned | (ids == UNK_ID)
@@ -171,13 +172,13 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
             values[at_limit] = np.where(ids[0 if scores_t.ids is None else at_limit] == EOS_ID, values[at_limit], -np.inf)
 
         # (3) the best 2K candidates of each sentence, best first.
-        candidates = (scores[:, :, None] + values).reshape(n, k * width_c)
-        width = min(2 * k, k * width_c)
+        candidates = (scores[:, :, None] + values).reshape(n, rows_per * width_c)
+        width = min(2 * k, rows_per * width_c)
         top = np.argpartition(-candidates, width - 1, axis=1)[:, :width]
         top = np.take_along_axis(top, np.argsort(-np.take_along_axis(candidates, top, 1), axis=1, kind="stable"), 1)
         top_scores = np.take_along_axis(candidates, top, 1)
         origins = top // width_c
-        tokens = top % width_c if scores_t.ids is None else np.take_along_axis(ids.reshape(n, k * width_c), top, 1)
+        tokens = top % width_c if scores_t.ids is None else np.take_along_axis(ids.reshape(n, rows_per * width_c), top, 1)
 
         # (4) eos candidates ranked within K finish (while the sentence has fewer than K
         # finished); the best K others, in rank order, fill the live beam.
@@ -207,9 +208,12 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         if keep.size == 0:
             break
 
-        # (5) reorder the surviving rows, drop finished sentences, record the new tokens.
+        # (5) reorder the surviving rows (K per sentence from now on), drop finished sentences,
+        # record the new tokens.
         new_origins, new_tokens = new_origins[keep], new_tokens[keep]
-        state = model.reorder(state, (keep[:, None] * k + new_origins).reshape(-1))
+        state = model.reorder(state, (keep[:, None] * rows_per + new_origins).reshape(-1))
+        if rows_per < k:
+            encoded = model.expand(encoded, k)
         if keep.size < n:
             encoded = model.select(encoded, keep)
         active = active[keep]
