@@ -114,6 +114,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
         convert = quantize_int8 if options.precision == "int8" else convert_fp16
         for name, path in paths.items():
             convert(path, final_dir / path.name)
+            graphs.repair_declared_shapes_file(final_dir / path.name)
             change[name] = describe_change(path, final_dir / path.name)
         lossy = _ort_model_for({n: final_dir / p.name for n, p in paths.items()})
         bleu = _bleu(lossy, loaded, valid_ids, valid.tgt, search)

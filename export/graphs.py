@@ -154,6 +154,14 @@ def repair_declared_shapes(proto: onnx.ModelProto) -> None:
     del proto.graph.value_info[:]
 
 
+def repair_declared_shapes_file(path: Path) -> None:
+    """``repair_declared_shapes`` on a graph file: the int8 quantizer's shape inference, for one,
+    declares the candidate count as the ``topk`` input's default."""
+    proto = onnx.load(str(path))
+    repair_declared_shapes(proto)
+    onnx.save(proto, str(path))
+
+
 def declared_dims(path: Path) -> dict[str, list[str | int]]:
     """Declared output dims of a graph file: symbolic names or numbers."""
     proto = onnx.load(str(path), load_external_data=False)

@@ -110,6 +110,8 @@ def test_lossy_precisions_report_bleu_delta_and_what_changed(tiny_checkpoint, to
     bundle = load_bundle(tmp_path / precision)
     verify_graphs(bundle)
     assert bundle.precision == precision
+    step = declared_dims(bundle.graph_path("decoder_step"))
+    assert step["topk_ids"] == step["topk_log_probs"] == ["rows", "candidates"]  # not the default count
     assert f"valid_bleu_{precision}" in report.scores and "valid_bleu_delta" in report.scores
     encoder_change = report.precision_change["encoder"]
     if precision == "int8":
