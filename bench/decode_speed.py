@@ -15,13 +15,13 @@ once, ``--threads`` intra-op threads each; default one batch per core, one threa
 runs twice, in that same layout and in the layout a user would write (one batch at a time,
 ``torch.set_num_threads(cores)``); the faster of the two is the baseline.
 
-Every configuration runs ``--repeats`` times (default 3), interleaved, and its fastest run counts
+Every configuration runs ``--repeats`` times (default 5), interleaved, and its fastest run counts
 (the median is reported too): on a shared machine run-to-run noise is +-10%, and noise only ever
 slows a run down. Reported: sentences/s, target tokens/s, peak memory, outputs identical to the
 baseline, and the speed-up (best ORT over best torch; also over the one-batch torch layout).
 
     python bench/decode_speed.py [--bundle models/multi30k-en-de] [--checkpoint CKPT] [--torch-bundle DIR]
-                                 [--beam 5] [--threads 1] [--batch-workers CORES] [--repeats 3]
+                                 [--beam 5] [--threads 1] [--batch-workers CORES] [--repeats 5]
                                  [--device cpu|cuda] [--json]
 
 With ``--json`` the last line is a JSON object including ``speedup``.
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--max-batch-tokens", type=int, default=6000)
     parser.add_argument("--max-batch-sentences", type=int, default=64)
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each configuration; the fastest counts")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each configuration; the fastest counts")
     parser.add_argument("--torch-per-row", action="store_true",
                         help="PyTorch repeats encoder outputs once per beam row instead of once per sentence")
     parser.add_argument("--torch-int8", action="store_true",

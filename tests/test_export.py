@@ -121,6 +121,9 @@ def test_lossy_precisions_report_bleu_delta_and_what_changed(tiny_checkpoint, to
         assert encoder_change["weights:int8"]["after"] > 0
         # The attention's v_a (one output column) stays an fp32 MatMul.
         assert vector_products(onnx.load(str(bundle.graph_path("decoder_step"))))
+        # The quantized step graph is the folded one, checked against torch before quantizing.
+        folded = bundle.manifest["verification"]["int8_source_step_graph"]
+        assert folded["embedding_products_folded"] and folded["graph_max_abs_diff"] <= 1e-4
     else:
         assert encoder_change["weights:float16"]["after"] > 0
         assert encoder_change["weights:float"]["after"] == 0
@@ -141,3 +144,21 @@ def test_cli_export_and_python_m_export(tiny_checkpoint, toy_corpus, tmp_path):
     assert report["search_parity"]["greedy_equal"] == 10
     again = subprocess.run([sys.executable, "-m", "nmt", "export", *args], capture_output=True, text=True, cwd=REPO_ROOT, timeout=600)
     assert again.returncode == 2 and "already exists; pass --force" in again.stderr
+
+
+@pytest.mark.parametrize("layers, attention, hidden", [(1, "additive", 20), (2, "general", 20), (1, "dot", 24)])
+def test_folded_step_graph_computes_the_decoder_step(layers, attention, hidden):
+    """The int8 bundles' source graph: embedding products looked up, not multiplied; same outputs."""
+    from export.graphs import DecoderStepGraph, FoldedDecoderStepGraph, example_inputs
+    from training.config import ModelConfig
+    from training.model import Seq2Seq
+
+    torch.manual_seed(layers)
+    config = ModelConfig(emb_dim=16, enc_hidden=12, dec_hidden=hidden, att_dim=10, attention=attention,
+                         dec_layers=layers, readout_dim=16, dropout=0.0, emb_dropout=0.0)
+    model = Seq2Seq(config, 50, 60).eval()
+    _, step_args = example_inputs(model)
+    with torch.no_grad():
+        plain, folded = DecoderStepGraph(model)(*step_args), FoldedDecoderStepGraph(model)(*step_args)
+    for expected, actual in zip(plain, folded):
+        torch.testing.assert_close(actual, expected, rtol=0, atol=1e-5)
