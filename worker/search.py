@@ -275,8 +275,13 @@ def search_in_batches(model: StepModel, sources: Sequence[Sequence[int]], option
     budget = max_tokens or max(lengths, default=1) * max_sentences
     batches = pack_by_tokens(lengths, budget, max_sentences)
     if workers > 1 and len(batches) > 1:
+        # Longest work first (sentences x longest source, a proxy for decoder rows x steps), so
+        # the last batches to finish are short ones and no worker waits long at the end.
+        order = sorted(range(len(batches)), key=lambda b: -len(batches[b]) * max(lengths[i] for i in batches[b]))
         with ThreadPoolExecutor(max_workers=min(workers, len(batches)), thread_name_prefix="beam") as pool:
-            decoded = list(pool.map(lambda batch: beam_search(model, [sources[i] for i in batch], options), batches))
+            done = pool.map(lambda b: beam_search(model, [sources[i] for i in batches[b]], options), order)
+            by_batch = dict(zip(order, done))
+        decoded = [by_batch[b] for b in range(len(batches))]
     else:
         decoded = [beam_search(model, [sources[i] for i in batch], options) for batch in batches]
     results: list[list[Hypothesis]] = [[] for _ in sources]
