@@ -145,7 +145,7 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     steps = int(max_lens.max()) + 1
     trace = _Trace(batch, k, steps, src.shape[1])
     prev = np.full(batch, BOS_ID, dtype=np.int64)
-    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
+    ended: list[list[_Ended]] = [[] for _ in range(batch)]  # read back from the trace at the end
     n_finished = np.zeros(batch, dtype=np.int64)
 
     for t in range(steps):
@@ -194,15 +194,12 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         new_scores[rows, slot[rows, ranks]] = top_scores[rows, ranks]
         new_origins[rows, slot[rows, ranks]] = origins[rows, ranks]
         new_tokens[rows, slot[rows, ranks]] = tokens[rows, ranks]
-        ending = []
         for i, rank in zip(*np.nonzero(valid & is_eos & (np.arange(width) < k))):
             b = active[i]
             if n_finished[b] < k:
                 n_finished[b] += 1
-                ending.append((i, b, int(origins[i, rank]), float(top_scores[i, rank])))
-        if ending:
-            for (i, b, origin, score), (history, attn) in zip(ending, trace.read(t, [(b, o) for _, b, o, _ in ending])):
-                finished[b].append(_finish(history, attn, attention[i, origin], score, int(lengths[b]), options))
+                origin = int(origins[i, rank])
+                ended[b].append(_Ended(t, origin, float(top_scores[i, rank]), attention[i, origin]))
         done = (n_finished[active] >= k) | (extend.sum(1) == 0) | (t >= max_lens[active])
         keep = np.flatnonzero(~done)
         if keep.size == 0:
@@ -221,7 +218,30 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         scores = new_scores[keep]
         prev = new_tokens.reshape(-1)
 
-    return [sorted(hyps, key=lambda h: -h.score)[: options.n_best] for hyps in finished]
+    return [_best(trace, b, ended[b], int(lengths[b]), options) for b in range(batch)]
+
+
+class _Ended(NamedTuple):
+    """A hypothesis that ended with eos at step ``step``, extending beam slot ``slot``."""
+
+    step: int  # its tokens before eos
+    slot: int
+    log_prob: float  # eos included
+    eos_attention: np.ndarray  # float [S]
+
+
+def _best(trace: "_Trace", sentence: int, ended: list[_Ended], source_length: int,
+          options: SearchOptions) -> list[Hypothesis]:
+    """A sentence's n-best ended hypotheses, best first (ties in the order they ended). Only those
+    are read back from the trace, unless the coverage penalty needs every one's attention."""
+    if options.coverage_penalty == 0.0:
+        ended = sorted(ended, key=lambda e: -e.log_prob / length_penalty(e.step + 1, options.length_penalty))
+        ended = ended[: options.n_best]
+    hypotheses = []
+    for e in ended:
+        [(tokens, attention)] = trace.read(e.step, [(sentence, e.slot)])
+        hypotheses.append(_finish(tokens, attention, e.eos_attention, e.log_prob, source_length, options))
+    return sorted(hypotheses, key=lambda h: -h.score)[: options.n_best]
 
 
 class _Trace:
