@@ -80,7 +80,9 @@ def child(args: argparse.Namespace) -> dict:
 
             torch_model, _ = recover_model(args.torch_bundle or args.bundle)
         if args.torch_int8:
-            torch_model = _quantize_torch(torch_model)
+            from export.torch_model import quantize_int8_dynamic
+
+            torch_model = quantize_int8_dynamic(torch_model)
         model = TorchStepModel(torch_model.to(args.device), grouped=not args.torch_per_row)
         provider = f"torch {torch.__version__} eager{' int8' if args.torch_int8 else ''} on {args.device}"
     batches = pack_by_tokens([len(s) for s in sources], args.max_batch_tokens, args.max_batch_sentences)
@@ -180,18 +182,6 @@ def main(argv: list[str] | None = None) -> int:
                           "beam": args.beam, "device": args.device, "cores": cores, "repeats": max(1, args.repeats),
                           "precision": _precision(args.bundle)}))
     return 0
-
-
-def _quantize_torch(model):
-    """torch's own dynamic int8 quantization (weights int8, activations quantized per call), the
-    PyTorch counterpart of an int8 bundle."""
-    import warnings
-
-    import torch
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao
-        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear, torch.nn.GRUCell}, dtype=torch.qint8)
 
 
 def _precision(bundle: str) -> str:

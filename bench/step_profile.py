@@ -19,7 +19,6 @@ import os
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from export.recover import recover_model
+    from export.torch_model import quantize_int8_dynamic
     from worker.bundle import TOPK_INPUT, load_bundle
     from worker.ort_model import session_options
 
@@ -80,9 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 torch.topk(log_probs, args.candidates, dim=-1)
         return run
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        quantized = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear, torch.nn.GRUCell}, dtype=torch.qint8)
+    quantized = quantize_int8_dynamic(model)
     timings = {"torch fp32": _best_ms(torch_step(model)), "torch int8 (quantize_dynamic)": _best_ms(torch_step(quantized))}
 
     feed = {"prev_ids": prev.numpy(), "state": state.numpy(), "annotations": annotations.numpy(),

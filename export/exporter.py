@@ -110,13 +110,14 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     # from a step graph with the embedding's products folded into lookup tables (checked against
     # torch like the others): fewer products to run, and tables the quantizer makes int8 too.
     final_dir, change, folded = fp32_dir, {}, None
+    folded_dir = staging / "fp32-folded"
     if options.precision != "fp32":
         final_dir = staging / options.precision
         final_dir.mkdir()
         sources = paths
         if options.precision == "int8":
-            (staging / "fp32-folded").mkdir()
-            sources = graphs.export_graphs(loaded.model, staging / "fp32-folded", fold_embedding=True)
+            folded_dir.mkdir()
+            sources = graphs.export_graphs(loaded.model, folded_dir, fold_embedding=True)
             folded_diffs = graph_parity(loaded.model, _ort_model_for(sources), options.tolerance)
             folded = {"embedding_products_folded": True, "graph_max_abs_diff": max(folded_diffs.values())}
         convert = quantize_int8 if options.precision == "int8" else convert_fp16
@@ -144,7 +145,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     # (4) lay out the bundle and its manifest.
     for name, path in paths.items():
         shutil.move(str(final_dir / path.name), staging / path.name)
-    for work_dir in {fp32_dir, final_dir, staging / "fp32-folded"}:
+    for work_dir in {fp32_dir, final_dir, folded_dir}:
         shutil.rmtree(work_dir, ignore_errors=True)
     vocab_files = _write_vocabs(loaded, staging)
     manifest = _manifest(loaded, staging, vocab_files, options, out, scores, diffs, parity, change, folded)

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from training.model import Seq2Seq
-from worker.search import StepScores
+from worker.search import StepScores, beam_rows
 
 from .graphs import TOPK
 
@@ -22,6 +22,17 @@ class TorchEncoded:
     mask: torch.Tensor  # bool [B or B * K, S]
     state: torch.Tensor  # float [L, B, D]: the decoder's first state, one row per sentence
     repeats: int = 1  # K
+
+
+def quantize_int8_dynamic(model: Seq2Seq) -> Seq2Seq:
+    """torch's own dynamic int8 quantization of the model's Linear and GRUCell layers (weights
+    int8, activations quantized per call): the PyTorch counterpart of an int8 bundle, for the
+    benchmarks."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear, torch.nn.GRUCell}, dtype=torch.qint8)
 
 
 class TorchStepModel:
@@ -51,7 +62,7 @@ class TorchStepModel:
     def select(self, encoded: TorchEncoded, sentences: np.ndarray) -> TorchEncoded:
         rows = sentences
         if not self.grouped and encoded.repeats > 1:
-            rows = (sentences[:, None] * encoded.repeats + np.arange(encoded.repeats)).reshape(-1)
+            rows = beam_rows(sentences, encoded.repeats)
         rows, sentences = torch.from_numpy(rows).to(self.device), torch.from_numpy(sentences).to(self.device)
         return TorchEncoded(encoded.annotations[rows], encoded.keys[rows], encoded.mask[rows],
                             encoded.state[:, sentences], encoded.repeats)

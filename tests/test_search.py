@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from worker.search import (
-    EOS_ID, SearchError, SearchOptions, StepScores, beam_search, coverage_penalty, length_penalty, search_in_batches,
+    EOS_ID, SearchError, SearchOptions, StepScores, beam_rows, beam_search, coverage_penalty, length_penalty,
+    search_in_batches,
 )
 
 A, B, EOS = 4, 5, 3
@@ -68,7 +69,7 @@ class TableModel:
         return [state[i] for i in index]
 
     def select(self, lengths, sentences):
-        return lengths[(sentences[:, None] * self.beam + np.arange(self.beam)).reshape(-1)]
+        return lengths[beam_rows(sentences, self.beam)]
 
 
 def search(options: SearchOptions, sources=([7, 8, 3],), model=None):

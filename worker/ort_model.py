@@ -20,7 +20,7 @@ import numpy as np
 import onnxruntime as ort
 
 from .bundle import TOPK_INPUT, Bundle
-from .search import StepScores
+from .search import StepScores, beam_rows
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -127,7 +127,7 @@ class OrtStepModel:
         host = encoded.host or encoded
         rows = sentences
         if not self.grouped_beams and encoded.repeats > 1:
-            rows = (sentences[:, None] * encoded.repeats + np.arange(encoded.repeats)).reshape(-1)
+            rows = beam_rows(sentences, encoded.repeats)
         return self._place(OrtEncoded(host.annotations[rows], host.keys[rows], host.mask[rows],
                                       host.init_state[:, sentences], repeats=encoded.repeats))
 

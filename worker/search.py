@@ -99,6 +99,12 @@ class StepModel(Protocol):
         finished sentences leave the batch."""
 
 
+def beam_rows(sentences: np.ndarray, beam: int) -> np.ndarray:
+    """Row indices of these sentences in a batch of ``beam`` adjacent rows per sentence:
+    sentences int [B'] -> rows int [B' * beam]."""
+    return (sentences[:, None] * beam + np.arange(beam)).reshape(-1)
+
+
 def length_penalty(length: int, alpha: float) -> float:
     """GNMT lp(Y) = ((5 + |Y|) / 6) ** alpha."""
     return ((5.0 + length) / 6.0) ** alpha
