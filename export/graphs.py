@@ -100,9 +100,7 @@ class FoldedDecoderStepGraph(DecoderStepGraph):
 
     def forward(self, prev_ids: Tensor, state: Tensor, annotations: Tensor, keys: Tensor, src_mask: Tensor):
         decoder = self.model.decoder
-        alpha = decoder.attention(state[-1], keys, src_mask)  # [N, S]
-        batch, src_len, width = annotations.shape
-        context = torch.bmm(alpha.reshape(batch, -1, src_len), annotations).reshape(-1, width)  # [N, 2H]
+        context, alpha = decoder.attend(state[-1], annotations, keys, src_mask)  # [N, 2H], [N, S]
         projected = self.context_proj(context)  # [N, 3D + 2R]
         gates_in = self.input_table(prev_ids) + projected[:, : self.gates]  # W_ih [e; c] + b_ih
         cell = decoder.cells[0]

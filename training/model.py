@@ -171,9 +171,7 @@ class Decoder(nn.Module):
         attention [N, S]).
         """
         embedded = self.emb_dropout(self.embed(prev_ids))
-        alpha = self.attention(state[-1], keys, mask)
-        batch, src_len, width = annotations.shape
-        context = torch.bmm(alpha.reshape(batch, -1, src_len), annotations).reshape(-1, width)
+        context, alpha = self.attend(state[-1], annotations, keys, mask)
         x = torch.cat([embedded, context], dim=-1)
         new_states = []
         for layer, cell in enumerate(self.cells):
@@ -181,6 +179,13 @@ class Decoder(nn.Module):
             new_states.append(h)
             x = self.dropout(h)
         return StepOutput(torch.stack(new_states, 0), context, alpha)
+
+    def attend(self, query: Tensor, annotations: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        """query float [N, D] (s_{i-1}), annotations float [B, S, 2H], keys float [B, S, A], mask bool
+        [B, S] -> (context c_i float [N, 2H], weights alpha_i float [N, S]); N = B * K as in ``step``."""
+        alpha = self.attention(query, keys, mask)
+        batch, src_len, width = annotations.shape
+        return torch.bmm(alpha.reshape(batch, -1, src_len), annotations).reshape(-1, width), alpha
 
     def readout(self, prev_ids: Tensor, top_state: Tensor, context: Tensor) -> Tensor:
         """Deep output, position-wise over any leading dims N.

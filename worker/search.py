@@ -245,7 +245,7 @@ def _best(trace: "_Trace", sentence: int, ended: list[_Ended], source_length: in
         ended = ended[: options.n_best]
     hypotheses = []
     for e in ended:
-        [(tokens, attention)] = trace.read(e.step, [(sentence, e.slot)])
+        tokens, attention = trace.read(e.step, sentence, e.slot)
         hypotheses.append(_finish(tokens, attention, e.eos_attention, e.log_prob, source_length, options))
     return sorted(hypotheses, key=lambda h: -h.score)[: options.n_best]
 
@@ -266,17 +266,15 @@ class _Trace:
         self.origins[sentences, :, t] = origins
         self.attention[sentences, :, t] = attention
 
-    def read(self, t: int, hypotheses: list[tuple[int, int]]) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(sentence, slot) after step t - 1 -> its tokens int [t] and attention float [t, S]."""
-        sentences = np.array([b for b, _ in hypotheses], dtype=np.int64)
-        slots = np.array([slot for _, slot in hypotheses], dtype=np.int64)
-        tokens = np.zeros((len(hypotheses), t), dtype=np.int64)
-        attention = np.zeros((len(hypotheses), t, self.attention.shape[-1]), dtype=np.float32)
+    def read(self, t: int, sentence: int, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """The hypothesis in ``slot`` after step t - 1 -> its tokens int [t] and attention float [t, S]."""
+        tokens = np.zeros(t, dtype=np.int64)
+        attention = np.zeros((t, self.attention.shape[-1]), dtype=np.float32)
         for step in range(t - 1, -1, -1):
-            tokens[:, step] = self.tokens[sentences, slots, step]
-            attention[:, step] = self.attention[sentences, slots, step]
-            slots = self.origins[sentences, slots, step]
-        return list(zip(tokens, attention))
+            tokens[step] = self.tokens[sentence, slot, step]
+            attention[step] = self.attention[sentence, slot, step]
+            slot = self.origins[sentence, slot, step]
+        return tokens, attention
 
 
 def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray, log_prob: float,
