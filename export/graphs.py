@@ -169,11 +169,25 @@ def _export(module: nn.Module, args: tuple, path: Path, inputs, outputs, dynamic
             output_names=list(outputs), dynamic_shapes=dynamic_shapes, verbose=False,
         )
     proto = program.model_proto
+    drop_stack_traces(proto)
     if isinstance(module, DecoderStepGraph):
         expose_topk(proto, module.topk)
     repair_declared_shapes(proto)
     onnx.checker.check_model(proto, full_check=True)
     onnx.save(proto, str(path))
+
+
+STACK_TRACE = "pkg.torch.onnx.stack_trace"
+
+
+def drop_stack_traces(proto: onnx.ModelProto) -> None:
+    """Remove the exporter's per-node Python stack traces: they hold the exporting machine's file
+    paths and source line numbers, so a bundle's bytes, and its signature, would change with them
+    rather than with what the graph computes."""
+    for node in proto.graph.node:
+        kept = [prop for prop in node.metadata_props if prop.key != STACK_TRACE]
+        del node.metadata_props[:]
+        node.metadata_props.extend(kept)
 
 
 def expose_topk(proto: onnx.ModelProto, default: int) -> None:

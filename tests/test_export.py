@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from export.exporter import ExportOptions, export_bundle
-from export.graphs import EXAMPLE_BEAM, EXAMPLE_LENGTHS, declared_dims
+from export.graphs import EXAMPLE_BEAM, EXAMPLE_LENGTHS, STACK_TRACE, declared_dims
 from export.parity import PARITY_LENGTHS, ParityError, graph_parity, search_parity
 from export.quantize import vector_products
 from training.checkpoint import load_model
@@ -55,6 +55,15 @@ def test_declared_output_shapes_are_symbolic(tiny_bundle):
     assert step["topk_ids"] == step["topk_log_probs"] == ["rows", "candidates"]
     for dims in [*enc.values(), *step.values()]:
         assert max(EXAMPLE_LENGTHS) not in dims and len(EXAMPLE_LENGTHS) * EXAMPLE_BEAM not in dims
+
+
+def test_graphs_carry_no_stack_traces_of_the_exporting_machine(tiny_bundle):
+    """A bundle's bytes (and signature) depend on what it computes, not on source paths and lines."""
+    bundle = load_bundle(tiny_bundle)
+    for name in ("encoder", "decoder_step"):
+        proto = onnx.load(str(bundle.graph_path(name)))
+        assert not [p for n in proto.graph.node for p in n.metadata_props if p.key == STACK_TRACE]
+        assert b'File "' not in bundle.graph_path(name).read_bytes()
 
 
 def test_graph_outputs_match_torch_on_unseen_padded_lengths(tiny_bundle, tiny_checkpoint):
