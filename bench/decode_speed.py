@@ -2,13 +2,18 @@
 
 Both sides decode the same source file (default: Multi30k test_2016_flickr, English) with the
 worker's beam search (``worker.search.search_in_batches``) over the worker's token-budget batches;
-only the step model differs: ``worker.ort_model.OrtStepModel`` over the bundle's graphs, or
-``export.torch_model.TorchStepModel`` over the same weights in torch: the checkpoint the bundle was
-exported from (``--checkpoint``) or, by default, the model rebuilt from the fp32 bundle itself
+only the step model differs: ``worker.ort_model.OrtStepModel`` over a bundle's graphs, or
+``export.torch_model.TorchStepModel`` over the same weights in torch fp32: the checkpoint the
+bundles were exported from (``--checkpoint``) or, by default, the model rebuilt from an fp32 bundle
 (``export.recover``, verified against its graphs); ``--torch-int8`` quantizes it with torch's own
-dynamic int8, the counterpart of an int8 bundle. Both hold a sentence's encoder outputs once for
-its beam (``--torch-per-row``: torch repeats them per row, as most beam-search code does, about 5%
-slower). Each run is its own subprocess, so its peak RSS is its own.
+dynamic int8. Both hold a sentence's encoder outputs once for its beam (``--torch-per-row``: torch
+repeats them per row, as most beam-search code does, about 5% slower). Each run is its own
+subprocess, so its peak RSS is its own.
+
+The engine decodes with every ``--bundle`` in the same run; by default the two shipped bundles, the
+same weights in int8 (``models/multi30k-en-de-int8``, the fast path on CPU) and fp32
+(``models/multi30k-en-de``, token for token equal to PyTorch). The first bundle gives ``speedup``;
+every bundle's ratio is in ``speedup_by_precision`` and ``ort_runs``.
 
 Thread layouts: the engine runs as ``nmt translate`` does on CPU (``--batch-workers`` batches at
 once, ``--threads`` intra-op threads each; default one batch per core, one thread each). PyTorch
@@ -18,13 +23,14 @@ runs twice, in that same layout and in the layout a user would write (one batch 
 Every configuration runs ``--repeats`` times (default 5), interleaved, and its fastest run counts
 (the median is reported too): on a shared machine run-to-run noise is +-10%, and noise only ever
 slows a run down. Reported: sentences/s, target tokens/s, peak memory, outputs identical to the
-baseline, and the speed-up (best ORT over best torch; also over the one-batch torch layout).
+baseline, and the speed-up (best ORT over best torch; medians; over the one-batch torch layout).
 
-    python bench/decode_speed.py [--bundle models/multi30k-en-de] [--checkpoint CKPT] [--torch-bundle DIR]
+    python bench/decode_speed.py [--bundle DIR ...] [--checkpoint CKPT] [--torch-bundle DIR]
                                  [--beam 5] [--threads 1] [--batch-workers CORES] [--repeats 5]
                                  [--device cpu|cuda] [--json]
 
-With ``--json`` the last line is a JSON object including ``speedup``.
+With ``--json`` the last line is a JSON object including ``speedup`` (the first bundle's),
+``precision`` (its precision) and ``speedup_by_precision``.
 """
 from __future__ import annotations
 
@@ -42,6 +48,8 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "multi30k" / "test_2016_flickr.en.gz"
+# The shipped bundles, fastest first: the same weights in int8 and in fp32.
+DEFAULT_BUNDLES = (REPO_ROOT / "models" / "multi30k-en-de-int8", REPO_ROOT / "models" / "multi30k-en-de")
 
 
 def child(args: argparse.Namespace) -> dict:
@@ -106,11 +114,13 @@ def main(argv: list[str] | None = None) -> int:
 
     cores = host_cores()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bundle", default=str(REPO_ROOT / "models" / "multi30k-en-de"))
+    parser.add_argument("--bundle", action="append", help="bundle the engine decodes with; repeat to compare "
+                        "several in one run, the first gives `speedup` (default: the shipped int8 bundle, "
+                        "then the shipped fp32 one)")
     parser.add_argument("--checkpoint", help="PyTorch baseline: the checkpoint the bundle was exported from "
-                        "(default: rebuild the model from the fp32 bundle)")
-    parser.add_argument("--torch-bundle", help="PyTorch baseline: the fp32 bundle to rebuild the model from, when "
-                        "--bundle is int8 or fp16 (default: --bundle)")
+                        "(default: rebuild the model from an fp32 bundle)")
+    parser.add_argument("--torch-bundle", help="PyTorch baseline: the fp32 bundle to rebuild the model from "
+                        "(default: the first fp32 --bundle)")
     parser.add_argument("--src", default=str(DEFAULT_SRC))
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1, help="intra-op threads per batch (engine layout)")
@@ -128,59 +138,90 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-outputs", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.engine:
+        args.bundle = args.bundle[0]
         print(json.dumps(child(args)))
         return 0
     if args.checkpoint and not Path(args.checkpoint).is_file():
         print(f"decode_speed: checkpoint not found: {args.checkpoint}", file=sys.stderr)
         return 2
+    bundles = args.bundle or [str(b) for b in DEFAULT_BUNDLES if (b / "manifest.json").is_file()]
+    if not bundles:
+        print("decode_speed: no bundle: give --bundle DIR", file=sys.stderr)
+        return 2
+    try:
+        precisions = {b: _precision(b) for b in bundles}
+    except Exception as exc:  # noqa: BLE001 - a broken bundle is named, not traced
+        print(f"decode_speed: {exc}", file=sys.stderr)
+        return 2
+    torch_bundle = args.torch_bundle or next((b for b in bundles if precisions[b] == "fp32"), None)
+    if not args.checkpoint and torch_bundle is None:
+        print("decode_speed: the PyTorch baseline needs fp32 weights: give --torch-bundle or --checkpoint",
+              file=sys.stderr)
+        return 2
     engine_layout = (args.threads, args.batch_workers)
-    configs = [("ort", engine_layout), ("torch", engine_layout)]
+    configs = [*(("ort", b, engine_layout) for b in bundles), ("torch", torch_bundle, engine_layout)]
     if args.device == "cpu" and engine_layout != (cores, 1):
-        configs.append(("torch", (cores, 1)))
+        configs.append(("torch", torch_bundle, (cores, 1)))
     runs: dict[tuple, list[dict]] = {config: [] for config in configs}
     for _ in range(max(1, args.repeats)):
-        for engine, (threads, workers) in configs:
+        for engine, bundle, (threads, workers) in configs:
             cmd = [sys.executable, __file__, "--engine", engine, "--keep-outputs", *_passthrough(args),
-                   "--threads", str(threads), "--batch-workers", str(workers)]
+                   "--bundle", bundle or bundles[0], "--threads", str(threads), "--batch-workers", str(workers)]
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:
                 print(done.stderr, file=sys.stderr)
                 return done.returncode
-            runs[(engine, (threads, workers))].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            runs[(engine, bundle, (threads, workers))].append(json.loads(done.stdout.strip().splitlines()[-1]))
     results = []
-    for config, repeats in runs.items():
+    for (engine, bundle, _), repeats in runs.items():
         if len({r["outputs_sha"] for r in repeats}) != 1:
-            print(f"decode_speed: {config[0]} decoded differently across repeats", file=sys.stderr)
+            print(f"decode_speed: {engine} ({bundle}) decoded differently across repeats", file=sys.stderr)
             return 1
         best = max(repeats, key=lambda r: r["sentences_per_s"])
         best["median_sentences_per_s"] = statistics.median(r["sentences_per_s"] for r in repeats)
         best["repeats"] = [round(r["sentences_per_s"], 1) for r in repeats]
+        if engine == "ort":
+            best["bundle"], best["precision"] = bundle, precisions[bundle]
         results.append(best)
-    ort_r, torch_runs = results[0], results[1:]
+    ort_runs, torch_runs = results[:len(bundles)], results[len(bundles):]
     torch_r = max(torch_runs, key=lambda r: r["sentences_per_s"])
     one_batch = next((r for r in torch_runs if r["batch_workers"] == 1), torch_r)
-    same = sum(a == b for a, b in zip(ort_r["outputs"], torch_r["outputs"]))
+    best_torch_median = max(r["median_sentences_per_s"] for r in torch_runs)
+    for r in ort_runs:
+        r["speedup"] = r["sentences_per_s"] / torch_r["sentences_per_s"]
+        r["speedup_median"] = r["median_sentences_per_s"] / best_torch_median
+        r["speedup_vs_one_batch_torch"] = r["sentences_per_s"] / one_batch["sentences_per_s"]
+        r["identical_outputs"] = sum(a == b for a, b in zip(r["outputs"], torch_r["outputs"]))
     for r in results:
         r.pop("outputs")
-    speedup = ort_r["sentences_per_s"] / torch_r["sentences_per_s"]
-    speedup_median = ort_r["median_sentences_per_s"] / max(r["median_sentences_per_s"] for r in torch_runs)
-    print(f"decoding {ort_r['sentences']} sentences, beam {args.beam}, device {args.device}, {cores} core(s), "
+    baseline = f"torch{' int8' if args.torch_int8 else ' fp32'}"
+    print(f"decoding {torch_r['sentences']} sentences, beam {args.beam}, device {args.device}, {cores} core(s), "
           f"best of {max(1, args.repeats)} runs each")
-    print(f"{'engine':<8}{'layout':>14}{'sent/s':>10}{'median':>10}{'tok/s':>10}{'seconds':>10}{'peak RSS MiB':>14}  provider")
+    print(f"{'engine':<11}{'layout':>9}{'sent/s':>9}{'median':>9}{'tok/s':>8}{'seconds':>9}{'RSS MiB':>9}"
+          f"{'speed-up':>10}{'median':>8}{'1x' + str(cores):>7}{'same':>6}  provider")
     for r in results:
-        layout = f"{r['batch_workers']}x{r['threads']} thr"
+        ort = r["engine"] == "ort"
+        name = f"ort {r['precision']}" if ort else baseline
+        layout = f"{r['batch_workers']}x{r['threads']}"
+        ratios = (f"{r['speedup']:>9.2f}x{r['speedup_median']:>7.2f}x{r['speedup_vs_one_batch_torch']:>6.2f}x"
+                  f"{r['identical_outputs']:>6}" if ort else f"{'':>10}{'':>8}{'':>7}{'':>6}")
         mark = "  <- baseline" if r is torch_r else ""
-        print(f"{r['engine']:<8}{layout:>14}{r['sentences_per_s']:>10.1f}{r['median_sentences_per_s']:>10.1f}"
-              f"{r['target_tokens_per_s']:>10.0f}{r['seconds']:>10.2f}{r['peak_rss_mb']:>14.0f}  {r['provider']}{mark}")
-    print(f"speed-up ORT / fastest torch: {speedup:.2f}x (medians: {speedup_median:.2f}x); "
-          f"over torch one batch at a time: {ort_r['sentences_per_s'] / one_batch['sentences_per_s']:.2f}x; "
-          f"identical outputs: {same}/{ort_r['sentences']}")
+        print(f"{name:<11}{layout:>9}{r['sentences_per_s']:>9.1f}{r['median_sentences_per_s']:>9.1f}"
+              f"{r['target_tokens_per_s']:>8.0f}{r['seconds']:>9.2f}{r['peak_rss_mb']:>9.0f}{ratios}"
+              f"  {r['provider']}{mark}")
+    print(f"speed-up: sentences/s over the fastest {baseline} layout (best runs; medians); 1x{cores}: over "
+          f"{baseline} one batch at a time; same: outputs identical to the baseline's, of {torch_r['sentences']}")
+    for r in ort_runs:
+        print(f"  {r['bundle']} ({r['precision']}): {r['speedup']:.2f}x")
     if args.json:
-        print(json.dumps({"speedup": speedup, "speedup_median": speedup_median,
-                          "speedup_vs_one_batch_torch": ort_r["sentences_per_s"] / one_batch["sentences_per_s"],
-                          "identical_outputs": same, "ort": ort_r, "torch": torch_r, "torch_runs": torch_runs,
-                          "beam": args.beam, "device": args.device, "cores": cores, "repeats": max(1, args.repeats),
-                          "precision": _precision(args.bundle)}))
+        first = ort_runs[0]
+        print(json.dumps({"speedup": first["speedup"], "speedup_median": first["speedup_median"],
+                          "speedup_vs_one_batch_torch": first["speedup_vs_one_batch_torch"],
+                          "identical_outputs": first["identical_outputs"], "precision": first["precision"],
+                          "speedup_by_precision": {r["precision"]: r["speedup"] for r in ort_runs},
+                          "ort": first, "ort_runs": ort_runs, "torch": torch_r, "torch_runs": torch_runs,
+                          "baseline": baseline, "beam": args.beam, "device": args.device, "cores": cores,
+                          "repeats": max(1, args.repeats)}))
     return 0
 
 
@@ -193,7 +234,7 @@ def _precision(bundle: str) -> str:
 def _passthrough(args: argparse.Namespace) -> list[str]:
     extra = [*(["--checkpoint", args.checkpoint] if args.checkpoint else []),
              *(["--torch-bundle", args.torch_bundle] if args.torch_bundle else [])]
-    return [*extra, "--bundle", args.bundle, "--src", args.src, "--beam", str(args.beam), "--device", args.device,
+    return [*extra, "--src", args.src, "--beam", str(args.beam), "--device", args.device,
             "--max-batch-tokens", str(args.max_batch_tokens), "--max-batch-sentences", str(args.max_batch_sentences),
             *(["--torch-per-row"] if args.torch_per_row else []), *(["--torch-int8"] if args.torch_int8 else [])]
 

@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     feed = {"prev_ids": prev.numpy(), "state": state.numpy(), "annotations": annotations.numpy(),
             "keys": keys.numpy(), "src_mask": mask.numpy(), TOPK_INPUT: np.array([args.candidates], dtype=np.int64)}
     names = ["topk_log_probs", "topk_ids", "new_state", "attention"]
-    ops: dict[str, float] = {}
+    ops: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label, path in (("ORT fp32", args.fp32_bundle), ("ORT int8", args.int8_bundle)):
             bundle = load_bundle(path)
@@ -96,34 +96,34 @@ def main(argv: list[str] | None = None) -> int:
             session = ort.InferenceSession(str(bundle.graph_path("decoder_step")), session_options(1),
                                            providers=["CPUExecutionProvider"])
             timings[label] = _best_ms(lambda: session.run(names, feed))
-            if label == "ORT int8":
-                options = session_options(1)
-                options.enable_profiling = True
-                options.profile_file_prefix = os.path.join(tmp, "step")
-                profiled = ort.InferenceSession(str(bundle.graph_path("decoder_step")), options,
-                                                providers=["CPUExecutionProvider"])
-                warm, counted = 5, 20
-                for _ in range(warm + counted):
-                    profiled.run(names, feed)
-                events = json.loads(Path(profiled.end_profiling()).read_text())
-                runs = sorted(e["ts"] for e in events if e.get("cat") == "Session" and e["name"] == "model_run")
-                totals: collections.Counter = collections.Counter()
-                for event in events:  # operators of the runs after the warm-up ones
-                    if (event.get("cat") == "Node" and event["name"].endswith("_kernel_time")
-                            and event["ts"] >= runs[warm]):
-                        totals[f"{event['args']['op_name']} {event['name'][:-len('_kernel_time')]}"] += event["dur"]
-                ops = {name: round(us / counted / 1000, 3) for name, us in totals.most_common(args.top_ops)}
+            options = session_options(1)
+            options.enable_profiling = True
+            options.profile_file_prefix = os.path.join(tmp, label.replace(" ", "_"))
+            profiled = ort.InferenceSession(str(bundle.graph_path("decoder_step")), options,
+                                            providers=["CPUExecutionProvider"])
+            warm, counted = 5, 20
+            for _ in range(warm + counted):
+                profiled.run(names, feed)
+            events = json.loads(Path(profiled.end_profiling()).read_text())
+            runs = sorted(e["ts"] for e in events if e.get("cat") == "Session" and e["name"] == "model_run")
+            totals: collections.Counter = collections.Counter()
+            for event in events:  # operators of the runs after the warm-up ones
+                if (event.get("cat") == "Node" and event["name"].endswith("_kernel_time")
+                        and event["ts"] >= runs[warm]):
+                    totals[f"{event['args']['op_name']} {event['name'][:-len('_kernel_time')]}"] += event["dur"]
+            ops[label] = {name: round(us / counted / 1000, 3) for name, us in totals.most_common(args.top_ops)}
 
     print(f"one decoder step: {args.sentences} sentences x beam {args.beam} = {rows} rows, "
           f"{args.src_len} source positions, {args.candidates} candidates per row, 1 thread")
     base = timings["torch fp32"]
     for label, ms in timings.items():
         print(f"  {label:<32}{ms:8.2f} ms   {base / ms:5.2f}x torch fp32")
-    print("ORT int8 operators (ms per step):")
-    for name, ms in ops.items():
-        print(f"  {ms:7.3f}  {name}")
+    for label, label_ops in ops.items():
+        print(f"{label} operators (ms per step):")
+        for name, ms in label_ops.items():
+            print(f"  {ms:7.3f}  {name}")
     if args.json:
-        print(json.dumps({"rows": rows, "ms_per_step": timings, "ort_int8_ops_ms": ops}))
+        print(json.dumps({"rows": rows, "ms_per_step": timings, "ort_ops_ms": ops}))
     return 0
 
 
