@@ -1,10 +1,12 @@
 """ONNX Runtime implementation of the search's step model, over a bundle's two graphs.
 
 Providers: ``cpu``, ``cuda`` or ``auto``. ONNX Runtime falls back to the CPU silently when the
-CUDA provider cannot load, so the provider that actually runs is read back from the session:
-``cuda`` requested but not running is a ``ProviderError``. With IO binding (always on CUDA),
-annotations, keys and the mask are uploaded once per batch and the decoder state stays on the
-device between steps; only log-probabilities and attention rows come back to the host.
+CUDA provider cannot load, so the provider that actually runs is read back from the session
+(``check_provider``): ``cuda`` requested but not running is a ``ProviderError``. A graph that
+does not load is a ``BundleError`` naming the file. With IO binding (always on CUDA),
+annotations, keys and the mask are uploaded once per batch (and again when ``select`` drops
+sentences); the decoder state stays on the device between steps, reordered there by a one-node
+Gather graph; only log-probabilities and attention rows come back to the host.
 
 Encoder outputs per sentence: a bundle whose step graph groups beams (``Bundle.grouped_beams``)
 reads annotations, keys and mask once per sentence for its K adjacent decoder rows, so a beam
@@ -19,7 +21,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from .bundle import TOPK_INPUT, Bundle
+from .bundle import TOPK_INPUT, Bundle, BundleError
 from .search import StepScores, beam_rows
 
 CUDA = "CUDAExecutionProvider"
@@ -72,6 +74,40 @@ def providers_for(requested: str) -> list[str]:
     return [CPU]
 
 
+def check_provider(requested: str, session: ort.InferenceSession) -> str:
+    """The provider ``session`` actually runs; ``cuda`` requested but not running is an error."""
+    running = session.get_providers()[0]
+    if requested == "cuda" and running != CUDA:
+        raise ProviderError(f"provider 'cuda' requested but ONNX Runtime runs {running} "
+                            "(the CUDA provider failed to load: check CUDA/cuDNN libraries)")
+    return running
+
+
+def load_session(path: Path, options: ort.SessionOptions, providers: list[str]) -> ort.InferenceSession:
+    """An InferenceSession; a graph ONNX Runtime cannot load (corrupt, unknown operator) is a
+    ``BundleError`` naming the file."""
+    try:
+        return ort.InferenceSession(str(path), options, providers=providers)
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise BundleError(f"cannot load graph {Path(path).name}: {exc}") from None
+
+
+def gather_state_graph(elem_type: str) -> bytes:
+    """Serialized ONNX model: ``Gather(state [L, N, D], index int64 [M], axis=1) -> gathered [L, M, D]``;
+    ``elem_type`` is the state's ONNX Runtime type, e.g. ``tensor(float)``. IR version 10, opset 18:
+    what onnxruntime >= 1.20 loads."""
+    from onnx import TensorProto, helper
+
+    elem = {"tensor(float)": TensorProto.FLOAT, "tensor(float16)": TensorProto.FLOAT16,
+            "tensor(double)": TensorProto.DOUBLE}[elem_type]
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["state", "index"], ["gathered"], axis=1)], "gather_state",
+        [helper.make_tensor_value_info("state", elem, ["layers", "rows", "hidden"]),
+         helper.make_tensor_value_info("index", TensorProto.INT64, ["kept"])],
+        [helper.make_tensor_value_info("gathered", elem, ["layers", "kept", "hidden"])])
+    return helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
+
+
 class OrtStepModel:
     """``encode``/``expand``/``initial_state``/``step``/``reorder`` over ONNX Runtime sessions."""
 
@@ -79,14 +115,17 @@ class OrtStepModel:
                  io_binding: bool | None = None, default_topk: int = 0, grouped_beams: bool = False) -> None:
         options = session_options(threads)
         providers = providers_for(provider)
-        self.encoder = ort.InferenceSession(str(encoder_path), options, providers=providers)
-        self.decoder = ort.InferenceSession(str(decoder_path), options, providers=providers)
-        self.provider = self.decoder.get_providers()[0]
-        if provider == "cuda" and (self.provider != CUDA or self.encoder.get_providers()[0] != CUDA):
-            raise ProviderError(f"provider 'cuda' requested but ONNX Runtime runs {self.provider} "
-                                "(the CUDA provider failed to load: check CUDA/cuDNN libraries)")
+        self.encoder = load_session(encoder_path, options, providers)
+        self.decoder = load_session(decoder_path, options, providers)
+        check_provider(provider, self.encoder)
+        self.provider = check_provider(provider, self.decoder)
         self.device = "cuda" if self.provider == CUDA else "cpu"
         self.io_binding = self.device == "cuda" if io_binding is None else io_binding
+        self.gather = None  # with IO binding: reorders the state where it lives
+        if self.io_binding:
+            state_type = next(i.type for i in self.decoder.get_inputs() if i.name == "state")
+            self.gather = ort.InferenceSession(gather_state_graph(state_type), options,
+                                               providers=providers)
         # Bundles exported since the candidate count became an input take it per run ("topk", an
         # overridable initializer, so older readers still see the same inputs); older ones have a
         # fixed count. IO binding cannot bind an initializer: it runs with the default count.
@@ -168,10 +207,16 @@ class OrtStepModel:
         return StepScores(outputs[0], outputs[1], outputs[2], outputs[3])
 
     def reorder(self, state: Any, index: np.ndarray) -> Any:
+        """Rows ``index`` (int64 [M]) of ``state`` (float [L, N, D]) -> [L, M, D]; with IO binding an
+        OrtValue gathered on the device (only the index is uploaded)."""
         if not self.io_binding:
             return state[:, index]
-        # ONNX Runtime has no standalone gather: the [L, N, D] state makes one host round trip.
-        return self._to_device(np.ascontiguousarray(state.numpy()[:, index]))
+        binding = self.gather.io_binding()
+        binding.bind_ortvalue_input("state", state)
+        binding.bind_cpu_input("index", np.ascontiguousarray(index, dtype=np.int64))
+        binding.bind_output("gathered", self.device)
+        self.gather.run_with_iobinding(binding)
+        return binding.get_outputs()[0]
 
     def _to_device(self, array: np.ndarray) -> ort.OrtValue:
         return ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array), self.device, 0)
