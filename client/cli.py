@@ -25,11 +25,17 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from queue_config.outputs import output_stem, write_translation
+    from queue_config.textfiles import DocumentError, collision_message, output_collisions, read_text_file
 
     from .client import JobFailedError, TranslationClient
 
     if args.out and not args.wait:
         print("nmt submit: error: --out needs --wait", file=sys.stderr)
+        return 2
+    collisions = output_collisions(args.files, lambda p: output_stem(p, args.src)) if args.out else {}
+    if collisions:  # refused before anything is submitted
+        print(f"nmt submit: error: output names collide in {args.out}: {collision_message(collisions)}; "
+              "rename or submit them separately", file=sys.stderr)
         return 2
     client = TranslationClient(broker_url=args.broker_url)
     options = {"beam": args.beam} if args.beam else {}
@@ -41,15 +47,11 @@ def run(args: argparse.Namespace) -> int:
                 job = client.submit(path=str(path.resolve()), src=args.src, tgt=args.tgt, options=options,
                                     name=output_stem(path, args.src))
             else:
-                job = client.submit(text=path.read_bytes().decode("utf-8"), src=args.src, tgt=args.tgt,
+                job = client.submit(text=read_text_file(path), src=args.src, tgt=args.tgt,
                                     options=options, name=output_stem(path, args.src))
-        except FileNotFoundError:
+        except DocumentError as exc:
             failures += 1
-            print(f"nmt submit: skipped {path}: file not found", file=sys.stderr)
-            continue
-        except UnicodeDecodeError as exc:
-            failures += 1
-            print(f"nmt submit: skipped {path}: not valid UTF-8 (byte offset {exc.start})", file=sys.stderr)
+            print(f"nmt submit: skipped {path}: {exc}", file=sys.stderr)
             continue
         jobs.append((path, job))
         if not args.wait:

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nmt {args.command}: missing dependency '{exc.name}'; install the matching extra, "
               f"e.g. pip install 'nmt-batch[train]'", file=sys.stderr)
         return 2
-    except (ValueError, FileNotFoundError, FileExistsError) as exc:
+    except (UserError, ValueError, FileNotFoundError, FileExistsError) as exc:
         print(f"nmt {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from .names import valid_language
+from .textfiles import DocumentError, check_text
 
 MESSAGE_VERSION = 1
 _JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -114,6 +115,11 @@ class JobRequest:
             raise MessageError("a job needs exactly one of 'text' or 'path'")
         if text is not None and not isinstance(text, str):
             raise MessageError(f"'text' must be a string, got {type(text).__name__}")
+        if text is not None:
+            try:
+                check_text(text)
+            except DocumentError as exc:
+                raise MessageError(f"'text' {exc}") from None
         if path is not None and (not isinstance(path, str) or not path):
             raise MessageError(f"'path' must be a non-empty string, got {path!r}")
         name = raw.get("name", "document")

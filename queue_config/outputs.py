@@ -10,15 +10,30 @@ from typing import Any
 
 
 def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` with the permissions a plain ``open`` would give it
+    (0666 less the umask; ``mkstemp`` alone makes it 0600, unreadable to other users and containers)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    try:  # Linux: read it without changing it (os.umask would, for every thread, for a moment)
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def output_stem(path: Path, source_language: str) -> str:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 from queue_config.outputs import output_stem, write_atomically, write_translation
 
-from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
-from .documents import utf8_error
+from queue_config.textfiles import (DocumentError, collision_message, decode_text, output_collisions,
+                                    read_text_file)
 
+from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -50,15 +51,20 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
 def _translator(args: argparse.Namespace):
     from dataclasses import replace
 
+    from nmt.cli import UserError
+
     from .engine import Translator
-    from .ort_model import CPU, providers_for
+    from .ort_model import CPU, ProviderError, providers_for
     from .settings import EngineSettings, local_cpu_settings
 
     settings = EngineSettings(provider=args.device, intra_op_threads=args.threads, max_batch_tokens=args.max_batch_tokens,
                               batch_workers=args.batch_workers or 1)
-    if not args.batch_workers and providers_for(args.device) == [CPU]:
-        settings = local_cpu_settings(settings)
-    translator = Translator(resolve_bundle_path(args.bundle), settings)
+    try:
+        if not args.batch_workers and providers_for(args.device) == [CPU]:
+            settings = local_cpu_settings(settings)
+        translator = Translator(resolve_bundle_path(args.bundle), settings)
+    except ProviderError as exc:
+        raise UserError(str(exc)) from None
     options = translator.default_options
     changes = {"n_best": args.n_best, "coverage_penalty": args.coverage_penalty}
     if args.beam is not None:
@@ -76,42 +82,66 @@ def run_translate(args: argparse.Namespace) -> int:
         return 2
     translator, options = _translator(args)
     if not args.files:
-        for line in sys.stdin:
-            text = line.rstrip("\n")
-            result = translator.translate_document(text, options)
-            sys.stdout.write(result.translation.replace("\n", " ") + "\n")
-            sys.stdout.flush()
-        return 0
+        return _translate_stream(translator, options, sys.stdin.buffer, sys.stdout)
+    source, target = translator.bundle.source_language, translator.bundle.target_language
+    paths = [Path(f) for f in args.files]
+    collisions = output_collisions(paths, lambda p: output_stem(p, source))
+    if collisions:  # refused before anything is translated
+        print(f"nmt translate: error: output names collide in {args.out}: {collision_message(collisions)}; "
+              "rename them or translate them into separate directories", file=sys.stderr)
+        return 2
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    target = translator.bundle.target_language
     failures = 0
-    for path in tqdm([Path(f) for f in args.files], desc="translating", unit="file", disable=None):
+    for path in tqdm(paths, desc="translating", unit="file", disable=None):
         try:
-            text = read_document(path)
+            text = read_text_file(path)
+            result = translator.translate_document(text, options, with_attention=args.attention)
+            payload = result.to_json() | {"source_file": str(path)}
+            write_translation(out_dir, output_stem(path, source), target, result.translation, payload)
         except DocumentError as exc:
             failures += 1
             tqdm.write(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
             continue
-        result = translator.translate_document(text, options, with_attention=args.attention)
-        payload = result.to_json() | {"source_file": str(path)}
-        write_translation(out_dir, output_stem(path, translator.bundle.source_language), target,
-                          result.translation, payload)
+        except Exception as exc:  # noqa: BLE001 - one document's failure must not lose the others'
+            failures += 1
+            tqdm.write(f"nmt translate: failed {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
         for warning in payload["warnings"]:
             tqdm.write(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
     if failures:
-        print(f"nmt translate: {failures} of {len(args.files)} files failed", file=sys.stderr)
+        print(f"nmt translate: {failures} of {len(paths)} files failed", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _translate_stream(translator, options, stdin, stdout) -> int:
+    """One output line per input line. A line that is not UTF-8 text gives an empty output line
+    (so line numbers still match), a message naming it, and exit status 1."""
+    bad = 0
+    for number, raw in enumerate(stdin, 1):
+        try:
+            text = decode_text(raw.rstrip(b"\n").rstrip(b"\r"))
+        except DocumentError as exc:
+            bad += 1
+            print(f"nmt translate: stdin line {number} {exc}; left empty", file=sys.stderr)
+            text = ""
+        result = translator.translate_document(text, options) if text.strip() else None
+        stdout.write((result.translation.replace("\n", " ") if result else "") + "\n")
+        stdout.flush()
+    return 1 if bad else 0
 
 
 def run_eval(args: argparse.Namespace) -> int:
     from .evaluation import read_lines, score
 
-    translator, options = _translator(args)
     sources, references = read_lines(Path(args.src)), read_lines(Path(args.ref))
+    if not sources:
+        print(f"nmt eval: error: {args.src} has no lines", file=sys.stderr)
+        return 2
     if len(sources) != len(references):
         print(f"nmt eval: error: {args.src} has {len(sources)} lines, {args.ref} has {len(references)}", file=sys.stderr)
         return 2
+    translator, options = _translator(args)
     results = translator.translate_sentences([s.strip() for s in sources], options)
     hypotheses = [r.translation for r in results]
     if args.hyp_out:
@@ -124,20 +154,3 @@ def run_eval(args: argparse.Namespace) -> int:
         print(json.dumps(report | {"bundle": translator.bundle.signature, "provider": translator.provider,
                                    "beam": options.beam, "sentences": len(hypotheses)}))
     return 0
-
-
-class DocumentError(ValueError):
-    """An input document cannot be read as UTF-8 text."""
-
-
-def read_document(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise DocumentError("file not found") from None
-    except IsADirectoryError:
-        raise DocumentError("is a directory, not a file") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DocumentError(utf8_error(data, exc)) from None

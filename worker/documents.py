@@ -51,12 +51,6 @@ class Layout:
         return "".join(parts), starts
 
 
-def utf8_error(data: bytes, error: UnicodeDecodeError) -> str:
-    """Where undecodable bytes are, for error messages: ``not valid UTF-8 (line N, byte offset M)``."""
-    line = data[: error.start].count(b"\n") + 1
-    return f"not valid UTF-8 (line {line}, byte offset {error.start})"
-
-
 def split_document(text: str, language: str) -> Layout:
     """Split ``text`` into sentences (per line, then by ``sentencex`` for ``language``)."""
     sentences: list[Sentence] = []

@@ -9,11 +9,24 @@ from typing import Sequence
 
 import sacrebleu
 
+from queue_config.textfiles import DocumentError, decode_text, read_file_bytes
+
 
 def read_lines(path: Path) -> list[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [line.rstrip("\n") for line in handle]
+    """The lines of a UTF-8 text file (plain or .gz), without line ends (LF, CRLF or CR);
+    ``DocumentError`` naming the file for unreadable or non-UTF-8 ones."""
+    path = Path(path)
+    try:
+        data = read_file_bytes(path)
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+        text = decode_text(data)
+    except DocumentError as exc:
+        raise DocumentError(f"{path}: {exc}") from None
+    except (OSError, EOFError) as exc:  # a damaged .gz
+        raise DocumentError(f"{path}: not a readable gzip file ({exc})") from None
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
 
 
 @lru_cache(maxsize=8)

@@ -16,12 +16,13 @@ from typing import Any, Callable
 
 from queue_config.jobstore import JobStore
 from queue_config.messages import JobOptions, JobRequest
+from queue_config.outputs import write_translation
 from queue_config.settings import QueueSettings
+from queue_config.textfiles import DocumentError, read_text_file
 
 from .bundle import MANIFEST, BundleError, resolve_bundle_path
-from .documents import Layout, split_document, utf8_error
+from .documents import Layout, split_document
 from .engine import SegmentResult, Translator, assemble_document
-from queue_config.outputs import write_translation
 from .search import SearchOptions
 from .settings import EngineSettings
 
@@ -94,11 +95,10 @@ def read_document(request: JobRequest, settings: QueueSettings) -> str:
         raise JobError(f"input path is not a file: {path}")
     if size > settings.max_document_bytes:
         raise JobError(f"{path}: {size} bytes exceeds the limit of {settings.max_document_bytes} bytes")
-    data = path.read_bytes()
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise JobError(f"{path}: {utf8_error(data, exc)}") from None
+        return read_text_file(path)
+    except DocumentError as exc:
+        raise JobError(f"{path}: {exc}") from None
 
 
 def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[str, int], None]) -> dict[str, Any]:

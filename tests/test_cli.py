@@ -1,0 +1,96 @@
+"""``nmt translate`` and ``nmt eval`` on bad and awkward input, as a user runs them (subprocesses)."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def run_nmt(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "nmt", *args], input=stdin, capture_output=True,
+                          cwd=REPO_ROOT, timeout=300)
+
+
+def test_bad_files_are_reported_and_every_good_file_is_still_translated_exactly_laid_out(tiny_bundle, tmp_path):
+    first = tmp_path / "first.txt"
+    layout = "  A man sees a dog.  The cat runs home.\r\n\r\n\r\n\tA dog runs.\r\n   \n"
+    first.write_bytes(layout.encode())
+    last = tmp_path / "last.en.txt"
+    last.write_text("The cat runs.", encoding="utf-8")
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "wide.txt").write_bytes("A dog runs.\n".encode("utf-16-le"))
+    (tmp_path / "bin.txt").write_bytes(b"A dog.\x00\x01\x02")
+    out = tmp_path / "out"
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", "--beam", "2", str(first),
+                   str(tmp_path / "loop1"), str(tmp_path / "wide.txt"), str(tmp_path / "bin.txt"), str(last),
+                   "--out", str(out))
+    stderr = done.stderr.decode()
+    assert done.returncode == 1, stderr
+    assert "loop1: cannot read: Too many levels of symbolic links" in stderr
+    assert "wide.txt: contains NUL bytes" in stderr and "bin.txt: contains NUL bytes" in stderr
+    assert "3 of 5 files failed" in stderr and "Traceback" not in stderr
+    assert sorted(p.name for p in out.iterdir()) == ["first.de.json", "first.de.txt", "last.de.json", "last.de.txt"]
+    translated = (out / "first.de.txt").read_bytes().decode()
+    payload = json.loads((out / "first.de.json").read_text(encoding="utf-8"))
+    sentences = [s["translation"] for s in payload["segments"]]
+    assert len(sentences) == 3 and all(sentences)
+    # every character outside the sentences is kept: leading blanks, CRLF, empty lines, trailing blanks
+    rebuilt = translated
+    for sentence in sentences:
+        rebuilt = rebuilt.replace(sentence, "S", 1)
+    assert rebuilt == "  S  S\r\n\r\n\r\n\tS\r\n   \n"
+    mode = stat.S_IMODE((out / "first.de.txt").stat().st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask
+
+
+def test_inputs_that_would_overwrite_each_others_results_are_refused_before_translating(tiny_bundle, tmp_path):
+    for name in ("a/doc.txt", "b/doc.txt"):
+        (tmp_path / name).parent.mkdir()
+        (tmp_path / name).write_text("A dog.", encoding="utf-8")
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", str(tmp_path / "a/doc.txt"),
+                   str(tmp_path / "b/doc.txt"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert "output names collide" in done.stderr.decode() and "would all be written as 'doc'" in done.stderr.decode()
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_cuda_on_a_host_without_it_is_a_one_line_error(tiny_bundle, tmp_path):
+    (tmp_path / "a.txt").write_text("A dog.", encoding="utf-8")
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cuda", str(tmp_path / "a.txt"),
+                   "--out", str(tmp_path / "out"))
+    stderr = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in stderr
+    assert "provider 'cuda' requested" in stderr
+
+
+def test_stdin_line_that_is_not_utf8_is_left_empty_and_named(tiny_bundle):
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu",
+                   stdin=b"A dog.\nCaf\xe9 ol\xe9\n\nThe cat runs.\n")
+    lines = done.stdout.decode().split("\n")
+    assert done.returncode == 1
+    assert len(lines) == 5 and lines[0] and lines[1] == "" and lines[2] == "" and lines[3] and lines[4] == ""
+    assert "stdin line 2 not valid UTF-8 (line 1, byte offset 3); left empty" in done.stderr.decode()
+
+
+def test_eval_refuses_empty_and_non_utf8_files_naming_them(tiny_bundle, tmp_path):
+    empty = tmp_path / "empty.en"
+    empty.write_text("", encoding="utf-8")
+    done = run_nmt("eval", "--bundle", str(tiny_bundle), "--device", "cpu", "--src", str(empty), "--ref", str(empty))
+    assert done.returncode == 2 and "empty.en has no lines" in done.stderr.decode()
+    latin = tmp_path / "latin.en"
+    latin.write_bytes("one\ncaf\xe9\n".encode("latin-1"))
+    done = run_nmt("eval", "--bundle", str(tiny_bundle), "--device", "cpu", "--src", str(latin), "--ref", str(latin))
+    stderr = done.stderr.decode()
+    assert done.returncode == 2 and "latin.en: not valid UTF-8 (line 2, byte offset 7)" in stderr
+    assert "Traceback" not in stderr
