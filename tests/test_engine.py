@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -198,3 +199,103 @@ def test_cli_eval_prints_bleu_and_json(tiny_bundle, toy_corpus):
     assert 0 <= report["bleu"] <= 100 and report["signature"].startswith("nrefs:1|case:mixed")
     assert "bleu_lc_tok" in report and report["sentences"] == 200
     assert "lowercased, Moses-normalized and tokenized" in done.stdout
+
+
+# -- sentences with nothing to translate, split sentences, corrupt vocabularies ---------------------
+CONTENTLESS = ["", "\u200b", "\x00", "\u200b \ufeff\x01"]
+
+
+def test_contentless_sentences_are_not_decoded_and_come_back_empty(translator, monkeypatch):
+    import worker.engine as engine
+
+    decoded = []
+
+    def spy(model, sources, *args, **kwargs):
+        decoded.extend(sources)
+        return search_in_batches(model, sources, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "search_in_batches", spy)
+    results = translator.translate_sentences([*CONTENTLESS, "A dog."], SearchOptions(beam=2), with_attention=True)
+    assert len(decoded) == 1  # only "A dog." reached the decoder
+    for r in results[:-1]:
+        assert (r.translation, r.score, r.alignment.pairs, r.alignment.target_spans) == ("", 0.0, (), ())
+        assert r.alignment.source_spans == tuple((m.start(), m.end()) for m in re.finditer(r"\S+", r.source))
+        assert any("no translatable content" in w for w in r.warnings)
+        assert r.n_best == () and r.attention is None
+    assert results[-1].translation and not results[-1].warnings
+
+
+def test_contentless_sentences_in_a_document_are_left_untranslated(translator):
+    doc = "A dog.\n\u200b\n\x00\nThe cat runs home."
+    result = translator.translate_document(doc, SearchOptions(beam=2))
+    by_source = {s.source: s for s in result.segments}
+    assert by_source["\u200b"].translation == "" and by_source["\x00"].translation == ""
+    assert by_source["A dog."].translation and by_source["The cat runs home."].translation
+    assert result.translation.count("\n") == 3
+    assert any("no translatable content" in w for w in result.to_json()["warnings"])
+
+
+def _assert_pairs_in_range(result):
+    pairs = result.alignment.pairs
+    n_src, n_tgt = len(result.source.split()), len(result.translation.split())
+    assert pairs and all(0 <= i < n_src and 0 <= j < n_tgt for i, j in pairs), (pairs, n_src, n_tgt)
+    assert list(pairs) == sorted(set(pairs))
+
+
+def test_split_sentence_alignments_index_the_whole_sentence(tiny_bundle):
+    small = Translator(tiny_bundle, EngineSettings(provider="cpu", max_sentence_tokens=8))
+    at_boundaries = " ".join(["the big red dog sees a small cat"] * 4)
+    mid_word = "Supercalifragilisticexpialidociousness is wonderful"
+    word_starts = {m.start() for m in re.finditer(r"\S+", mid_word)}
+    units, _ = small._units([mid_word])
+    assert any(u.start not in word_starts for u in units)  # a word really was cut into pieces
+    for sentence in (at_boundaries, mid_word):
+        [result] = small.translate_sentences([sentence], SearchOptions(beam=2))
+        assert result.warnings and "exceeds the limit of 8" in result.warnings[0]
+        _assert_pairs_in_range(result)
+
+
+def test_split_sentence_attention_is_block_diagonal_over_its_chunks(tiny_bundle):
+    small = Translator(tiny_bundle, EngineSettings(provider="cpu", max_sentence_tokens=8))
+    sentence = " ".join(["the big red dog sees a small cat"] * 3)
+    units, _ = small._units([sentence])
+    assert len(units) > 1
+    [result] = small.translate_sentences([sentence], SearchOptions(beam=2), with_attention=True)
+    # Each chunk on its own (short enough not to be split) gives the block expected on the diagonal.
+    blocks = [r.attention for r in small.translate_sentences([u.text for u in units], SearchOptions(beam=2),
+                                                             with_attention=True)]
+    assert [b.shape[1] for b in blocks] == [len(u.ids) for u in units]  # source pieces + eos
+    rows, cols = sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)
+    assert result.attention.shape == (rows, cols)  # target pieces + one eos row per chunk, likewise columns
+    np.testing.assert_allclose(result.attention.sum(axis=1), 1.0, atol=1e-4)
+    row = col = 0
+    for block in blocks:
+        h, w = block.shape
+        np.testing.assert_allclose(result.attention[row:row + h, col:col + w], block, atol=1e-5)
+        assert not result.attention[row:row + h, :col].any() and not result.attention[row:row + h, col + w:].any()
+        row, col = row + h, col + w
+    assert len(result.to_json()["attention"]) == rows
+
+
+def test_single_sentence_attention_has_only_its_own_columns_in_a_batch(translator):
+    sources = ["A dog.", "A big red dog sees a small cat in the house."]
+    results = translator.translate_sentences(sources, SearchOptions(beam=2), with_attention=True)
+    for source, r in zip(sources, results):
+        assert r.attention.shape[1] == len(translator.source_sp.encode(source)) + 1
+        np.testing.assert_allclose(r.attention.sum(axis=1), 1.0, atol=1e-4)
+
+
+def test_corrupt_sentencepiece_model_is_a_bundle_error(tiny_bundle, tmp_path):
+    import shutil
+
+    from worker.bundle import BundleError
+
+    copy = tmp_path / "corrupt-bundle"
+    shutil.copytree(tiny_bundle, copy)
+    name = load_bundle(copy).manifest["vocab"]["source"]["file"]
+    (copy / name).write_bytes(b"\x00not a sentencepiece model\xff" * 10)
+    with pytest.raises(BundleError, match="sha256 mismatch"):
+        load_bundle(copy)
+    with pytest.raises(BundleError, match=f"cannot load SentencePiece model {re.escape(name)}") as caught:
+        Translator(load_bundle(copy, verify_hashes=False), EngineSettings(provider="cpu"))
+    assert str(copy) in str(caught.value)

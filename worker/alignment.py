@@ -8,6 +8,7 @@ are lifted to unique word pairs, written in Pharaoh ``i-j`` form (source i, targ
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -41,6 +42,12 @@ def piece_words(pieces: Sequence[str]) -> list[int]:
 def word_spans(text: str, offset: int = 0) -> list[tuple[int, int]]:
     """[start, end) of each whitespace-separated word of ``text``, shifted by ``offset``."""
     return [(m.start() + offset, m.end() + offset) for m in _WORD.finditer(text)]
+
+
+def word_at(spans: Sequence[tuple[int, int]], position: int) -> int:
+    """Index of the word in ``spans`` (sorted [start, end) pairs) that contains ``position``; a
+    position between words counts for the word before it, one before every word for word 0."""
+    return max(bisect_right([start for start, _ in spans], position) - 1, 0)
 
 
 def align(

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
+from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -14,8 +16,8 @@ from typing import Any, Sequence
 import numpy as np
 import sentencepiece as spm
 
-from .alignment import Alignment, align, word_spans
-from .bundle import Bundle, load_bundle
+from .alignment import WORD_MARKER, Alignment, align, word_at, word_spans
+from .bundle import Bundle, BundleError, load_bundle
 from .documents import Layout, split_document
 from .ort_model import OrtStepModel
 from .search import Hypothesis, SearchOptions, search_in_batches
@@ -29,7 +31,10 @@ class SegmentResult:
     score: float  # GNMT-normalised log-probability of the best hypothesis
     alignment: Alignment  # word pairs and character spans (document offsets)
     n_best: tuple[tuple[str, float], ...] = ()
-    attention: np.ndarray | None = field(default=None, repr=False)  # [target pieces+1, source pieces+1]
+    # float32 [target pieces+1, source pieces+1] (+1: the eos row and column). A sentence split into
+    # C chunks gets the chunks' matrices on the diagonal of one [sum(T_c+1), sum(S_c+1)] matrix,
+    # zeros elsewhere. None unless asked for, and for a sentence with no translatable content.
+    attention: np.ndarray | None = field(default=None, repr=False)
     warnings: tuple[str, ...] = ()
 
     @classmethod
@@ -75,6 +80,12 @@ class DocumentResult:
                 "warnings": warnings}
 
 
+NO_CONTENT = "sentence has no translatable content (no subword tokens): left untranslated"
+# Characters with no visible form (control, format, unassigned, separators): SentencePiece drops
+# most of them and maps the rest to unk, so they give the decoder nothing to translate.
+_INVISIBLE = {"Cc", "Cf", "Cs", "Cn", "Zs", "Zl", "Zp"}
+
+
 @dataclass(frozen=True)
 class _Unit:
     """A decodable piece of a segment: the whole sentence, or a word chunk of an over-long one."""
@@ -94,8 +105,8 @@ class Translator:
         self.settings = settings.validate()
         self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
         self.model = OrtStepModel.from_bundle(self.bundle, settings.provider, settings.intra_op_threads)
-        self.source_sp = spm.SentencePieceProcessor(model_file=str(self.bundle.vocab_path("source")))
-        self.target_sp = spm.SentencePieceProcessor(model_file=str(self.bundle.vocab_path("target")))
+        self.source_sp = _load_sentencepiece(self.bundle, "source")
+        self.target_sp = _load_sentencepiece(self.bundle, "target")
         self.eos = int(self.bundle.special_ids["eos"])
         defaults = self.bundle.manifest.get("decoding_defaults", {})
         self.default_options = SearchOptions(**{k: v for k, v in defaults.items() if k in SearchOptions.__dataclass_fields__})
@@ -113,11 +124,11 @@ class Translator:
         hypotheses = search_in_batches(self.model, [u.ids for u in units], options,
                                        self.settings.max_batch_sentences, self.settings.max_batch_tokens,
                                        self.settings.batch_workers)
-        results = []
-        for index, sentence in enumerate(sentences):
-            own = [(u, h) for u, h in zip(units, hypotheses) if u.segment == index]
-            results.append(self._segment(sentence, own, warnings.get(index, ()), with_attention))
-        return results
+        by_segment: dict[int, list[tuple[_Unit, list[Hypothesis]]]] = defaultdict(list)
+        for unit, hyps in zip(units, hypotheses):
+            by_segment[unit.segment].append((unit, hyps))
+        return [self._segment(sentence, by_segment[index], warnings.get(index, ()), with_attention)
+                for index, sentence in enumerate(sentences)]
 
     def translate_document(self, text: str, options: SearchOptions | None = None,
                            with_attention: bool = False) -> DocumentResult:
@@ -143,17 +154,26 @@ class Translator:
 
     # -- internals ------------------------------------------------------------------------------
     def _units(self, sentences: Sequence[str]) -> tuple[list[_Unit], dict[int, tuple[str, ...]]]:
+        """The decodable units of each sentence and its warnings. A sentence (or chunk) with no
+        translatable content gets no unit: decoded from eos alone, the model invents a sentence."""
         units, warnings = [], {}
         limit = self.settings.max_sentence_tokens
         for index, sentence in enumerate(sentences):
             pieces = self.source_sp.encode(sentence, out_type=str)
+            if _contentless(pieces):
+                warnings[index] = (NO_CONTENT,)
+                continue
             if len(pieces) + 1 <= limit:
                 units.append(self._unit(index, sentence, 0))
                 continue
             chunks = _word_chunks(sentence, lambda t: len(self.source_sp.encode(t)) + 1, limit)
             warnings[index] = (f"sentence of {len(pieces)} subword tokens exceeds the limit of {limit}: "
                                f"translated in {len(chunks)} parts split at word boundaries",)
-            units += [self._unit(index, chunk, start) for chunk, start in chunks]
+            own = [self._unit(index, chunk, start) for chunk, start in chunks]
+            own = [u for u in own if not _contentless(u.pieces)]
+            if not own:
+                warnings[index] += (NO_CONTENT,)
+            units += own
         return units, warnings
 
     def _unit(self, segment: int, text: str, start: int) -> _Unit:
@@ -163,27 +183,64 @@ class Translator:
 
     def _segment(self, sentence: str, units: list[tuple[_Unit, list[Hypothesis]]], warnings: tuple[str, ...],
                  with_attention: bool) -> SegmentResult:
-        translations, pairs, score = [], [], 0.0
-        source_word_base = target_word_base = 0
-        attention = None
-        for unit, hyps in units:
-            best = hyps[0]
-            text = self.target_sp.decode(list(best.tokens))
+        """One sentence's result from its units' hypotheses (none: nothing to translate). The
+        translation is the units' texts joined with single spaces, empty ones skipped."""
+        source_spans = tuple(word_spans(sentence))
+        if not units:
+            return SegmentResult(sentence, "", 0.0, Alignment((), source_spans, ()), warnings=warnings)
+        bests = [hyps[0] for _, hyps in units]
+        texts = [self.target_sp.decode(list(best.tokens)) for best in bests]
+        translation = " ".join(t for t in texts if t)
+        target_spans = tuple(word_spans(translation))
+        pairs: set[tuple[int, int]] = set()
+        target_start = 0
+        for (unit, _), best, text in zip(units, bests, texts):
             target_pieces = [self.target_sp.id_to_piece(t) for t in best.tokens]
-            piece_alignment = align(unit.pieces, target_pieces, best.attention, unit.text, text)
-            pairs += [(i + source_word_base, j + target_word_base) for i, j in piece_alignment.pairs]
-            source_word_base += len(piece_alignment.source_spans)
-            target_word_base += len(piece_alignment.target_spans)
-            translations.append(text)
-            score += best.score
-            if with_attention and len(units) == 1:
-                attention = best.attention
-        translation = " ".join(t for t in translations if t)
-        alignment = Alignment(tuple(sorted(set(pairs))), tuple(word_spans(sentence)), tuple(word_spans(translation)))
+            local = align(unit.pieces, target_pieces, best.attention, unit.text, text, unit.start, target_start)
+            # A chunk's words are counted from 0 and a word cut into pieces spans several chunks,
+            # so words are matched to the sentence's (and translation's) by where they start.
+            pairs |= {(word_at(source_spans, local.source_spans[i][0]), word_at(target_spans, local.target_spans[j][0]))
+                      for i, j in local.pairs}
+            if text:
+                target_start += len(text) + 1
+        alignment = Alignment(tuple(sorted(pairs)), source_spans, target_spans)
+        attention = None
+        if with_attention:
+            # Columns past a unit's own ids are its batch's padding.
+            attention = _block_diagonal([best.attention[:, : len(unit.ids)] for (unit, _), best in zip(units, bests)])
         n_best = ()
         if len(units) == 1 and len(units[0][1]) > 1:
             n_best = tuple((self.target_sp.decode(list(h.tokens)), h.score) for h in units[0][1])
-        return SegmentResult(sentence, translation, score / max(len(units), 1), alignment, n_best, attention, warnings)
+        score = sum(best.score for best in bests) / len(bests)
+        return SegmentResult(sentence, translation, score, alignment, n_best, attention, warnings)
+
+
+def _load_sentencepiece(bundle: Bundle, side: str) -> spm.SentencePieceProcessor:
+    """side: 'source' or 'target'. A model file that does not parse is a bundle error (its sha256
+    can match a manifest written from an already broken file)."""
+    path = bundle.vocab_path(side)
+    try:
+        return spm.SentencePieceProcessor(model_file=str(path))
+    except (RuntimeError, OSError) as exc:
+        raise BundleError(f"bundle {bundle.path}: cannot load SentencePiece model {path.name}: {exc}") from None
+
+
+def _contentless(pieces: Sequence[str]) -> bool:
+    """Whether pieces carry no text: none at all, or only word markers and invisible characters."""
+    return all(unicodedata.category(c) in _INVISIBLE for piece in pieces for c in piece.replace(WORD_MARKER, ""))
+
+
+def _block_diagonal(blocks: Sequence[np.ndarray]) -> np.ndarray:
+    """blocks: float [T_c, S_c] each -> float32 [sum T_c, sum S_c], block c at its offsets, zeros elsewhere.
+    A single block comes back as it is."""
+    if len(blocks) == 1:
+        return blocks[0]
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype=np.float32)
+    row = col = 0
+    for block in blocks:
+        out[row: row + block.shape[0], col: col + block.shape[1]] = block
+        row, col = row + block.shape[0], col + block.shape[1]
+    return out
 
 
 def assemble_document(layout: Layout, results: Sequence[SegmentResult], provenance: dict[str, Any]) -> DocumentResult:
