@@ -94,3 +94,36 @@ def test_eval_refuses_empty_and_non_utf8_files_naming_them(tiny_bundle, tmp_path
     stderr = done.stderr.decode()
     assert done.returncode == 2 and "latin.en: not valid UTF-8 (line 2, byte offset 7)" in stderr
     assert "Traceback" not in stderr
+
+
+def test_progress_bar_counts_sentences_across_files_on_a_terminal(tiny_bundle, tmp_path):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    files = []
+    for i in range(3):
+        files.append(tmp_path / f"d{i}.txt")
+        files[-1].write_text("A dog runs. The cat sees a man.\n\nA man eats.\n", encoding="utf-8")
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # tqdm draws nothing in 0 columns
+    try:
+        done = subprocess.run([sys.executable, "-m", "nmt", "translate", "--bundle", str(tiny_bundle), "--device",
+                               "cpu", *map(str, files), "--out", str(tmp_path / "out")], stdout=subprocess.PIPE,
+                              stderr=terminal, cwd=REPO_ROOT, timeout=300)
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal side is closed and drained
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(controller)
+    assert done.returncode == 0
+    assert b"translating: 100%" in shown and b"9/9" in shown and b"sent" in shown
+    assert len(list((tmp_path / "out").glob("*.de.txt"))) == 3

@@ -299,3 +299,21 @@ def test_corrupt_sentencepiece_model_is_a_bundle_error(tiny_bundle, tmp_path):
     with pytest.raises(BundleError, match=f"cannot load SentencePiece model {re.escape(name)}") as caught:
         Translator(load_bundle(copy, verify_hashes=False), EngineSettings(provider="cpu"))
     assert str(copy) in str(caught.value)
+
+
+def test_documents_translated_together_equal_documents_translated_alone(translator):
+    texts = ["A dog runs.\n\nThe cat sees a man.", "", "  A man eats. A dog.\n", "The cat."]
+    together = translator.translate_documents(texts, SearchOptions(beam=3))
+    assert [d.provenance["timings"]["documents_together"] for d in together] == [4] * 4
+    for text, result in zip(texts, together):
+        alone = translator.translate_document(text, SearchOptions(beam=3))
+        assert result.translation == alone.translation
+        for a, b in zip(result.segments, alone.segments):  # scores differ in the last bits with batch padding
+            assert a.to_json() | {"score": 0} == b.to_json() | {"score": 0} and a.score == pytest.approx(b.score)
+
+
+def test_progress_reports_every_decoded_sentence(translator):
+    done = []
+    translator.translate_sentences(["A dog.", "The cat runs.", "\u200b", "A man."], SearchOptions(beam=2),
+                                   progress=done.append)
+    assert sum(done) == 3  # the contentless one is never decoded

@@ -75,59 +75,111 @@ def _translator(args: argparse.Namespace):
 
 
 def run_translate(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     if args.files and not args.out:
         print("nmt translate: error: --out DIR is required with FILEs", file=sys.stderr)
         return 2
     translator, options = _translator(args)
     if not args.files:
         return _translate_stream(translator, options, sys.stdin.buffer, sys.stdout)
-    source, target = translator.bundle.source_language, translator.bundle.target_language
+    source = translator.bundle.source_language
     paths = [Path(f) for f in args.files]
     collisions = output_collisions(paths, lambda p: output_stem(p, source))
     if collisions:  # refused before anything is translated
         print(f"nmt translate: error: output names collide in {args.out}: {collision_message(collisions)}; "
               "rename them or translate them into separate directories", file=sys.stderr)
         return 2
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    failures = 0
-    for path in tqdm(paths, desc="translating", unit="file", disable=None):
-        try:
-            text = read_text_file(path)
-            result = translator.translate_document(text, options, with_attention=args.attention)
-            payload = result.to_json() | {"source_file": str(path)}
-            write_translation(out_dir, output_stem(path, source), target, result.translation, payload)
-        except DocumentError as exc:
-            failures += 1
-            tqdm.write(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
-            continue
-        except Exception as exc:  # noqa: BLE001 - one document's failure must not lose the others'
-            failures += 1
-            tqdm.write(f"nmt translate: failed {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            continue
-        for warning in payload["warnings"]:
-            tqdm.write(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    failures = _translate_files(translator, options, paths, Path(args.out), args.attention)
     if failures:
         print(f"nmt translate: {failures} of {len(paths)} files failed", file=sys.stderr)
     return 1 if failures else 0
 
 
+# Files are translated in groups of about this many sentences: short documents share batches, and
+# each group's results are written before the next group is read.
+GROUP_SENTENCES = 2000
+
+
+def _translate_files(translator, options, paths: list[Path], out_dir: Path, with_attention: bool) -> int:
+    """Translate and write each file; returns how many failed. A file that cannot be read is
+    skipped with its reason; a group that fails is retried file by file, so one bad document
+    never costs the others their results."""
+    from tqdm import tqdm
+
+    from .documents import split_document
+
+    source, target = translator.bundle.source_language, translator.bundle.target_language
+    failures = counted = 0
+    group: list[tuple[Path, str]] = []
+    with tqdm(total=0, desc="translating", unit="sent", disable=None) as bar:
+        def translate(members: list[tuple[Path, str]]) -> None:
+            nonlocal failures
+            try:
+                results = translator.translate_documents([text for _, text in members], options, with_attention,
+                                                         progress=bar.update)
+            except Exception as exc:  # noqa: BLE001 - isolated below, or reported for its one file
+                if len(members) > 1:
+                    for member in members:
+                        translate([member])
+                    return
+                failures += 1
+                tqdm.write(f"nmt translate: failed {members[0][0]}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                return
+            for (path, _), result in zip(members, results):
+                payload = result.to_json() | {"source_file": str(path)}
+                write_translation(out_dir, output_stem(path, source), target, result.translation, payload)
+                for warning in payload["warnings"]:
+                    tqdm.write(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
+            bar.n = counted  # the bar counted decoder inputs; sentences split or left empty differ
+            bar.refresh()
+
+        pending = 0
+        for path in paths:
+            try:
+                text = read_text_file(path)
+            except DocumentError as exc:
+                failures += 1
+                tqdm.write(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
+                continue
+            sentences = len(split_document(text, source).sentences)
+            bar.total += sentences
+            counted += sentences
+            bar.refresh()
+            group.append((path, text))
+            pending += sentences
+            if pending >= GROUP_SENTENCES:
+                translate(group)
+                group, pending = [], 0
+        if group:
+            translate(group)
+    return failures
+
+
 def _translate_stream(translator, options, stdin, stdout) -> int:
-    """One output line per input line. A line that is not UTF-8 text gives an empty output line
-    (so line numbers still match), a message naming it, and exit status 1."""
-    bad = 0
+    """One output line per input line, each line a document. From a terminal each line is
+    translated as it comes; from a pipe, blocks of lines share batches. A line that is not UTF-8
+    text gives an empty output line (so line numbers still match), a message naming it, and exit
+    status 1."""
+    block = 1 if stdin.isatty() else 256
+    bad, lines = 0, []
+
+    def flush() -> None:
+        for result in translator.translate_documents(lines, options):
+            stdout.write(result.translation.replace("\n", " ") + "\n")
+        stdout.flush()
+        lines.clear()
+
     for number, raw in enumerate(stdin, 1):
         try:
-            text = decode_text(raw.rstrip(b"\n").rstrip(b"\r"))
+            lines.append(decode_text(raw.rstrip(b"\n").rstrip(b"\r")))
         except DocumentError as exc:
             bad += 1
             print(f"nmt translate: stdin line {number} {exc}; left empty", file=sys.stderr)
-            text = ""
-        result = translator.translate_document(text, options) if text.strip() else None
-        stdout.write((result.translation.replace("\n", " ") if result else "") + "\n")
-        stdout.flush()
+            lines.append("")
+        if len(lines) >= block:
+            flush()
+    if lines:
+        flush()
     return 1 if bad else 0
 
 

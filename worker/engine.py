@@ -11,7 +11,7 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import sentencepiece as spm
@@ -117,13 +117,16 @@ class Translator:
         return self.model.provider
 
     def translate_sentences(self, sentences: Sequence[str], options: SearchOptions | None = None,
-                            with_attention: bool = False) -> list[SegmentResult]:
-        """Translate stripped sentences; word spans are offsets within each sentence and its translation."""
+                            with_attention: bool = False,
+                            progress: Callable[[int], None] | None = None) -> list[SegmentResult]:
+        """Translate stripped sentences; word spans are offsets within each sentence and its translation.
+        ``progress(n)``: called as each batch of n decoder inputs (sentences, or parts of over-long
+        ones) finishes."""
         options = (options or self.default_options).validate()
         units, warnings = self._units(sentences)
         hypotheses = search_in_batches(self.model, [u.ids for u in units], options,
                                        self.settings.max_batch_sentences, self.settings.max_batch_tokens,
-                                       self.settings.batch_workers)
+                                       self.settings.batch_workers, progress)
         by_segment: dict[int, list[tuple[_Unit, list[Hypothesis]]]] = defaultdict(list)
         for unit, hyps in zip(units, hypotheses):
             by_segment[unit.segment].append((unit, hyps))
@@ -133,12 +136,27 @@ class Translator:
     def translate_document(self, text: str, options: SearchOptions | None = None,
                            with_attention: bool = False) -> DocumentResult:
         """Translate a plain-text document, keeping its paragraphs, line breaks and whitespace."""
+        return self.translate_documents([text], options, with_attention)[0]
+
+    def translate_documents(self, texts: Sequence[str], options: SearchOptions | None = None,
+                            with_attention: bool = False,
+                            progress: Callable[[int], None] | None = None) -> list[DocumentResult]:
+        """``translate_document`` for several documents at once: their sentences share batches, so
+        many short documents decode as fast as one long one. Each result's ``translate_seconds`` is
+        the group's (``documents_together`` says how many shared it)."""
         options = (options or self.default_options).validate()
         started = time.perf_counter()
-        layout = split_document(text, self.bundle.source_language)
-        results = self.translate_sentences([s.text for s in layout.sentences], options, with_attention)
+        layouts = [split_document(text, self.bundle.source_language) for text in texts]
+        results = self.translate_sentences([s.text for layout in layouts for s in layout.sentences], options,
+                                           with_attention, progress)
         provenance = self.provenance(options, time.perf_counter() - started, len(results))
-        return assemble_document(layout, results, provenance)
+        documents, first = [], 0
+        for layout in layouts:
+            own = results[first: first + len(layout.sentences)]
+            first += len(layout.sentences)
+            timings = provenance["timings"] | {"sentences": len(own), "documents_together": len(texts)}
+            documents.append(assemble_document(layout, own, provenance | {"timings": timings}))
+        return documents
 
     def provenance(self, options: SearchOptions, seconds: float, sentences: int) -> dict[str, Any]:
         return {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, Sequence
+from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -286,28 +286,35 @@ def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray
 
 
 def search_in_batches(model: StepModel, sources: Sequence[Sequence[int]], options: SearchOptions,
-                      max_sentences: int = 64, max_tokens: int | None = None,
-                      workers: int = 1) -> list[list[Hypothesis]]:
+                      max_sentences: int = 64, max_tokens: int | None = None, workers: int = 1,
+                      progress: Callable[[int], None] | None = None) -> list[list[Hypothesis]]:
     """``beam_search`` over length-sorted batches (``pack_by_tokens``); results in input order.
 
     ``workers`` > 1 decodes that many batches at once, each on its own thread. The step model's
     kernels release the GIL (ONNX Runtime and torch both do), so on a CPU, W batches with one
     intra-op thread each keep W cores busy without the per-operator synchronisation that
-    splitting each small matrix product across threads costs.
+    splitting each small matrix product across threads costs. ``progress(n)`` is called as each
+    batch of n sources finishes.
     """
     lengths = [len(s) for s in sources]
     budget = max_tokens or max(lengths, default=1) * max_sentences
     batches = pack_by_tokens(lengths, budget, max_sentences)
+
+    def decode(b: int) -> list[list[Hypothesis]]:
+        hyps = beam_search(model, [sources[i] for i in batches[b]], options)
+        if progress is not None:
+            progress(len(batches[b]))
+        return hyps
+
     if workers > 1 and len(batches) > 1:
         # Longest work first (sentences x longest source, a proxy for decoder rows x steps), so
         # the last batches to finish are short ones and no worker waits long at the end.
         order = sorted(range(len(batches)), key=lambda b: -len(batches[b]) * max(lengths[i] for i in batches[b]))
         with ThreadPoolExecutor(max_workers=min(workers, len(batches)), thread_name_prefix="beam") as pool:
-            done = pool.map(lambda b: beam_search(model, [sources[i] for i in batches[b]], options), order)
-            by_batch = dict(zip(order, done))
+            by_batch = dict(zip(order, pool.map(decode, order)))
         decoded = [by_batch[b] for b in range(len(batches))]
     else:
-        decoded = [beam_search(model, [sources[i] for i in batch], options) for batch in batches]
+        decoded = [decode(b) for b in range(len(batches))]
     results: list[list[Hypothesis]] = [[] for _ in sources]
     for batch, hyps_of_batch in zip(batches, decoded):
         for index, hyps in zip(batch, hyps_of_batch):
