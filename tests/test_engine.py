@@ -249,9 +249,11 @@ def test_split_sentence_alignments_index_the_whole_sentence(tiny_bundle):
     word_starts = {m.start() for m in re.finditer(r"\S+", mid_word)}
     units, _ = small._units([mid_word])
     assert any(u.start not in word_starts for u in units)  # a word really was cut into pieces
-    for sentence in (at_boundaries, mid_word):
+    for sentence, where in ((at_boundaries, "split at word boundaries"),
+                            (mid_word, "split at word boundaries and inside over-long words")):
         [result] = small.translate_sentences([sentence], SearchOptions(beam=2))
         assert result.warnings and "exceeds the limit of 8" in result.warnings[0]
+        assert result.warnings[0].endswith(where)
         _assert_pairs_in_range(result)
 
 

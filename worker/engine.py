@@ -185,8 +185,10 @@ class Translator:
                 units.append(self._unit(index, sentence, 0))
                 continue
             chunks = _word_chunks(sentence, lambda t: len(self.source_sp.encode(t)) + 1, limit)
+            inside = any(start and not sentence[start - 1].isspace() for _, start in chunks)
+            where = "at word boundaries and inside over-long words" if inside else "at word boundaries"
             warnings[index] = (f"sentence of {len(pieces)} subword tokens exceeds the limit of {limit}: "
-                               f"translated in {len(chunks)} parts split at word boundaries",)
+                               f"translated in {len(chunks)} parts split {where}",)
             own = [self._unit(index, chunk, start) for chunk, start in chunks]
             own = [u for u in own if not _contentless(u.pieces)]
             if not own:
