@@ -22,10 +22,10 @@ class DocumentError(ValueError):
     """A document cannot be read as UTF-8 text; the message says why and where."""
 
 
-def utf8_error(data: bytes, error: UnicodeDecodeError) -> str:
-    """Where undecodable bytes are: ``not valid UTF-8 (line N, byte offset M)``."""
-    line = data[: error.start].count(b"\n") + 1
-    return f"not valid UTF-8 (line {line}, byte offset {error.start})"
+def _where(data: bytes | str, offset: int) -> str:
+    """``line N, byte offset M`` (``character offset`` in text) of ``offset`` in ``data``."""
+    newline, unit = (b"\n", "byte") if isinstance(data, bytes) else ("\n", "character")
+    return f"line {data.count(newline, 0, offset) + 1}, {unit} offset {offset}"
 
 
 def decode_text(data: bytes) -> str:
@@ -35,23 +35,20 @@ def decode_text(data: bytes) -> str:
             raise DocumentError(f"is {name} text (byte-order mark); convert it to UTF-8")
     nul = data.find(b"\x00")
     if nul >= 0:
-        line = data[:nul].count(b"\n") + 1
-        raise DocumentError(f"contains NUL bytes (line {line}, byte offset {nul}): binary data or UTF-16 "
+        raise DocumentError(f"contains NUL bytes ({_where(data, nul)}): binary data or UTF-16 "
                             "without a byte-order mark, not UTF-8 text")
     skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
         return data[skip:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        start = exc.start + skip
-        raise DocumentError(utf8_error(data, UnicodeDecodeError("utf-8", data, start, start + 1, exc.reason))) from None
+        raise DocumentError(f"not valid UTF-8 ({_where(data, exc.start + skip)})") from None
 
 
 def check_text(text: str) -> str:
     """Text handed in as a string (a job message): NUL characters are refused as in files."""
     nul = text.find("\x00")
     if nul >= 0:
-        raise DocumentError(f"contains NUL characters (line {text.count(chr(10), 0, nul) + 1}, "
-                            f"character offset {nul}): binary data, not text")
+        raise DocumentError(f"contains NUL characters ({_where(text, nul)}): binary data, not text")
     return text
 
 
