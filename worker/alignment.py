@@ -44,10 +44,10 @@ def word_spans(text: str, offset: int = 0) -> list[tuple[int, int]]:
     return [(m.start() + offset, m.end() + offset) for m in _WORD.finditer(text)]
 
 
-def word_at(spans: Sequence[tuple[int, int]], position: int) -> int:
-    """Index of the word in ``spans`` (sorted [start, end) pairs) that contains ``position``; a
+def word_at(starts: Sequence[int], position: int) -> int:
+    """Index of the word (given by its sorted start offsets) that contains ``position``; a
     position between words counts for the word before it, one before every word for word 0."""
-    return max(bisect_right([start for start, _ in spans], position) - 1, 0)
+    return max(bisect_right(starts, position) - 1, 0)
 
 
 def align(

@@ -182,7 +182,7 @@ class Translator:
                 warnings[index] = (NO_CONTENT,)
                 continue
             if len(pieces) + 1 <= limit:
-                units.append(self._unit(index, sentence, 0))
+                units.append(self._unit(index, sentence, 0, pieces))
                 continue
             chunks = _word_chunks(sentence, lambda t: len(self.source_sp.encode(t)) + 1, limit)
             inside = any(start and not sentence[start - 1].isspace() for _, start in chunks)
@@ -196,8 +196,10 @@ class Translator:
             units += own
         return units, warnings
 
-    def _unit(self, segment: int, text: str, start: int) -> _Unit:
-        pieces = self.source_sp.encode(text, out_type=str)
+    def _unit(self, segment: int, text: str, start: int, pieces: Sequence[str] | None = None) -> _Unit:
+        """``pieces``: ``text`` already encoded, when the caller has it."""
+        if pieces is None:
+            pieces = self.source_sp.encode(text, out_type=str)
         ids = [self.source_sp.piece_to_id(p) for p in pieces]
         return _Unit(segment, text, start, tuple(pieces), (*ids, self.eos))
 
@@ -212,6 +214,7 @@ class Translator:
         texts = [self.target_sp.decode(list(best.tokens)) for best in bests]
         translation = " ".join(t for t in texts if t)
         target_spans = tuple(word_spans(translation))
+        source_starts, target_starts = [a for a, _ in source_spans], [a for a, _ in target_spans]
         pairs: set[tuple[int, int]] = set()
         target_start = 0
         for (unit, _), best, text in zip(units, bests, texts):
@@ -219,7 +222,7 @@ class Translator:
             local = align(unit.pieces, target_pieces, best.attention, unit.text, text, unit.start, target_start)
             # A chunk's words are counted from 0 and a word cut into pieces spans several chunks,
             # so words are matched to the sentence's (and translation's) by where they start.
-            pairs |= {(word_at(source_spans, local.source_spans[i][0]), word_at(target_spans, local.target_spans[j][0]))
+            pairs |= {(word_at(source_starts, local.source_spans[i][0]), word_at(target_starts, local.target_spans[j][0]))
                       for i, j in local.pairs}
             if text:
                 target_start += len(text) + 1
