@@ -106,17 +106,17 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
     never costs the others their results."""
     from tqdm import tqdm
 
-    from .documents import split_document
+    from .documents import Layout, split_document
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
     failures = counted = 0
-    group: list[tuple[Path, str]] = []
+    group: list[tuple[Path, Layout]] = []
     with tqdm(total=0, desc="translating", unit="sent", disable=None) as bar:
-        def translate(members: list[tuple[Path, str]]) -> None:
+        def translate(members: list[tuple[Path, Layout]]) -> None:
             nonlocal failures
             try:
-                results = translator.translate_documents([text for _, text in members], options, with_attention,
-                                                         progress=bar.update)
+                results = translator.translate_layouts([layout for _, layout in members], options, with_attention,
+                                                       progress=bar.update)
             except Exception as exc:  # noqa: BLE001 - isolated below, or reported for its one file
                 if len(members) > 1:
                     for member in members:
@@ -141,11 +141,12 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
                 failures += 1
                 tqdm.write(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
                 continue
-            sentences = len(split_document(text, source).sentences)
+            layout = split_document(text, source)
+            sentences = len(layout.sentences)
             bar.total += sentences
             counted += sentences
             bar.refresh()
-            group.append((path, text))
+            group.append((path, layout))
             pending += sentences
             if pending >= GROUP_SENTENCES:
                 translate(group)

@@ -144,9 +144,15 @@ class Translator:
         """``translate_document`` for several documents at once: their sentences share batches, so
         many short documents decode as fast as one long one. Each result's ``translate_seconds`` is
         the group's (``documents_together`` says how many shared it)."""
+        layouts = [split_document(text, self.bundle.source_language) for text in texts]
+        return self.translate_layouts(layouts, options, with_attention, progress)
+
+    def translate_layouts(self, layouts: Sequence[Layout], options: SearchOptions | None = None,
+                          with_attention: bool = False,
+                          progress: Callable[[int], None] | None = None) -> list[DocumentResult]:
+        """``translate_documents`` for documents already split (``split_document``)."""
         options = (options or self.default_options).validate()
         started = time.perf_counter()
-        layouts = [split_document(text, self.bundle.source_language) for text in texts]
         results = self.translate_sentences([s.text for layout in layouts for s in layout.sentences], options,
                                            with_attention, progress)
         provenance = self.provenance(options, time.perf_counter() - started, len(results))
@@ -154,7 +160,7 @@ class Translator:
         for layout in layouts:
             own = results[first: first + len(layout.sentences)]
             first += len(layout.sentences)
-            timings = provenance["timings"] | {"sentences": len(own), "documents_together": len(texts)}
+            timings = provenance["timings"] | {"sentences": len(own), "documents_together": len(layouts)}
             documents.append(assemble_document(layout, own, provenance | {"timings": timings}))
         return documents
 
