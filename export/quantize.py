@@ -3,7 +3,8 @@
 int8: ``quantize_dynamic`` has no GRU kernel (only LSTM), so GRU nodes stay fp32; MatMul and Gemm
 weights become int8 (MatMulInteger / DynamicQuantizeMatMul with on-the-fly activation
 quantization), except matrix-vector products (the additive attention's v_a: one output column),
-where quantizing the [B, S, A] input would cost more than the product saves, and lose accuracy. fp16 is a GPU artifact: on CPU, ONNX Runtime runs it in fp32 behind casts.
+where quantizing the [B, S, A] input would cost more than the product saves, and lose accuracy.
+fp16 is a GPU artifact: on CPU, ONNX Runtime runs it in fp32 behind casts.
 """
 from __future__ import annotations
 
