@@ -2,12 +2,21 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_nmt(*args: str, stdin: str | bytes | None = None, text: bool = True) -> subprocess.CompletedProcess:
+    """``python -m nmt ARGS`` from the repository root, as a user runs it; output captured
+    (str, or bytes with ``text=False``)."""
+    return subprocess.run([sys.executable, "-m", "nmt", *args], input=stdin, capture_output=True, text=text,
+                          cwd=REPO_ROOT, timeout=300)
 
 # A toy "language pair": the target is a word-by-word substitution of the source, with a
 # reordering of the last two words, so attention has something real to learn.

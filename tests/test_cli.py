@@ -9,14 +9,9 @@ import sys
 
 import pytest
 
-from .conftest import REPO_ROOT
+from .conftest import REPO_ROOT, run_nmt
 
 pytestmark = pytest.mark.slow
-
-
-def run_nmt(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "nmt", *args], input=stdin, capture_output=True,
-                          cwd=REPO_ROOT, timeout=300)
 
 
 def test_bad_files_are_reported_and_every_good_file_is_still_translated_exactly_laid_out(tiny_bundle, tmp_path):
@@ -32,7 +27,7 @@ def test_bad_files_are_reported_and_every_good_file_is_still_translated_exactly_
     out = tmp_path / "out"
     done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", "--beam", "2", str(first),
                    str(tmp_path / "loop1"), str(tmp_path / "wide.txt"), str(tmp_path / "bin.txt"), str(last),
-                   "--out", str(out))
+                   "--out", str(out), text=False)
     stderr = done.stderr.decode()
     assert done.returncode == 1, stderr
     assert "loop1: cannot read: Too many levels of symbolic links" in stderr
@@ -59,7 +54,7 @@ def test_inputs_that_would_overwrite_each_others_results_are_refused_before_tran
         (tmp_path / name).parent.mkdir()
         (tmp_path / name).write_text("A dog.", encoding="utf-8")
     done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", str(tmp_path / "a/doc.txt"),
-                   str(tmp_path / "b/doc.txt"), "--out", str(tmp_path / "out"))
+                   str(tmp_path / "b/doc.txt"), "--out", str(tmp_path / "out"), text=False)
     assert done.returncode == 2
     assert "output names collide" in done.stderr.decode() and "would all be written as 'doc'" in done.stderr.decode()
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
@@ -68,7 +63,7 @@ def test_inputs_that_would_overwrite_each_others_results_are_refused_before_tran
 def test_cuda_on_a_host_without_it_is_a_one_line_error(tiny_bundle, tmp_path):
     (tmp_path / "a.txt").write_text("A dog.", encoding="utf-8")
     done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cuda", str(tmp_path / "a.txt"),
-                   "--out", str(tmp_path / "out"))
+                   "--out", str(tmp_path / "out"), text=False)
     stderr = done.stderr.decode()
     assert done.returncode == 2 and "Traceback" not in stderr
     assert "provider 'cuda' requested" in stderr
@@ -76,7 +71,7 @@ def test_cuda_on_a_host_without_it_is_a_one_line_error(tiny_bundle, tmp_path):
 
 def test_stdin_line_that_is_not_utf8_is_left_empty_and_named(tiny_bundle):
     done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu",
-                   stdin=b"A dog.\nCaf\xe9 ol\xe9\n\nThe cat runs.\n")
+                   stdin=b"A dog.\nCaf\xe9 ol\xe9\n\nThe cat runs.\n", text=False)
     lines = done.stdout.decode().split("\n")
     assert done.returncode == 1
     assert len(lines) == 5 and lines[0] and lines[1] == "" and lines[2] == "" and lines[3] and lines[4] == ""
@@ -86,11 +81,13 @@ def test_stdin_line_that_is_not_utf8_is_left_empty_and_named(tiny_bundle):
 def test_eval_refuses_empty_and_non_utf8_files_naming_them(tiny_bundle, tmp_path):
     empty = tmp_path / "empty.en"
     empty.write_text("", encoding="utf-8")
-    done = run_nmt("eval", "--bundle", str(tiny_bundle), "--device", "cpu", "--src", str(empty), "--ref", str(empty))
+    done = run_nmt("eval", "--bundle", str(tiny_bundle), "--device", "cpu", "--src", str(empty), "--ref", str(empty),
+                   text=False)
     assert done.returncode == 2 and "empty.en has no lines" in done.stderr.decode()
     latin = tmp_path / "latin.en"
     latin.write_bytes("one\ncaf\xe9\n".encode("latin-1"))
-    done = run_nmt("eval", "--bundle", str(tiny_bundle), "--device", "cpu", "--src", str(latin), "--ref", str(latin))
+    done = run_nmt("eval", "--bundle", str(tiny_bundle), "--device", "cpu", "--src", str(latin), "--ref", str(latin),
+                   text=False)
     stderr = done.stderr.decode()
     assert done.returncode == 2 and "latin.en: not valid UTF-8 (line 2, byte offset 7)" in stderr
     assert "Traceback" not in stderr

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import onnxruntime as ort
@@ -16,7 +14,7 @@ from worker.ort_model import OrtStepModel, ProviderError
 from worker.search import SearchOptions, search_in_batches
 from worker.settings import EngineSettings
 
-from .conftest import REPO_ROOT, make_toy_pairs
+from .conftest import make_toy_pairs, run_nmt
 
 pytestmark = pytest.mark.slow
 
@@ -162,11 +160,6 @@ def test_cuda_requested_without_cuda_is_a_clear_error(tiny_bundle):
     with pytest.raises(ProviderError, match="provider 'cuda' requested but this onnxruntime has no CUDA provider"):
         Translator(tiny_bundle, EngineSettings(provider="cuda"))
     assert Translator(tiny_bundle, EngineSettings(provider="auto")).provider == "CPUExecutionProvider"
-
-
-def run_nmt(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "nmt", *args], input=stdin, capture_output=True, text=True,
-                          cwd=REPO_ROOT, timeout=300)
 
 
 def test_cli_translate_files_writes_txt_and_json_and_reports_bad_files(tiny_bundle, tmp_path):
