@@ -23,13 +23,70 @@ class ConfigError(ValueError):
     """A configuration file or mapping is invalid; the message names the key."""
 
 
-@dataclass(frozen=True)
-class DataConfig:
-    """Where the parallel corpus lives and how it is filtered.
+CORPUS_FORMATS = ("auto", "prefix", "pair", "tsv")
 
-    Files are ``{dir}/{prefix}.{lang}`` with an optional ``.gz``.
+
+@dataclass(frozen=True)
+class CorpusSpec:
+    """One parallel corpus, in one of three layouts:
+
+    * ``path: DIR`` with ``prefix: P``: the files ``DIR/P.{src_lang}`` and ``DIR/P.{tgt_lang}``
+      (each plain or ``.gz``);
+    * ``src: FILE`` and ``tgt: FILE``: a pair of line-aligned files;
+    * ``path: FILE.tsv`` (or ``format: tsv``): source TAB target on each line.
+
+    Relative paths are taken relative to the config file's directory. ``weight`` is how many
+    times, on average, each pair is seen per epoch (2.0 doubles a corpus, 0.5 uses half of it,
+    a fresh random half each epoch).
     """
 
+    name: str = ""
+    path: str = ""
+    prefix: str = ""
+    src: str = ""
+    tgt: str = ""
+    format: str = "auto"  # auto | prefix | pair | tsv
+    weight: float = 1.0
+    max_sentences: int = 0  # 0: all; otherwise the first N pairs (validation and test sets)
+
+    def validate(self, key: str) -> None:
+        _require(self.format in CORPUS_FORMATS, f"{key}.format", f"must be one of {CORPUS_FORMATS}")
+        _require(bool(self.path) != bool(self.src or self.tgt), key, "give either 'path' or 'src' and 'tgt'")
+        _require(bool(self.src) == bool(self.tgt), key, "'src' and 'tgt' go together")
+        _require(self.weight > 0 and self.weight == self.weight and self.weight != float("inf"),
+                 f"{key}.weight", "must be a finite number > 0")
+        _require(self.max_sentences >= 0, f"{key}.max_sentences", "must be >= 0")
+        if self.layout == "prefix":
+            _require(bool(self.prefix), f"{key}.prefix", "is needed with a directory 'path'")
+
+    @property
+    def layout(self) -> str:
+        if self.format != "auto":
+            return self.format
+        if self.src:
+            return "pair"
+        if self.path.endswith((".tsv", ".tsv.gz")):
+            return "tsv"
+        return "prefix"
+
+    @property
+    def label(self) -> str:
+        return self.name or self.path and f"{self.path}{'/' + self.prefix if self.prefix else ''}" or self.src
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Where the parallel corpora live and how they are filtered.
+
+    ``corpora`` lists the training corpora (``CorpusSpec``), ``valid`` and ``test`` the sets
+    to validate and score on. Without ``corpora``, the older single-directory layout applies:
+    ``{dir}/{prefix}.{lang}`` with an optional ``.gz`` for train, valid and test prefixes.
+    """
+
+    corpora: tuple[CorpusSpec, ...] = ()
+    valid: tuple[CorpusSpec, ...] = ()
+    test: tuple[CorpusSpec, ...] = ()
+    dedup: bool = True  # drop exact duplicate pairs (by hash), across all corpora
     dir: str = "../shared/data/multi30k"
     src_lang: str = "en"
     tgt_lang: str = "de"
@@ -45,6 +102,10 @@ class DataConfig:
         _require(self.min_len >= 1, "data.min_len", "must be >= 1")
         _require(self.max_len >= self.min_len, "data.max_len", "must be >= data.min_len")
         _require(self.max_ratio >= 1.0, "data.max_ratio", "must be >= 1.0")
+        for group in ("corpora", "valid", "test"):
+            for index, spec in enumerate(getattr(self, group)):
+                spec.validate(f"data.{group}[{index}]")
+        _require(not self.valid or bool(self.corpora), "data.valid", "needs data.corpora")
 
 
 @dataclass(frozen=True)
@@ -116,6 +177,8 @@ class TrainConfig:
     log_every: int = 50  # steps between train-loss records in metrics.jsonl
     checkpoint_every: int = 500  # steps between mid-epoch checkpoints (0: epoch ends only)
     valid_max_sentences: int = 0  # 0: the whole validation set
+    valid_every: int = 0  # steps between mid-epoch validations (0: at epoch ends only)
+    max_seconds: float = 0.0  # stop after this much training time, validating first (0: no limit)
     valid_batch_size: int = 128
     max_len_a: float = 1.5  # greedy validation: max target length = a * src_len + b
     max_len_b: int = 10
@@ -131,7 +194,8 @@ class TrainConfig:
         _require(0.0 <= self.label_smoothing < 1.0, "train.label_smoothing", "must be in [0, 1)")
         _require(self.device in ("auto", "cpu", "cuda"), "train.device", "must be 'auto', 'cpu' or 'cuda'")
         _require(0.0 < self.lr_decay < 1.0, "train.lr_decay", "must be in (0, 1)")
-        for name in ("lr_patience", "early_stop_patience", "checkpoint_every", "valid_max_sentences", "threads"):
+        _require(self.max_seconds >= 0, "train.max_seconds", "must be >= 0")
+        for name in ("lr_patience", "early_stop_patience", "checkpoint_every", "valid_max_sentences", "threads", "valid_every"):
             _require(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
 
 
@@ -150,7 +214,8 @@ class Config:
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Plain dicts and lists (YAML- and ``torch.load(weights_only=True)``-safe)."""
+        return _plain(dataclasses.asdict(self))
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any] | None) -> "Config":
@@ -169,9 +234,23 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
     try:
-        return Config.from_dict(raw)
+        return resolve_corpus_paths(Config.from_dict(raw), path.resolve().parent)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def resolve_corpus_paths(config: Config, base: Path) -> Config:
+    """The config with every relative corpus path made absolute against ``base`` (the config
+    file's directory), so the run's saved config and its checkpoints name the files really read."""
+
+    def absolute(value: str) -> str:
+        return str((base / value).resolve()) if value and not Path(value).is_absolute() else value
+
+    def fix(specs: tuple[CorpusSpec, ...]) -> tuple[CorpusSpec, ...]:
+        return tuple(dataclasses.replace(s, path=absolute(s.path), src=absolute(s.src), tgt=absolute(s.tgt)) for s in specs)
+
+    data = dataclasses.replace(config.data, corpora=fix(config.data.corpora), valid=fix(config.data.valid), test=fix(config.data.test))
+    return dataclasses.replace(config, data=data)
 
 
 def resolve_data_dir(config: Config, override: str | None = None, config_path: str | None = None) -> Path:
@@ -190,6 +269,14 @@ def resolve_data_dir(config: Config, override: str | None = None, config_path: s
         return configured
     repo_relative = Path(config_path).resolve().parent.parent / configured
     return repo_relative if repo_relative.exists() else configured
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _require(ok: bool, key: str, message: str) -> None:
@@ -212,6 +299,13 @@ def _build(cls: type, raw: Mapping[str, Any], prefix: str) -> Any:
         key = f"{prefix}{name}"
         if dataclasses.is_dataclass(kind):
             values[name] = _build(kind, value or {}, prefix=f"{key}.")
+        elif typing.get_origin(kind) is tuple:
+            item = typing.get_args(kind)[0]
+            if value is None:
+                value = []
+            if not isinstance(value, list):
+                raise ConfigError(f"invalid value for '{key}': expected a list, got {value!r}")
+            values[name] = tuple(_build(item, entry, prefix=f"{key}[{i}].") for i, entry in enumerate(value))
         else:
             values[name] = _coerce(kind, value, key)
     return cls(**values)

@@ -102,6 +102,9 @@ class Trainer:
                 log.warning("--resume: using the run's saved config; the given config differs")
             cfg = self.config = saved
         self.device = _pick_device(cfg.train.device)
+        self.bf16 = cfg.train.bf16 and bf16_is_native(self.device)
+        if cfg.train.bf16 and not self.bf16:
+            tqdm.write("bf16: this CPU has no native bfloat16 (avx512_bf16 or AMX), training in fp32 instead")
         if cfg.train.threads:
             torch.set_num_threads(cfg.train.threads)
         _seed(cfg.train.seed)
@@ -112,6 +115,8 @@ class Trainer:
             vocabs = Vocabs(src, src if checkpoint["joint_vocab"] else Vocab(checkpoint["tgt_spm"]), checkpoint["joint_vocab"])
         data = prepare_data(self.data_dir, cfg, vocabs)
         tqdm.write(f"training data: {data.filter_report}")
+        for label, line in data.corpus_reports:
+            tqdm.write(f"  {label}: {line}")
         spec = ModelSpec(cfg.model, len(data.vocabs.src), len(data.vocabs.tgt))
         model = spec.build().to(self.device)
         optimizer = torch.optim.Adam(model.parameters(), lr=cfg.train.lr)
@@ -130,7 +135,7 @@ class Trainer:
         else:
             self._write_run_files(data.vocabs)
         n_params = sum(p.numel() for p in model.parameters())
-        tqdm.write(f"model: {n_params / 1e6:.2f}M parameters on {self.device}{' (bf16 autocast)' if cfg.train.bf16 else ''}, vocab src {spec.src_vocab_size} tgt {spec.tgt_vocab_size}")
+        tqdm.write(f"model: {n_params / 1e6:.2f}M parameters on {self.device}{' (bf16 autocast)' if self.bf16 else ' (fp32)'}, vocab src {spec.src_vocab_size} tgt {spec.tgt_vocab_size}")
         return data, model, spec, optimizer, scheduler, progress
 
     def _write_run_files(self, vocabs: Vocabs) -> None:
@@ -157,13 +162,14 @@ class Trainer:
 
         model.train()
         while not progress.finished and progress.epoch < cfg.max_epochs:
-            batches = make_batches(data.train_src, data.train_tgt, cfg.batch_tokens, cfg.max_batch_sentences, cfg.seed + progress.epoch)
+            batches = make_batches(data.train_src, data.train_tgt, cfg.batch_tokens, cfg.max_batch_sentences,
+                                   cfg.seed + progress.epoch, data.epoch_indices(cfg.seed + progress.epoch))
             bar = tqdm(total=len(batches), initial=progress.batch_in_epoch, desc=f"epoch {progress.epoch + 1}", unit="batch", mininterval=2.0)
             window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
             for indices in batches[progress.batch_in_epoch:]:
                 started = time.perf_counter()
                 batch = collate(indices, data.train_src, data.train_tgt).to(self.device)
-                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.bf16):
+                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
                     loss_sum, tokens = model.loss(batch.src, batch.src_lengths, batch.prev_ids, batch.gold, cfg.label_smoothing)
                 optimizer.zero_grad(set_to_none=True)
                 (loss_sum / tokens).backward()
@@ -184,14 +190,28 @@ class Trainer:
                     window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
                 if cfg.checkpoint_every and progress.step % cfg.checkpoint_every == 0:
                     checkpoint(self.run_dir / "last.pt")
+                out_of_time = bool(cfg.max_seconds) and progress.elapsed >= cfg.max_seconds
+                if (cfg.valid_every and progress.step % cfg.valid_every == 0) or out_of_time:
+                    bar.clear()
+                    self._validate(model, data, scheduler, progress, optimizer, checkpoint)
+                    model.train()
+                    if out_of_time:
+                        tqdm.write(f"time budget of {cfg.max_seconds:.0f} s of training reached")
+                        progress.finished = True
+                    checkpoint(self.run_dir / "last.pt")
+                    if progress.finished:
+                        break
                 if max_steps is not None and progress.step >= max_steps:
                     bar.close()
                     checkpoint(self.run_dir / "last.pt")
                     return TrainResult(self.run_dir, progress.best_bleu, progress.step, progress.epoch)
             bar.close()
+            if progress.finished:
+                break
             progress.epoch += 1
             progress.batch_in_epoch = 0
             self._validate(model, data, scheduler, progress, optimizer, checkpoint)
+            model.train()
             checkpoint(self.run_dir / "last.pt")
         progress.finished = True
         checkpoint(self.run_dir / "last.pt")
@@ -225,6 +245,19 @@ class Trainer:
     def _log(self, record: dict[str, Any]) -> None:
         with open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record) + "\n")
+
+
+def bf16_is_native(device: torch.device, cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """True on CUDA, and on CPUs whose flags include avx512_bf16 or amx_bf16 (elsewhere bfloat16
+    autocast is emulated and many times slower than fp32)."""
+    if device.type == "cuda":
+        return True
+    try:
+        text = Path(cpuinfo).read_text()
+    except OSError:
+        return False
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def _pick_device(name: str) -> torch.device:
