@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     src, tgt = data.train_src, data.train_tgt
     src_vocab, tgt_vocab = len(data.vocabs.src), len(data.vocabs.tgt)
     epoch_tokens = sum(len(s) + 1 for s in tgt)
-    print(f"data: {data_dir} - {data.filter_report}; vocab {src_vocab}/{tgt_vocab} "
+    print(f"data: {data_dir} - {data.summary}; vocab {src_vocab}/{tgt_vocab} "
           f"({'joint' if data.vocabs.joint else 'separate'}); {epoch_tokens} target tokens per epoch; "
           f"prepared in {prep_seconds:.1f} s", flush=True)
     print(f"torch {torch.__version__}, {threads} thread(s), cpu: {platform.processor() or platform.machine()}, "

@@ -15,7 +15,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--wait", action="store_true", help="wait for the results (with a progress bar)")
     p.add_argument("--out", help="with --wait: write <stem>.<tgt>.txt and <stem>.<tgt>.json here")
     p.add_argument("--by-path", action="store_true", help="send paths (storage the workers share), not the text")
-    p.add_argument("--beam", type=int)
+    p.add_argument("--beam", type=int, help="beam size (default: the model's)")
+    p.add_argument("--model", help="a model the workers serve, e.g. multi30k-en-de (default: the pair's default model)")
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait for all jobs")
     p.add_argument("--broker-url", help="default: $NMT_BROKER_URL")
     p.set_defaults(handler=run)
@@ -45,10 +46,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.by_path:
                 job = client.submit(path=str(path.resolve()), src=args.src, tgt=args.tgt, options=options,
-                                    name=output_stem(path, args.src))
+                                    name=output_stem(path, args.src), model=args.model)
             else:
                 job = client.submit(text=read_text_file(path), src=args.src, tgt=args.tgt,
-                                    options=options, name=output_stem(path, args.src))
+                                    options=options, name=output_stem(path, args.src), model=args.model)
         except DocumentError as exc:
             failures += 1
             print(f"nmt submit: skipped {path}: {exc}", file=sys.stderr)

@@ -28,6 +28,10 @@ class ClientError(RuntimeError):
     """Base class of the client's errors."""
 
 
+class UnknownModelError(ClientError, ValueError):
+    """No worker has announced the requested model for the job's language pair."""
+
+
 class UnknownLanguagePairError(ClientError, ValueError):
     """No worker has announced the requested language pair."""
 
@@ -111,9 +115,10 @@ class TranslationClient:
 
     def submit(self, *, src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
                options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
-               job_id: str | None = None) -> Job:
-        """Validate and enqueue one document (its text, or a path on storage the workers share)."""
-        [job] = self._send([self._request(src, tgt, text, path, options, name, job_id)])
+               job_id: str | None = None, model: str | None = None) -> Job:
+        """Validate and enqueue one document (its text, or a path on storage the workers share).
+        ``model`` names a bundle the workers serve (e.g. "multi30k-en-de"); None: the pair's default."""
+        [job] = self._send([self._request(src, tgt, text, path, options, name, job_id, model)])
         return job
 
     def submit_many(self, documents: Iterable[Mapping[str, Any]]) -> list[Job]:
@@ -124,7 +129,7 @@ class TranslationClient:
     @staticmethod
     def _request(src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
                  options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
-                 job_id: str | None = None) -> JobRequest:
+                 job_id: str | None = None, model: str | None = None) -> JobRequest:
         if isinstance(options, JobOptions):
             options = {k: v for k, v in asdict(options).items() if v != getattr(JobOptions(), k)}
         payload: dict[str, Any] = {"job_id": job_id or uuid.uuid4().hex, "src": src, "tgt": tgt,
@@ -134,6 +139,8 @@ class TranslationClient:
             payload["text"] = text
         if path is not None:
             payload["path"] = str(path)
+        if model is not None:
+            payload["model"] = model
         return JobRequest.from_json(payload)  # MessageError (a ValueError) names the bad field
 
     def _send(self, requests: list[JobRequest]) -> list[Job]:
@@ -142,6 +149,12 @@ class TranslationClient:
             pair = f"{request.src}-{request.tgt}"
             if served and pair not in served:
                 raise UnknownLanguagePairError(f"no worker serves {pair} (served: {', '.join(served)})")
+        models = self.store.served_models()
+        for request in requests:
+            pair = f"{request.src}-{request.tgt}"
+            if request.model is not None and models and models.get(request.model) != pair:
+                names = ", ".join(sorted(m for m, p in models.items() if p == pair)) or "none"
+                raise UnknownModelError(f"no worker serves the model {request.model!r} for {pair} (served: {names})")
         jobs = []
         for request in requests:
             self.store.create(request.job_id, request.src, request.tgt, request.name)

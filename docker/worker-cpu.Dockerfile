@@ -16,5 +16,5 @@ RUN pip install ".[${EXTRAS}]" && python -c "import onnxruntime, celery" \
     && ! python -c "import torch" 2>/dev/null
 RUN useradd --create-home nmt
 USER nmt
-ENV NMT_BUNDLES=/app/models/multi30k-en-de NMT_PROVIDER=cpu
+ENV NMT_BUNDLES=/app/models/en-de,/app/models/multi30k-en-de NMT_PROVIDER=cpu
 CMD ["celery", "-A", "worker", "worker", "--loglevel=INFO"]

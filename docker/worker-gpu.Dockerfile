@@ -19,5 +19,5 @@ RUN pip install ".[worker]" && pip uninstall -y onnxruntime && pip install "onnx
 RUN useradd --create-home nmt
 USER nmt
 # cuda: refuse to serve if ONNX Runtime would fall back to the CPU.
-ENV NMT_BUNDLES=/app/models/multi30k-en-de NMT_PROVIDER=cuda
+ENV NMT_BUNDLES=/app/models/en-de,/app/models/multi30k-en-de NMT_PROVIDER=cuda
 CMD ["celery", "-A", "worker", "worker", "--loglevel=INFO", "--concurrency=1"]

@@ -46,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     for key, value in report.scores.items():
         if isinstance(value, float):
             print(f"  {key}: {value:.2f}")
+    for name, test in report.scores.get("test", {}).items():
+        print(f"  test {name} ({test['sentences']} sentences): BLEU {test['bleu']:.2f}, chrF {test['chrf']:.2f}")
     for graph, change in report.precision_change.items():
         print(f"  {args.precision} changed in {graph}: " + ", ".join(f"{op} {c['before']}->{c['after']}" for op, c in change.items()))
     if args.json:

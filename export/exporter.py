@@ -19,6 +19,8 @@ import sacrebleu
 
 from training.checkpoint import LoadedModel, load_model
 from training.config import resolve_data_dir
+from training.corpora import read_corpus
+from training.corpus import CorpusError, ParallelCorpus
 from training.data import read_split
 from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from worker.bundle import (
@@ -92,8 +94,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     log.info("graph parity: worst max abs diff %.2e", max(diffs.values()))
 
     # (2) token-level parity and BLEU on the validation set.
-    data_dir = resolve_data_dir(cfg, options.data_dir)
-    valid = read_split(data_dir, cfg.data.valid_prefix, cfg)
+    valid, valid_name = validation_set(loaded, options)
     valid_ids = loaded.vocabs.encode_sources(valid.src)
     parity = search_parity(loaded.model, fp32, valid_ids[: options.parity_sentences], options.beam,
                            cfg.train.max_len_a, cfg.train.max_len_b)
@@ -133,12 +134,14 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
             raise ParityError(f"int8 loses {-scores['valid_bleu_delta']:.2f} BLEU on validation "
                               f"(fp32 {scores['valid_bleu_fp32']:.2f}, int8 {bleu:.2f}; allowed {INT8_MAX_BLEU_DROP})")
     final_model = _ort_model_for({n: final_dir / p.name for n, p in paths.items()})
-    test = _maybe_test_split(data_dir, cfg)
-    if test is not None:
-        scores["test_bleu"] = _bleu(final_model, loaded, loaded.vocabs.encode_sources(test.src), test.tgt, search)
-        scores["test_set"] = cfg.data.test_prefix
+    tests = test_sets(loaded, options)
+    for index, (name, test) in enumerate(tests):
+        bleu, chrf = _scores(final_model, loaded, loaded.vocabs.encode_sources(test.src), test.tgt, search)
+        scores.setdefault("test", {})[name] = {"bleu": bleu, "chrf": chrf, "sentences": len(test)}
+        if index == 0:
+            scores["test_bleu"], scores["test_chrf"], scores["test_set"] = bleu, chrf, name
     scores["valid_bleu"] = scores.get(f"valid_bleu_{options.precision}", scores["valid_bleu_fp32"])
-    scores["valid_set"] = cfg.data.valid_prefix
+    scores["valid_set"] = valid_name
     scores["decoding"] = {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
                           "length_penalty": options.length_penalty, "bleu": "sacreBLEU default (cased, 13a)"}
 
@@ -159,16 +162,66 @@ def _ort_model_for(paths: dict[str, Path]) -> OrtStepModel:
 
 
 def _bleu(model: OrtStepModel, loaded: LoadedModel, sources, references, options: SearchOptions) -> float:
-    hyps = search_in_batches(model, sources, options)
-    return sacrebleu.corpus_bleu([loaded.vocabs.tgt.decode(h[0].tokens) for h in hyps], [list(references)]).score
+    return _scores(model, loaded, sources, references, options)[0]
 
 
-def _maybe_test_split(data_dir: Path, cfg):
+def _scores(model: OrtStepModel, loaded: LoadedModel, sources, references, options: SearchOptions) -> tuple[float, float]:
+    """sacreBLEU BLEU and chrF (defaults) of beam search output."""
+    hyps = [loaded.vocabs.tgt.decode(h[0].tokens) for h in search_in_batches(model, sources, options)]
+    refs = [list(references)]
+    return sacrebleu.corpus_bleu(hyps, refs).score, sacrebleu.corpus_chrf(hyps, refs).score
+
+
+VALID_SAMPLE_KEY = "valid_sample"
+MAX_VALID_SENTENCES = 1000
+
+
+def validation_set(loaded: LoadedModel, options: ExportOptions) -> tuple[ParallelCorpus, str]:
+    """The sentences export checks parity and scores on, and their name.
+
+    ``--data-dir`` when given; else the config's corpora or directory (a checkpoint records their
+    paths) when their files are here; otherwise the raw validation sample stored in the checkpoint,
+    so that a checkpoint alone exports. A config with ``data.valid`` corpora uses them (at most 1,000 sentences)."""
+    cfg = loaded.config
     try:
-        return read_split(data_dir, cfg.data.test_prefix, cfg)
+        if cfg.data.corpora and not options.data_dir:
+            parts = [read_corpus(spec, cfg) for spec in (cfg.data.valid or cfg.data.corpora[:1])]
+            src = [x for part in parts for x in part.src][:MAX_VALID_SENTENCES]
+            tgt = [x for part in parts for x in part.tgt][:MAX_VALID_SENTENCES]
+            names = "+".join(spec.label for spec in (cfg.data.valid or cfg.data.corpora[:1]))
+            return ParallelCorpus(src, tgt, parts[0].src_path, parts[0].tgt_path), names
+        data_dir = resolve_data_dir(cfg, options.data_dir)
+        return read_split(data_dir, cfg.data.valid_prefix, cfg), cfg.data.valid_prefix
+    except CorpusError as exc:
+        if options.data_dir:  # asked for explicitly: its problem is the answer
+            raise
+        sample = loaded.raw.get(VALID_SAMPLE_KEY)
+        if not sample or not sample.get("src"):
+            raise CorpusError(f"no validation data for export: {exc}; pass --data-dir (this checkpoint "
+                              "stores no validation sample)") from None
+        log.info("validation files unavailable (%s): using the checkpoint's %d-sentence validation sample",
+                 exc, len(sample["src"]))
+        return ParallelCorpus(list(sample["src"]), list(sample["tgt"]), Path("checkpoint"), Path("checkpoint")), \
+            "checkpoint validation sample"
+
+
+def test_sets(loaded: LoadedModel, options: ExportOptions) -> list[tuple[str, ParallelCorpus]]:
+    """The test sets to score the bundle on, by name; those whose files are missing are skipped."""
+    cfg = loaded.config
+    found = []
+    if cfg.data.corpora and not options.data_dir:
+        for spec in cfg.data.test:
+            try:
+                found.append((spec.label, read_corpus(spec, cfg)))
+            except CorpusError as exc:
+                log.info("test set %s unavailable: %s", spec.label, exc)
+        return found
+    data_dir = resolve_data_dir(cfg, options.data_dir)
+    try:
+        return [(cfg.data.test_prefix, read_split(data_dir, cfg.data.test_prefix, cfg))]
     except ValueError:
         log.info("no %s split in %s: test BLEU not measured", cfg.data.test_prefix, data_dir)
-        return None
+        return []
 
 
 def _write_vocabs(loaded: LoadedModel, staging: Path) -> dict[str, str]:
@@ -238,6 +291,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
             "steps": progress.get("step"),
             "train_seconds": round(progress.get("elapsed", 0.0), 1),
             "best_valid_bleu_greedy": progress.get("best_bleu"),
+            **({"corpora": loaded.raw["corpora"]} if loaded.raw.get("corpora") else {}),
         },
         "scores": scores,
         "verification": {

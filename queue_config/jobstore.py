@@ -11,6 +11,7 @@ redelivered job never replaces or duplicates it, and a failure never overwrites 
     nmt:job:<id>:plan       JSON layout of a chunked document
     nmt:job:<id>:chunk:<i>  JSON results of chunk i;  nmt:job:<id>:chunks  set of finished chunks
     nmt:pairs               hash "src-tgt" -> unix time a worker last announced it
+    nmt:models              hash model name -> "src-tgt", as workers announced them
 """
 from __future__ import annotations
 
@@ -93,6 +94,15 @@ class JobStore:
     def announce_pairs(self, pairs: list[str]) -> None:
         if pairs:
             self.redis.hset(f"{KEY_PREFIX}:pairs", mapping={p: time.time() for p in pairs})
+
+    def announce_models(self, models: dict[str, str]) -> None:
+        """``{model name: "src-tgt"}`` a worker serves."""
+        if models:
+            self.redis.hset(f"{KEY_PREFIX}:models", mapping=models)
+
+    def served_models(self) -> dict[str, str]:
+        """Every model name any worker has announced, with its pair."""
+        return dict(self.redis.hgetall(f"{KEY_PREFIX}:models"))
 
     def start(self, job_id: str, total: int) -> None:
         """Record the segment count; a queued (or never created) job becomes running."""

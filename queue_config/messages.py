@@ -14,6 +14,7 @@ from .textfiles import DocumentError, check_text
 
 MESSAGE_VERSION = 1
 _JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 class MessageError(ValueError):
@@ -86,6 +87,7 @@ class JobRequest:
     name: str = "document"  # output stem
     options: JobOptions = field(default_factory=JobOptions)
     version: int = MESSAGE_VERSION
+    model: str | None = None  # a bundle name the workers serve; None: the pair's default model
 
     def to_json(self) -> dict[str, Any]:
         payload = asdict(self)
@@ -125,7 +127,11 @@ class JobRequest:
         name = raw.get("name", "document")
         if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
             raise MessageError(f"'name' must be a plain file stem, got {name!r}")
-        return cls(job_id, raw["src"], raw["tgt"], text, path, name, JobOptions.from_json(raw.get("options")), version)
+        model = raw.get("model")
+        if model is not None and (not isinstance(model, str) or not _MODEL.match(model)):
+            raise MessageError(f"'model' must be a bundle name such as 'en-de' (letters, digits, '_', '.', '-'), got {model!r}")
+        return cls(job_id, raw["src"], raw["tgt"], text, path, name, JobOptions.from_json(raw.get("options")), version,
+                   model)
 
 
 @dataclass(frozen=True)
@@ -151,6 +157,11 @@ class JobResult:
     provenance: Mapping[str, Any]
     warnings: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False)  # the JSON as stored
+
+    @property
+    def model(self) -> str | None:
+        """The name of the bundle that made this result (its signature is ``provenance['signature']``)."""
+        return self.provenance.get("model") or self.provenance.get("bundle")
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> "JobResult":

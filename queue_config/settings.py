@@ -22,7 +22,8 @@ class SettingsError(ValueError):
 class QueueSettings:
     broker_url: str = "redis://127.0.0.1:6379/0"
     result_backend: str = ""  # empty: the broker URL
-    bundles: str = "models/multi30k-en-de"  # comma-separated bundle directories a worker serves
+    # comma-separated bundle directories a worker serves; per language pair, the first is the default
+    bundles: str = "models/en-de,models/multi30k-en-de"
     output_dir: str = ""  # also write <job>.txt/.json here (shared storage); empty: Redis only
     input_root: str = ""  # jobs given by path must lie under this directory; empty: any path
     soft_time_limit: int = 600  # seconds; the job fails cleanly after this

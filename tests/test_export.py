@@ -171,3 +171,18 @@ def test_folded_step_graph_computes_the_decoder_step(layers, attention, hidden):
         plain, folded = DecoderStepGraph(model)(*step_args), FoldedDecoderStepGraph(model)(*step_args)
     for expected, actual in zip(plain, folded):
         torch.testing.assert_close(actual, expected, rtol=0, atol=1e-5)
+
+
+def test_a_checkpoint_alone_exports_without_its_corpus(tiny_checkpoint, tmp_path):
+    """With the training corpus gone and no --data-dir, export checks parity on the validation
+    sample the checkpoint carries; test BLEU is then simply not measured."""
+    raw = torch.load(tiny_checkpoint, map_location="cpu", weights_only=True)
+    assert len(raw["valid_sample"]["src"]) == len(raw["valid_sample"]["tgt"]) > 0
+    raw["config"]["data"]["dir"] = str(tmp_path / "moved-away")
+    moved = tmp_path / "alone.pt"
+    torch.save(raw, moved)
+    report = export_bundle(moved, tmp_path / "b", ExportOptions(parity_sentences=20))
+    assert report.scores["valid_set"] == "checkpoint validation sample"
+    assert report.search_parity["sentences"] == min(20, len(raw["valid_sample"]["src"]))
+    assert "test_bleu" not in report.scores
+    verify_graphs(load_bundle(tmp_path / "b"))

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from client.client import JobFailedError, TranslationClient, UnknownLanguagePairError
+from client.client import JobFailedError, TranslationClient, UnknownLanguagePairError, UnknownModelError
 from queue_config.messages import MessageError
 from queue_config.names import TRANSLATE_TASK, queue_for
 from worker.bundle import load_bundle
@@ -261,3 +261,24 @@ def test_cancel_a_running_job(workers, client):
     with pytest.raises(JobFailedError, match="cancelled"):
         job.wait(timeout=60)
     assert client.submit(text="A dog.", src="en", tgt="de").wait(timeout=60)
+
+
+def test_a_job_names_its_model_and_the_result_says_which_made_it(workers, client, tiny_bundle):
+    """One worker serves two en-de bundles: the first listed is the pair's default, a job may name
+    the other, and a model no worker serves is refused at submit (or, sent raw, fails the job)."""
+    caption = REPO_ROOT / "models" / "multi30k-en-de"
+    workers(bundles=f"{tiny_bundle},{caption}")
+    default = client.submit(text="A man sees a dog.", src="en", tgt="de").wait(timeout=60)
+    named = client.submit(text="A man sees a dog.", src="en", tgt="de", model="multi30k-en-de").wait(timeout=120)
+    assert default.model == "toy-en-de" and default.provenance["signature"] == load_bundle(tiny_bundle).signature
+    assert named.model == "multi30k-en-de" and named.provenance["signature"] == load_bundle(caption).signature
+    assert named.text != default.text
+    assert client.store.served_models() == {"toy-en-de": "en-de", "multi30k-en-de": "en-de"}
+    with pytest.raises(UnknownModelError, match="'caption-xx'.*served: multi30k-en-de, toy-en-de"):
+        client.submit(text="A dog.", src="en", tgt="de", model="caption-xx")
+    # Past the client's check (e.g. a worker with fewer bundles took it): the job fails, naming the model.
+    request = client._request("en", "de", text="A dog.", model="caption-xx")
+    client.store.create(request.job_id, "en", "de", request.name)
+    client.app.send_task(TRANSLATE_TASK, args=[request.to_json()], queue=queue_for("en", "de"), task_id=request.job_id)
+    with pytest.raises(JobFailedError, match="unknown model 'caption-xx' for en-de"):
+        client.job(request.job_id).wait(timeout=60)

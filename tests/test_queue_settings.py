@@ -65,3 +65,15 @@ def test_job_request_round_trip_and_validation():
         JobRequest.from_json({"job_id": "../etc", "src": "en", "tgt": "de", "text": "x"})
     with pytest.raises(MessageError, match="unsupported message version"):
         JobRequest.from_json({"job_id": "a", "src": "en", "tgt": "de", "text": "x", "version": 9})
+
+
+def test_a_job_request_may_name_a_model():
+    from queue_config.messages import JobRequest, MessageError
+
+    base = {"job_id": "j1", "src": "en", "tgt": "de", "text": "A dog."}
+    assert JobRequest.from_json(base).model is None
+    assert JobRequest.from_json(base | {"model": "multi30k-en-de"}).model == "multi30k-en-de"
+    assert JobRequest.from_json(JobRequest.from_json(base | {"model": "en-de"}).to_json()).model == "en-de"
+    for bad in ("", "../x", 7, "a b"):
+        with pytest.raises(MessageError, match="'model'"):
+            JobRequest.from_json(base | {"model": bad})

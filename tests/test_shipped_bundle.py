@@ -10,13 +10,30 @@ from .conftest import REPO_ROOT
 
 BUNDLE = REPO_ROOT / "models" / "multi30k-en-de"
 INT8 = REPO_ROOT / "models" / "multi30k-en-de-int8"
+GENERAL = REPO_ROOT / "models" / "en-de"
+GENERAL_INT8 = REPO_ROOT / "models" / "en-de-int8"
 
 
 def test_shipped_bundle_validates_and_fits_in_30_mb():
     bundle = load_bundle(BUNDLE)
     verify_graphs(bundle)
     assert sum(p.stat().st_size for p in BUNDLE.iterdir()) <= 30_000_000
-    assert resolve_bundle_path(None).resolve() == BUNDLE.resolve()
+
+
+def test_the_general_model_is_the_default_and_records_its_corpora_and_test_sets():
+    assert resolve_bundle_path(None).resolve() == GENERAL.resolve()
+    for path, precision in ((GENERAL, "fp32"), (GENERAL_INT8, "int8")):
+        bundle = load_bundle(path)
+        verify_graphs(bundle)
+        m = bundle.manifest
+        assert (m["name"], m["precision"], m["source_language"], m["target_language"]) == (path.name, precision, "en", "de")
+        corpora = {c["name"] for c in m["training"]["config"]["data"]["corpora"]}
+        assert {"tatoeba", "wmt-news", "multi30k"} <= corpora
+        assert set(m["scores"]["test"]) == {"newstest2014", "tatoeba-test"}
+        assert all(0 < t["bleu"] < 100 and 0 < t["chrf"] < 100 for t in m["scores"]["test"].values())
+        parity = m["verification"]["search_parity"]
+        assert parity["greedy_equal"] == parity["beam_equal"] == parity["sentences"] >= 200
+    assert load_bundle(GENERAL_INT8).manifest["scores"]["valid_bleu_delta"] >= -0.5
 
 
 def test_shipped_manifest_records_recipe_scores_and_verification():
@@ -40,11 +57,12 @@ def test_shipped_int8_bundle_is_the_same_model_within_half_a_bleu_point():
 
 
 @pytest.mark.slow
-def test_shipped_model_translates_the_sample(tmp_path):
+@pytest.mark.parametrize("bundle", [GENERAL, BUNDLE], ids=["general", "captions"])
+def test_shipped_model_translates_the_sample(tmp_path, bundle):
     from worker.engine import Translator
     from worker.settings import EngineSettings
 
     text = (REPO_ROOT / "examples" / "sample.en.txt").read_text(encoding="utf-8")
-    result = Translator(BUNDLE, EngineSettings(provider="cpu")).translate_document(text)
+    result = Translator(bundle, EngineSettings(provider="cpu")).translate_document(text)
     assert result.translation.count("\n") == text.count("\n")
     assert all(s.translation for s in result.segments)

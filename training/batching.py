@@ -1,9 +1,12 @@
-"""Length-bucketed training batches under a token budget, in a reproducible order per epoch."""
+"""Length-bucketed training batches under a token budget, in a reproducible order per epoch:
+over a whole in-memory corpus (``make_batches``) or over a bounded shuffle buffer of a stream
+(``buffered_batches``)."""
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Iterator, Sequence
 
 import torch
 
@@ -63,3 +66,38 @@ def collate(indices: Sequence[int], src_ids: Sequence[Sequence[int]], tgt_ids: S
     prev, _ = pad_batch([[BOS_ID, *tgt_ids[i]] for i in indices])
     gold, _ = pad_batch([[*tgt_ids[i], EOS_ID] for i in indices])
     return Batch(src, lengths, prev, gold, sum(len(tgt_ids[i]) + 1 for i in indices))
+
+
+Pair = tuple[Sequence[int], Sequence[int]]  # (source ids with eos, target ids without bos/eos)
+
+
+def collate_pairs(pairs: Sequence[Pair]) -> Batch:
+    """One padded batch from (source ids, target ids) pairs: src [B, S], prev_ids and gold [B, T]."""
+    src = [p[0] for p in pairs]
+    tgt = [p[1] for p in pairs]
+    return collate(range(len(pairs)), src, tgt)
+
+
+def target_tokens(pairs: Sequence[Pair]) -> int:
+    """Real target tokens of a batch (eos included): what its loss is summed over."""
+    return sum(len(t) + 1 for _, t in pairs)
+
+
+def buffered_batches(pairs: Iterable[Pair], buffer_size: int, batch_tokens: int, max_sentences: int,
+                     seed: int) -> Iterator[list[Pair]]:
+    """Batches from a stream of pairs, holding at most ``buffer_size`` pairs at a time.
+
+    The stream is cut into consecutive buffers; each is shuffled, sorted by length and cut into
+    batches by ``make_batches`` (same token-budget rule), and its batches come out in a shuffled
+    order. Buffer ``i`` is shuffled with seed ``(seed, i)``, so the sequence is a pure function
+    of the stream and ``seed``.
+    """
+    iterator = iter(pairs)
+    for number in itertools.count():
+        buffer = list(itertools.islice(iterator, buffer_size))
+        if not buffer:
+            return
+        src = [p[0] for p in buffer]
+        tgt = [p[1] for p in buffer]
+        for indices in make_batches(src, tgt, batch_tokens, max_sentences, seed * 1_000_003 + number):
+            yield [buffer[i] for i in indices]

@@ -2,6 +2,11 @@
 
 A checkpoint is a plain dict saved with ``torch.save`` (loadable with ``weights_only=True``),
 written atomically (temporary file, then rename) so a killed run never leaves a torn file.
+Besides the model, vocabularies and training state, a training checkpoint records ``corpora``
+(per training corpus: name, resolved absolute files, their byte sizes, weight, pair counts and
+what the last full pass kept and dropped, or None before one ended) and ``valid_sample``
+(``{"src": [...], "tgt": [...]}``: the first raw validation pairs, for export parity checks
+without a data directory).
 """
 from __future__ import annotations
 
@@ -79,10 +84,17 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
 def load_model(path: Path) -> LoadedModel:
     """Rebuild the model (eval mode), vocabularies and config from a checkpoint alone."""
     raw = read_checkpoint(path)
-    spec = ModelSpec(ModelConfig(**raw["model_config"]), raw["src_vocab_size"], raw["tgt_vocab_size"])
-    model = spec.build()
-    model.load_state_dict(raw["model"])
+    try:
+        spec = ModelSpec(ModelConfig(**raw["model_config"]), raw["src_vocab_size"], raw["tgt_vocab_size"])
+        model = spec.build()
+        model.load_state_dict(raw["model"])
+        src = Vocab(raw["src_spm"])
+        vocabs = Vocabs(src, src if raw["joint_vocab"] else Vocab(raw["tgt_spm"]), joint=raw["joint_vocab"])
+        config = Config.from_dict(raw["config"])
+        len(src)  # parses the SentencePiece model now, not at the first sentence
+    except KeyError as exc:
+        raise CheckpointError(f"{path}: not a model checkpoint (no {exc.args[0]!r} entry)") from None
+    except (TypeError, RuntimeError, ValueError) as exc:  # sizes or config that do not fit, bad vocab bytes
+        raise CheckpointError(f"{path}: cannot rebuild the model: {str(exc).splitlines()[0]}") from None
     model.eval()
-    src = Vocab(raw["src_spm"])
-    vocabs = Vocabs(src, src if raw["joint_vocab"] else Vocab(raw["tgt_spm"]), joint=raw["joint_vocab"])
-    return LoadedModel(model, spec, vocabs, Config.from_dict(raw["config"]), raw)
+    return LoadedModel(model, spec, vocabs, config, raw)

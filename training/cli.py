@@ -1,8 +1,14 @@
-"""``nmt train``: train a model from a YAML config into a run directory."""
+"""``nmt train``: train a model from a YAML config into a run directory.
+
+On several processes (DistributedDataParallel, gloo on CPUs, nccl on GPUs):
+``torchrun --nproc_per_node N -m nmt train --config ... --run-dir ...``.
+SIGINT or SIGTERM stops a run after the current step with ``last.pt`` written.
+"""
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 from pathlib import Path
 
 
@@ -18,15 +24,25 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .config import load_config, resolve_data_dir
+    from .distributed import env_rank
     from .trainer import Trainer
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    # Under torchrun only rank 0 logs.
+    logging.basicConfig(level=logging.WARNING if env_rank() else logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     run_dir = Path(args.run_dir)
     config_path = args.config
     if args.resume and (run_dir / "config.yaml").exists():
         config_path = str(run_dir / "config.yaml")
     config = load_config(config_path)
     data_dir = resolve_data_dir(config, args.data_dir, config_path=args.config)
-    result = Trainer(config, run_dir, data_dir).train(resume=args.resume, max_steps=args.max_steps)
-    print(f"run {result.run_dir}: {result.steps} steps, {result.epochs} epochs, best validation BLEU {result.best_bleu:.2f}")
+    trainer = Trainer(config, run_dir, data_dir)
+    result = trainer.train(resume=args.resume, max_steps=args.max_steps)
+    if not trainer.world.is_main:
+        return 128 + result.interrupted if result.interrupted else 0
+    if result.interrupted:
+        print(f"interrupted by {signal.Signals(result.interrupted).name} at step {result.steps}: "
+              f"wrote {result.run_dir / 'last.pt'}; continue with --resume", flush=True)
+        return 128 + result.interrupted
+    best = f"best validation BLEU {result.best_bleu:.2f}" if result.validated else "no validation ran"
+    print(f"run {result.run_dir}: {result.steps} steps, {result.epochs} epochs, {best}")
     return 0

@@ -116,8 +116,10 @@ class VocabConfig:
     size: int = 8000
     model_type: str = "unigram"
     character_coverage: float = 1.0
+    input_sentence_size: int = 1_000_000  # sentences per model, reservoir-sampled from the stream
 
     def validate(self) -> None:
+        _require(self.input_sentence_size >= 100, "vocab.input_sentence_size", "must be >= 100")
         _require(self.size >= 16, "vocab.size", "must be >= 16")
         _require(self.model_type in ("unigram", "bpe"), "vocab.model_type", "must be 'unigram' or 'bpe'")
         _require(0.9 <= self.character_coverage <= 1.0, "vocab.character_coverage", "must be in [0.9, 1]")
@@ -185,9 +187,14 @@ class TrainConfig:
     threads: int = 0  # torch intra-op threads; 0 keeps torch's default
     device: str = "auto"  # auto | cpu | cuda
     bf16: bool = False  # bfloat16 autocast for the forward pass (weights stay fp32)
+    shuffle_buffer: int = 100_000  # pairs shuffled, length-sorted and batched together (data.corpora)
+    # Batches per optimizer step in one process, with the loss normalised as under DDP: a single
+    # process then trains exactly as `torchrun --nproc_per_node N` would (equivalence tests).
+    simulate_world_size: int = 1
 
     def validate(self) -> None:
-        for name in ("batch_tokens", "max_batch_sentences", "max_epochs", "valid_batch_size", "log_every"):
+        for name in ("batch_tokens", "max_batch_sentences", "max_epochs", "valid_batch_size", "log_every",
+                     "shuffle_buffer", "simulate_world_size"):
             _require(getattr(self, name) >= 1, f"train.{name}", "must be >= 1")
         _require(self.lr > 0, "train.lr", "must be > 0")
         _require(self.clip_norm > 0, "train.clip_norm", "must be > 0")

@@ -1,13 +1,15 @@
-"""Parallel corpus reading: plain or gzip, line-aligned files, with errors that name file and line.
+"""Parallel corpus reading: plain or gzip, line-aligned files, in full or streamed, with errors
+that name file and line.
 
 Also length and length-ratio filtering (in subword tokens) that reports what it dropped.
 """
 from __future__ import annotations
 
 import gzip
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 
 class CorpusError(ValueError):
@@ -54,28 +56,56 @@ def find_corpus_file(directory: Path, prefix: str, lang: str) -> Path:
     raise CorpusError(f"corpus file not found: {plain} (nor {plain.name}.gz) in {Path(directory).resolve()}")
 
 
-def read_lines(path: Path) -> list[str]:
-    """All lines of a UTF-8 text file, gzip or plain, stripped of surrounding whitespace.
+def iter_lines(path: Path) -> Iterator[str]:
+    """The lines of a UTF-8 text file, gzip or plain, stripped of surrounding whitespace, one at
+    a time (memory does not grow with the file).
 
     Raises ``CorpusError`` naming the file and line number of the first undecodable line.
     """
     path = Path(path)
     opener = gzip.open if _is_gzip(path) else open
-    lines: list[str] = []
     try:
         with opener(path, "rb") as handle:
             for number, raw in enumerate(handle, start=1):
                 try:
-                    lines.append(raw.decode("utf-8").strip())
+                    line = raw.decode("utf-8").strip()
                 except UnicodeDecodeError as exc:
                     raise CorpusError(
                         f"{path}: line {number} is not valid UTF-8 (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})"
                     ) from None
+                yield line
     except FileNotFoundError:
         raise CorpusError(f"corpus file not found: {path}") from None
     except (OSError, EOFError) as exc:  # truncated or corrupt gzip
         raise CorpusError(f"{path}: cannot read: {exc}") from None
-    return lines
+
+
+def read_lines(path: Path) -> list[str]:
+    """All lines of a UTF-8 text file, gzip or plain, stripped (see ``iter_lines``)."""
+    return list(iter_lines(path))
+
+
+def iter_parallel(src_path: Path, tgt_path: Path) -> Iterator[tuple[str, str]]:
+    """The non-blank (source, target) pairs of two line-aligned files, streamed.
+
+    Errors name the file and line: a line blank on one side only, files of different lengths
+    (found when the shorter one ends) and files with no pairs at all.
+    """
+    missing = object()
+    pairs = 0
+    number = 0
+    for number, (s, t) in enumerate(itertools.zip_longest(iter_lines(src_path), iter_lines(tgt_path), fillvalue=missing), 1):
+        if s is missing or t is missing:
+            shorter, longer = (src_path, tgt_path) if s is missing else (tgt_path, src_path)
+            raise CorpusError(f"line counts differ: {shorter} ends at line {number - 1}, {longer} goes on")
+        if bool(s) != bool(t):
+            raise CorpusError(f"{src_path if not s else tgt_path}: line {number} is empty but its translation is not "
+                              "(misaligned corpus?)")
+        if s:
+            pairs += 1
+            yield s, t
+    if not pairs:
+        raise CorpusError(f"empty corpus: {src_path} and {tgt_path} have no pairs ({number} lines)")
 
 
 def read_parallel(src_path: Path, tgt_path: Path) -> ParallelCorpus:

@@ -1,35 +1,42 @@
 """The training loop: teacher forcing, label-smoothed cross-entropy, Adam, clipping, LR decay on a
-validation-BLEU plateau, early stopping, atomic checkpoints and exact resume.
+validation-BLEU plateau, early stopping, atomic checkpoints, exact resume, clean interruption
+(SIGINT/SIGTERM) and DistributedDataParallel under ``torchrun`` (see ``training.distributed``).
 
 A run directory holds ``config.yaml``, the SentencePiece models, ``last.pt`` (resume point),
 ``best.pt`` (best validation BLEU), ``metrics.jsonl`` and ``curve.png``.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
 import random
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sacrebleu
+import numpy as np
 import torch
 import yaml
+from torch import Tensor, nn
 from tqdm import tqdm
 
-from .batching import collate, make_batches
+from .batching import Pair, collate, collate_pairs, make_batches, target_tokens
 from .checkpoint import CheckpointError, read_checkpoint, save_checkpoint
 from .config import Config
 from .curves import plot_curves
 from .data import TrainingData, Vocabs, prepare_data
+from .distributed import World, init_world, step_groups, teardown
+from .evaluate import Scores, score_hypotheses
 from .greedy import greedy_decode
 from .model import ModelSpec, Seq2Seq
 from .vocab import Vocab
 
 log = logging.getLogger(__name__)
+VALID_SAMPLE = 200  # raw validation pairs stored in each checkpoint (export parity checks)
 
 
 @dataclass
@@ -37,9 +44,9 @@ class Progress:
     """Where a run is; saved in every checkpoint so ``--resume`` continues at the same step."""
 
     epoch: int = 0  # epochs completed
-    batch_in_epoch: int = 0  # batches of the current epoch already trained
+    batch_in_epoch: int = 0  # batches of the current epoch already trained (all ranks together)
     step: int = 0  # optimizer steps in total
-    best_bleu: float = -1.0
+    best_bleu: float = -1.0  # -1: no validation has run
     bad_validations: int = 0
     elapsed: float = 0.0  # training seconds, summed across resumes
     finished: bool = False
@@ -48,20 +55,61 @@ class Progress:
 @dataclass(frozen=True)
 class TrainResult:
     run_dir: Path
-    best_bleu: float
+    best_bleu: float  # -1 when no validation ran
     steps: int
     epochs: int
+    interrupted: int = 0  # the signal number that stopped the run, 0 if none
+
+    @property
+    def validated(self) -> bool:
+        return self.best_bleu >= 0
 
 
-def bleu_of(model: Seq2Seq, data: TrainingData, config: Config) -> tuple[float, list[str]]:
-    """Greedy validation sacreBLEU (default settings: cased, 13a) and the hypotheses."""
+class StopSignals:
+    """SIGINT and SIGTERM set ``signum`` instead of killing the process; the loop checks it after
+    each step (a signal during backward is handled when backward returns). A second SIGINT
+    raises KeyboardInterrupt. The previous handlers come back on exit."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __enter__(self) -> "StopSignals":
+        self.signum = 0
+        self._previous: dict[int, Any] = {}
+        try:
+            for sig in self.SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._handle)
+        except ValueError:  # not the main thread: leave the handlers alone
+            pass
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.signum == signal.SIGINT and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signum = signum
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+class LossModule(nn.Module):
+    """``Seq2Seq.loss`` as ``forward``: DDP synchronises gradients of what its forward computed."""
+
+    def __init__(self, model: Seq2Seq) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, src: Tensor, lengths: Tensor, prev_ids: Tensor, gold: Tensor, smoothing: float) -> Tensor:
+        """Summed label-smoothed cross-entropy, float scalar, for src [B, S] and prev_ids/gold [B, T]."""
+        return self.model.loss(src, lengths, prev_ids, gold, smoothing)[0]
+
+
+def validate_model(model: Seq2Seq, data: TrainingData, config: Config) -> tuple[Scores, list[str]]:
+    """Greedy validation scores (sacreBLEU BLEU and chrF) and the hypotheses."""
     t = config.train
-    sources, refs = data.valid_src, data.valid_refs
-    if t.valid_max_sentences:
-        sources, refs = sources[: t.valid_max_sentences], refs[: t.valid_max_sentences]
-    hyp_ids = greedy_decode(model, sources, t.max_len_a, t.max_len_b, t.valid_batch_size)
+    hyp_ids = greedy_decode(model, data.valid_src, t.max_len_a, t.max_len_b, t.valid_batch_size)
     hyps = [data.vocabs.tgt.decode(ids) for ids in hyp_ids]
-    return sacrebleu.corpus_bleu(hyps, [refs]).score, hyps
+    return score_hypotheses(hyps, data.valid_refs), hyps
 
 
 @torch.no_grad()
@@ -83,10 +131,22 @@ class Trainer:
         self.config = config
         self.run_dir = Path(run_dir)
         self.data_dir = Path(data_dir)
+        self.world = World()
+
+    def train(self, resume: bool = False, max_steps: int | None = None) -> TrainResult:
+        """Train until max_epochs, early stopping, the time budget, ``max_steps`` or a signal."""
+        self.world = init_world(self.config.train.device)
+        clean = False
+        try:
+            with StopSignals() as signals:
+                result = self._loop(resume, max_steps, signals)
+            clean = True
+            return result
+        finally:
+            teardown(self.world, clean)
 
     # (1) set-up -----------------------------------------------------------------------------
-    def _start(self, resume: bool) -> tuple[TrainingData, Seq2Seq, ModelSpec, Any, Any, Progress]:
-        cfg = self.config
+    def _read_resume_point(self, resume: bool) -> dict[str, Any] | None:
         last = self.run_dir / "last.pt"
         checkpoint = read_checkpoint(last) if resume and last.exists() else None
         if checkpoint is not None and "optimizer" not in checkpoint:
@@ -96,27 +156,32 @@ class Trainer:
             log.warning("--resume: no checkpoint in %s, starting a new run", self.run_dir)
         if checkpoint is None and last.exists():
             raise FileExistsError(f"{self.run_dir} already holds a run (last.pt); use --resume or another --run-dir")
+        return checkpoint
+
+    def _start(self, resume: bool) -> tuple[TrainingData, Seq2Seq, ModelSpec, Any, Any, Progress]:
+        world = self.world
+        # Rank 0 reads the checkpoint and hands it to the others (nodes need not share a disk).
+        checkpoint = world.broadcast(self._read_resume_point(resume) if world.is_main else None)
         if checkpoint is not None:
             saved = Config.from_dict(checkpoint["config"])
-            if saved.model != cfg.model or saved.vocab != cfg.vocab or saved.data != cfg.data:
+            if saved.model != self.config.model or saved.vocab != self.config.vocab or saved.data != self.config.data:
                 log.warning("--resume: using the run's saved config; the given config differs")
-            cfg = self.config = saved
-        self.device = _pick_device(cfg.train.device)
+            self.config = saved
+        cfg = self.config
+        if world.distributed and cfg.train.simulate_world_size != 1:
+            raise ValueError("train.simulate_world_size is for single-process runs; under torchrun leave it at 1")
+        self.device = world.device(cfg.train.device)
         self.bf16 = cfg.train.bf16 and bf16_is_native(self.device)
         if cfg.train.bf16 and not self.bf16:
-            tqdm.write("bf16: this CPU has no native bfloat16 (avx512_bf16 or AMX), training in fp32 instead")
+            self._say("bf16: this CPU has no native bfloat16 (avx512_bf16 or AMX), training in fp32 instead")
         if cfg.train.threads:
             torch.set_num_threads(cfg.train.threads)
         _seed(cfg.train.seed)
 
-        vocabs = None
-        if checkpoint is not None:
-            src = Vocab(checkpoint["src_spm"])
-            vocabs = Vocabs(src, src if checkpoint["joint_vocab"] else Vocab(checkpoint["tgt_spm"]), checkpoint["joint_vocab"])
-        data = prepare_data(self.data_dir, cfg, vocabs)
-        tqdm.write(f"training data: {data.filter_report}")
-        for label, line in data.corpus_reports:
-            tqdm.write(f"  {label}: {line}")
+        data = self._prepare(checkpoint)
+        self._say(f"training data: {data.summary}")
+        for label, line in data.corpus_reports():
+            self._say(f"  {label}: {line}")
         spec = ModelSpec(cfg.model, len(data.vocabs.src), len(data.vocabs.tgt))
         model = spec.build().to(self.device)
         optimizer = torch.optim.Adam(model.parameters(), lr=cfg.train.lr)
@@ -131,12 +196,29 @@ class Trainer:
             scheduler.load_state_dict(checkpoint["scheduler"])
             progress = Progress(**checkpoint["progress"])
             _restore_rng(checkpoint["rng"])
-            tqdm.write(f"resumed at epoch {progress.epoch + 1}, batch {progress.batch_in_epoch}, step {progress.step}")
-        else:
+            self._say(f"resumed at epoch {progress.epoch + 1}, batch {progress.batch_in_epoch}, step {progress.step}")
+        elif world.is_main:
             self._write_run_files(data.vocabs)
+        if world.rank:  # dropout masks differ between ranks; the weights come from rank 0 (DDP)
+            torch.manual_seed(cfg.train.seed + 1_000_003 * world.rank + progress.step)
         n_params = sum(p.numel() for p in model.parameters())
-        tqdm.write(f"model: {n_params / 1e6:.2f}M parameters on {self.device}{' (bf16 autocast)' if self.bf16 else ' (fp32)'}, vocab src {spec.src_vocab_size} tgt {spec.tgt_vocab_size}")
+        self._say(f"model: {n_params / 1e6:.2f}M parameters on {self.device}{' (bf16 autocast)' if self.bf16 else ' (fp32)'}, "
+                  f"vocab src {spec.src_vocab_size} tgt {spec.tgt_vocab_size}"
+                  f"{f', {world.size} processes' if world.distributed else ''}")
         return data, model, spec, optimizer, scheduler, progress
+
+    def _prepare(self, checkpoint: dict[str, Any] | None) -> TrainingData:
+        """The data, with rank 0's vocabularies on every rank (trained once, then broadcast)."""
+        world = self.world
+        protos = None
+        if checkpoint is not None:
+            protos = (checkpoint["src_spm"], checkpoint["tgt_spm"], checkpoint["joint_vocab"])
+        data = None
+        if world.is_main:
+            data = prepare_data(self.data_dir, self.config, _vocabs(protos))
+            protos = (data.vocabs.src.proto, data.vocabs.tgt.proto, data.vocabs.joint)
+        protos = world.broadcast(protos)
+        return data or prepare_data(self.data_dir, self.config, _vocabs(protos))
 
     def _write_run_files(self, vocabs: Vocabs) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -149,38 +231,51 @@ class Trainer:
         (self.run_dir / "metrics.jsonl").unlink(missing_ok=True)
 
     # (2) the loop ---------------------------------------------------------------------------
-    def train(self, resume: bool = False, max_steps: int | None = None) -> TrainResult:
+    def _loop(self, resume: bool, max_steps: int | None, signals: StopSignals) -> TrainResult:
         data, model, spec, optimizer, scheduler, progress = self._start(resume)
-        cfg = self.config.train
+        cfg, world = self.config.train, self.world
+        net: nn.Module = LossModule(model)
+        if world.distributed:
+            net = nn.parallel.DistributedDataParallel(net, device_ids=[self.device.index] if self.device.type == "cuda" else None)
+        group = world.size * cfg.simulate_world_size  # global batches per optimizer step
 
         def checkpoint(path: Path) -> None:
-            save_checkpoint(
-                path, config=self.config, spec=spec, vocabs=data.vocabs, model=model,
-                optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
-                progress=vars(progress).copy(), rng=_rng_state(),
-            )
+            if world.is_main:
+                save_checkpoint(
+                    path, config=self.config, spec=spec, vocabs=data.vocabs, model=model,
+                    optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
+                    progress=vars(progress).copy(), rng=_rng_state(), corpora=data.corpus_info(),
+                    valid_sample={"src": data.valid_texts[:VALID_SAMPLE], "tgt": data.valid_refs[:VALID_SAMPLE]},
+                )
+
+        def result(interrupted: int = 0) -> TrainResult:
+            return TrainResult(self.run_dir, progress.best_bleu, progress.step, progress.epoch, interrupted)
 
         model.train()
         while not progress.finished and progress.epoch < cfg.max_epochs:
-            batches = make_batches(data.train_src, data.train_tgt, cfg.batch_tokens, cfg.max_batch_sentences,
-                                   cfg.seed + progress.epoch, data.epoch_indices(cfg.seed + progress.epoch))
-            bar = tqdm(total=len(batches), initial=progress.batch_in_epoch, desc=f"epoch {progress.epoch + 1}", unit="batch", mininterval=2.0)
+            # Replaying the deterministic stream and skipping what was trained puts a resumed run
+            # at exactly the batch it stopped before.
+            batches = itertools.islice(data.source.epoch_batches(progress.epoch), progress.batch_in_epoch, None)
+            bar = tqdm(initial=progress.batch_in_epoch // group, desc=f"epoch {progress.epoch + 1}", unit="step",
+                       mininterval=2.0, disable=not world.is_main)
             window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
-            for indices in batches[progress.batch_in_epoch:]:
+            for step_batches in step_groups(batches, group):
                 started = time.perf_counter()
-                batch = collate(indices, data.train_src, data.train_tgt).to(self.device)
-                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-                    loss_sum, tokens = model.loss(batch.src, batch.src_lengths, batch.prev_ids, batch.gold, cfg.label_smoothing)
-                optimizer.zero_grad(set_to_none=True)
-                (loss_sum / tokens).backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
-                optimizer.step()
+                loss_sum, tokens = self._step(net, model, optimizer, step_batches)
                 progress.step += 1
-                progress.batch_in_epoch += 1
+                progress.batch_in_epoch += group
                 progress.elapsed += time.perf_counter() - started
-                window_loss += float(loss_sum.detach())
+                out_of_time = world.is_main and bool(cfg.max_seconds) and progress.elapsed >= cfg.max_seconds
+                # One collective per step: the step's loss over all ranks, and whether any rank
+                # was signalled or rank 0 ran out of time, so that every rank stops together.
+                loss_sum, stop, out_of_time = world.sum([loss_sum, float(bool(signals.signum)), float(out_of_time)])
+                window_loss += loss_sum
                 window_tokens += tokens
                 bar.update(1)
+                if stop:
+                    bar.close()
+                    checkpoint(self.run_dir / "last.pt")
+                    return result(signals.signum or signal.SIGTERM)
                 if progress.step % cfg.log_every == 0:
                     rate = window_tokens / (time.perf_counter() - window_start)
                     bar.set_postfix(loss=f"{window_loss / window_tokens:.3f}", tok_s=f"{rate:.0f}")
@@ -190,13 +285,12 @@ class Trainer:
                     window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
                 if cfg.checkpoint_every and progress.step % cfg.checkpoint_every == 0:
                     checkpoint(self.run_dir / "last.pt")
-                out_of_time = bool(cfg.max_seconds) and progress.elapsed >= cfg.max_seconds
                 if (cfg.valid_every and progress.step % cfg.valid_every == 0) or out_of_time:
                     bar.clear()
                     self._validate(model, data, scheduler, progress, optimizer, checkpoint)
                     model.train()
                     if out_of_time:
-                        tqdm.write(f"time budget of {cfg.max_seconds:.0f} s of training reached")
+                        self._say(f"time budget of {cfg.max_seconds:.0f} s of training reached")
                         progress.finished = True
                     checkpoint(self.run_dir / "last.pt")
                     if progress.finished:
@@ -204,26 +298,65 @@ class Trainer:
                 if max_steps is not None and progress.step >= max_steps:
                     bar.close()
                     checkpoint(self.run_dir / "last.pt")
-                    return TrainResult(self.run_dir, progress.best_bleu, progress.step, progress.epoch)
+                    return result()
             bar.close()
             if progress.finished:
                 break
             progress.epoch += 1
             progress.batch_in_epoch = 0
+            self._report_pass(data, progress)
             self._validate(model, data, scheduler, progress, optimizer, checkpoint)
             model.train()
             checkpoint(self.run_dir / "last.pt")
+            if signals.signum:  # arrived during validation
+                return result(signals.signum)
         progress.finished = True
         checkpoint(self.run_dir / "last.pt")
-        tqdm.write(f"finished after {progress.epoch} epochs, {progress.step} steps; best validation BLEU {progress.best_bleu:.2f}")
-        return TrainResult(self.run_dir, progress.best_bleu, progress.step, progress.epoch)
+        best = f"best validation BLEU {progress.best_bleu:.2f}" if progress.best_bleu >= 0 else "no validation ran"
+        self._say(f"finished after {progress.epoch} epochs, {progress.step} steps; {best}")
+        return result()
+
+    def _step(self, net: nn.Module, model: Seq2Seq, optimizer: Any, step_batches: list[list[Pair]]) -> tuple[float, int]:
+        """One optimizer step on this rank's share of ``step_batches`` (the global group).
+
+        Returns this rank's summed loss and the step's target tokens over all ranks. The loss is
+        scaled by world / step_tokens so that DDP's gradient mean equals the gradient of one
+        process's token-mean loss over the whole group.
+        """
+        world, cfg = self.world, self.config.train
+        step_tokens = sum(target_tokens(pairs) for pairs in step_batches)
+        mine = step_batches[world.rank::world.size]
+        optimizer.zero_grad(set_to_none=True)
+        loss_total = 0.0
+        for pairs in mine:
+            batch = collate_pairs(pairs).to(self.device)
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+                loss_sum = net(batch.src, batch.src_lengths, batch.prev_ids, batch.gold, cfg.label_smoothing)
+            (loss_sum * world.size / step_tokens).backward()
+            loss_total += float(loss_sum.detach())
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
+        optimizer.step()
+        return loss_total, step_tokens
 
     # (3) validation, LR decay, early stopping -----------------------------------------------
     def _validate(self, model, data, scheduler, progress: Progress, optimizer, checkpoint) -> None:
+        """Rank 0 validates and decides; every rank then takes its learning rate and stop flag."""
+        if self.world.is_main:
+            self._validate_main(model, data, scheduler, progress, optimizer, checkpoint)
+        decision = self.world.broadcast({"lr": optimizer.param_groups[0]["lr"], "finished": progress.finished,
+                                         "best_bleu": progress.best_bleu, "bad_validations": progress.bad_validations})
+        for group in optimizer.param_groups:
+            group["lr"] = decision["lr"]
+        progress.finished = decision["finished"]
+        progress.best_bleu = decision["best_bleu"]
+        progress.bad_validations = decision["bad_validations"]
+
+    def _validate_main(self, model, data, scheduler, progress: Progress, optimizer, checkpoint) -> None:
         cfg = self.config.train
         started = time.perf_counter()
-        bleu, hyps = bleu_of(model, data, self.config)
+        scores, hyps = validate_model(model, data, self.config)
         vloss = validation_loss(model, data, self.config)
+        bleu = scores.bleu
         improved = bleu > progress.best_bleu
         if improved:
             progress.best_bleu, progress.bad_validations = bleu, 0
@@ -236,15 +369,32 @@ class Trainer:
         if progress.bad_validations >= cfg.early_stop_patience:
             progress.finished = True
         self._log({"kind": "valid", "step": progress.step, "epoch": progress.epoch, "valid_bleu": bleu,
+                   "valid_chrf": scores.chrf, "bleu_signature": scores.bleu_signature,
+                   "chrf_signature": scores.chrf_signature, "valid_sentences": len(hyps),
                    "valid_loss": vloss, "valid_ppl": math.exp(min(vloss, 50)), "lr": lr,
                    "elapsed": progress.elapsed, "valid_seconds": time.perf_counter() - started})
-        tqdm.write(f"epoch {progress.epoch}: valid BLEU {bleu:.2f} (best {progress.best_bleu:.2f}), valid loss {vloss:.3f}, "
-                   f"lr {lr:.2e}{' - early stop' if progress.finished else ''}")
+        self._say(f"epoch {progress.epoch}: valid BLEU {bleu:.2f} (best {progress.best_bleu:.2f}) chrF {scores.chrf:.2f} "
+                  f"on {len(hyps)} sentences, valid loss {vloss:.3f}, lr {lr:.2e}"
+                  f"{' - early stop' if progress.finished else ''} [{scores.bleu_signature}; {scores.chrf_signature}]")
         plot_curves(self.run_dir / "metrics.jsonl", self.run_dir / "curve.png")
 
+    def _report_pass(self, data: TrainingData, progress: Progress) -> None:
+        """After a full epoch pass: what each corpus's filters kept and dropped."""
+        reports = data.corpus_reports()
+        if reports and self.world.is_main:
+            self._say(f"epoch {progress.epoch} read:")
+            for label, line in reports:
+                self._say(f"  {label}: {line}")
+            self._log({"kind": "data", "step": progress.step, "epoch": progress.epoch, "corpora": data.corpus_info()})
+
     def _log(self, record: dict[str, Any]) -> None:
-        with open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record) + "\n")
+        if self.world.is_main:
+            with open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+
+    def _say(self, line: str) -> None:
+        if self.world.is_main:
+            tqdm.write(line)
 
 
 def bf16_is_native(device: torch.device, cpuinfo: str = "/proc/cpuinfo") -> bool:
@@ -260,23 +410,33 @@ def bf16_is_native(device: torch.device, cpuinfo: str = "/proc/cpuinfo") -> bool
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def _pick_device(name: str) -> torch.device:
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("train.device is 'cuda' but torch sees no CUDA device")
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    return torch.device(name)
+def _vocabs(protos: tuple[bytes, bytes, bool] | None) -> Vocabs | None:
+    if protos is None:
+        return None
+    src = Vocab(protos[0])
+    return Vocabs(src, src if protos[2] else Vocab(protos[1]), protos[2])
 
 
 def _seed(seed: int) -> None:
     random.seed(seed)
+    np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
 
 
 def _rng_state() -> dict[str, Any]:
-    return {"torch": torch.get_rng_state(), "python": list(random.getstate()[1])}
+    _, keys, pos, has_gauss, gauss = np.random.get_state()
+    state = {"torch": torch.get_rng_state(), "python": list(random.getstate()[1]),
+             "numpy": [torch.from_numpy(keys.astype(np.int64)), int(pos), int(has_gauss), float(gauss)]}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
 
 
 def _restore_rng(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
     random.setstate((3, tuple(state["python"]), None))
+    if "numpy" in state:
+        keys, pos, has_gauss, gauss = state["numpy"]
+        np.random.set_state(("MT19937", keys.numpy().astype(np.uint32), pos, has_gauss, gauss))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])

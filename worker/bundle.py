@@ -90,7 +90,7 @@ class Bundle:
         return self.path / self.manifest["vocab"][side]["file"]
 
 
-DEFAULT_BUNDLE = "models/multi30k-en-de"
+DEFAULT_BUNDLE = "models/en-de"
 
 
 def resolve_bundle_path(path: str | os.PathLike[str] | None = None) -> Path:

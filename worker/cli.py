@@ -46,6 +46,22 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-workers", type=int, default=0,
                    help="batches decoded at once, one thread each (default on CPU: one per core; GPU: 1)")
     p.add_argument("--max-batch-tokens", type=int, default=6000)
+    p.add_argument("--no-protect-spans", action="store_true",
+                   help="translate URLs, e-mail addresses, paths, numbers, codes and placeholders like any "
+                        "other text (default: they are kept verbatim)")
+    p.add_argument("--no-case-handling", action="store_true",
+                   help="translate ALL-CAPS and Title Case sentences as they are (default: in sentence case, "
+                        "with the case restored in the translation)")
+    p.add_argument("--no-language-check", action="store_true",
+                   help="translate every segment (default: a segment of 5 or more words identified as another "
+                        "language than the model's source is copied through untranslated and flagged 'language')")
+
+
+def _text_options(args: argparse.Namespace):
+    from .text.pipeline import TextOptions
+
+    return TextOptions(protect_spans=not args.no_protect_spans, restore_case=not args.no_case_handling,
+                       check_language=not args.no_language_check)
 
 
 def _translator(args: argparse.Namespace):
@@ -80,7 +96,7 @@ def run_translate(args: argparse.Namespace) -> int:
         return 2
     translator, options = _translator(args)
     if not args.files:
-        return _translate_stream(translator, options, sys.stdin.buffer, sys.stdout)
+        return _translate_stream(translator, options, sys.stdin.buffer, sys.stdout, _text_options(args))
     source = translator.bundle.source_language
     paths = [Path(f) for f in args.files]
     collisions = output_collisions(paths, lambda p: output_stem(p, source))
@@ -89,7 +105,7 @@ def run_translate(args: argparse.Namespace) -> int:
               "rename them or translate them into separate directories", file=sys.stderr)
         return 2
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    failures = _translate_files(translator, options, paths, Path(args.out), args.attention)
+    failures = _translate_files(translator, options, paths, Path(args.out), args.attention, _text_options(args))
     if failures:
         print(f"nmt translate: {failures} of {len(paths)} files failed", file=sys.stderr)
     return 1 if failures else 0
@@ -100,7 +116,8 @@ def run_translate(args: argparse.Namespace) -> int:
 GROUP_SENTENCES = 2000
 
 
-def _translate_files(translator, options, paths: list[Path], out_dir: Path, with_attention: bool) -> int:
+def _translate_files(translator, options, paths: list[Path], out_dir: Path, with_attention: bool,
+                     text_options=None) -> int:
     """Translate and write each file; returns how many failed. A file that cannot be read is
     skipped with its reason; a group that fails is retried file by file, so one bad document
     never costs the others their results."""
@@ -116,7 +133,7 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
             nonlocal failures
             try:
                 results = translator.translate_layouts([layout for _, layout in members], options, with_attention,
-                                                       progress=bar.update)
+                                                       progress=bar.update, text_options=text_options)
             except Exception as exc:  # noqa: BLE001 - isolated below, or reported for its one file
                 if len(members) > 1:
                     for member in members:
@@ -156,7 +173,7 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
     return failures
 
 
-def _translate_stream(translator, options, stdin, stdout) -> int:
+def _translate_stream(translator, options, stdin, stdout, text_options=None) -> int:
     """One output line per input line, each line a document. From a terminal each line is
     translated as it comes; from a pipe, blocks of lines share batches. A line that is not UTF-8
     text gives an empty output line (so line numbers still match), a message naming it, and exit
@@ -165,7 +182,7 @@ def _translate_stream(translator, options, stdin, stdout) -> int:
     bad, lines = 0, []
 
     def flush() -> None:
-        for result in translator.translate_documents(lines, options):
+        for result in translator.translate_documents(lines, options, text_options=text_options):
             stdout.write(result.translation.replace("\n", " ") + "\n")
         stdout.flush()
         lines.clear()
@@ -195,12 +212,13 @@ def run_eval(args: argparse.Namespace) -> int:
         print(f"nmt eval: error: {args.src} has {len(sources)} lines, {args.ref} has {len(references)}", file=sys.stderr)
         return 2
     translator, options = _translator(args)
-    results = translator.translate_sentences([s.strip() for s in sources], options)
+    results = translator.translate_sentences([s.strip() for s in sources], options, text_options=_text_options(args))
     hypotheses = [r.translation for r in results]
     if args.hyp_out:
         write_atomically(Path(args.hyp_out), "\n".join(hypotheses) + "\n")
     report = score(hypotheses, references, translator.bundle.target_language)
     print(f"BLEU {report['bleu']:.2f}  ({report['signature']})")
+    print(f"chrF {report['chrf']:.2f}  ({report['signature_chrf']})")
     print(f"BLEU {report['bleu_lc_tok']:.2f}  lowercased, Moses-normalized and tokenized, as published Multi30k results "
           f"({report['signature_lc_tok']})")
     if args.json:

@@ -11,7 +11,7 @@ import unicodedata
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import sentencepiece as spm
@@ -22,6 +22,7 @@ from .documents import Layout, split_document
 from .ort_model import OrtStepModel
 from .search import Hypothesis, SearchOptions, search_in_batches
 from .settings import EngineSettings
+from .text.pipeline import Prepared, TextOptions, prepare, restore, shift_details
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,10 @@ class SegmentResult:
     # zeros elsewhere. None unless asked for, and for a sentence with no translatable content.
     attention: np.ndarray | None = field(default=None, repr=False)
     warnings: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()  # what a reader should check (worker.text.pipeline.FLAGS)
+    # JSON-ready facts behind the flags: "spans" (kind, text, source/target character offsets,
+    # method), "removed", "case". Offsets are those of ``alignment``.
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> "SegmentResult":
@@ -47,7 +52,7 @@ class SegmentResult:
         attention = np.asarray(raw["attention"], dtype=np.float32) if "attention" in raw else None
         n_best = tuple((n["translation"], n["score"]) for n in raw.get("n_best", ()))
         return cls(raw["source"], raw["translation"], raw["score"], alignment, n_best, attention,
-                   tuple(raw.get("warnings", ())))
+                   tuple(raw.get("warnings", ())), tuple(raw.get("flags", ())), dict(raw.get("details", {})))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -64,6 +69,8 @@ class SegmentResult:
             out["attention"] = np.round(self.attention.astype(np.float64), 5).tolist()
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        out["flags"] = list(self.flags)
+        out["details"] = dict(self.details)
         return out
 
 
@@ -118,11 +125,19 @@ class Translator:
 
     def translate_sentences(self, sentences: Sequence[str], options: SearchOptions | None = None,
                             with_attention: bool = False,
-                            progress: Callable[[int], None] | None = None) -> list[SegmentResult]:
+                            progress: Callable[[int], None] | None = None,
+                            text_options: TextOptions | None = None) -> list[SegmentResult]:
         """Translate stripped sentences; word spans are offsets within each sentence and its translation.
         ``progress(n)``: called as each batch of n decoder inputs (sentences, or parts of over-long
-        ones) finishes."""
+        ones) finishes. ``text_options``: span protection and case handling around decoding (default: both on)."""
         options = (options or self.default_options).validate()
+        prepared = [prepare(sentence, text_options or TextOptions(), self.bundle.source_language) for sentence in sentences]
+        decoded = iter(self._decode([p.text for p in prepared if p.decode], options, with_attention, progress))
+        return [restore(p, next(decoded) if p.decode else _undecoded(p)) for p in prepared]
+
+    def _decode(self, sentences: Sequence[str], options: SearchOptions, with_attention: bool,
+                progress: Callable[[int], None] | None) -> list[SegmentResult]:
+        """The model's translations of ``sentences``, as they are."""
         units, warnings = self._units(sentences)
         hypotheses = search_in_batches(self.model, [u.ids for u in units], options,
                                        self.settings.max_batch_sentences, self.settings.max_batch_tokens,
@@ -134,27 +149,29 @@ class Translator:
                 for index, sentence in enumerate(sentences)]
 
     def translate_document(self, text: str, options: SearchOptions | None = None,
-                           with_attention: bool = False) -> DocumentResult:
+                           with_attention: bool = False, text_options: TextOptions | None = None) -> DocumentResult:
         """Translate a plain-text document, keeping its paragraphs, line breaks and whitespace."""
-        return self.translate_documents([text], options, with_attention)[0]
+        return self.translate_documents([text], options, with_attention, text_options=text_options)[0]
 
     def translate_documents(self, texts: Sequence[str], options: SearchOptions | None = None,
                             with_attention: bool = False,
-                            progress: Callable[[int], None] | None = None) -> list[DocumentResult]:
+                            progress: Callable[[int], None] | None = None,
+                            text_options: TextOptions | None = None) -> list[DocumentResult]:
         """``translate_document`` for several documents at once: their sentences share batches, so
         many short documents decode as fast as one long one. Each result's ``translate_seconds`` is
         the group's (``documents_together`` says how many shared it)."""
         layouts = [split_document(text, self.bundle.source_language) for text in texts]
-        return self.translate_layouts(layouts, options, with_attention, progress)
+        return self.translate_layouts(layouts, options, with_attention, progress, text_options)
 
     def translate_layouts(self, layouts: Sequence[Layout], options: SearchOptions | None = None,
                           with_attention: bool = False,
-                          progress: Callable[[int], None] | None = None) -> list[DocumentResult]:
+                          progress: Callable[[int], None] | None = None,
+                          text_options: TextOptions | None = None) -> list[DocumentResult]:
         """``translate_documents`` for documents already split (``split_document``)."""
         options = (options or self.default_options).validate()
         started = time.perf_counter()
         results = self.translate_sentences([s.text for layout in layouts for s in layout.sentences], options,
-                                           with_attention, progress)
+                                           with_attention, progress, text_options)
         provenance = self.provenance(options, time.perf_counter() - started, len(results))
         documents, first = [], 0
         for layout in layouts:
@@ -244,6 +261,11 @@ class Translator:
         return SegmentResult(sentence, translation, score, alignment, n_best, attention, warnings)
 
 
+def _undecoded(prepared: Prepared) -> SegmentResult:
+    """The stand-in engine result for a sentence that is not decoded (``restore`` fills it)."""
+    return SegmentResult(prepared.source, "", 0.0, Alignment((), (), ()))
+
+
 def _load_sentencepiece(bundle: Bundle, side: str) -> spm.SentencePieceProcessor:
     """side: 'source' or 'target'. A model file that does not parse is a bundle error (its sha256
     can match a manifest written from an already broken file)."""
@@ -278,7 +300,8 @@ def assemble_document(layout: Layout, results: Sequence[SegmentResult], provenan
     translated, starts = layout.reassemble([r.translation for r in results])
     segments = tuple(
         SegmentResult(r.source, r.translation, r.score, _shift(r.alignment, layout.sentences[i].start, starts[i]),
-                      r.n_best, r.attention, r.warnings)
+                      r.n_best, r.attention, r.warnings, r.flags,
+                      shift_details(r.details, layout.sentences[i].start, starts[i]))
         for i, r in enumerate(results)
     )
     return DocumentResult(layout.text, translated, segments, provenance)

@@ -54,10 +54,14 @@ def multi30k_tokenize(text: str, language: str) -> str:
 
 
 def score(hypotheses: Sequence[str], references: Sequence[str], language: str) -> dict:
+    """sacreBLEU BLEU and chrF (defaults), and BLEU the published Multi30k way, with signatures."""
     default = sacrebleu.BLEU()
     bleu = default.corpus_score(list(hypotheses), [list(references)])
     tok = sacrebleu.BLEU(tokenize="none", force=True)
     lc_tok = tok.corpus_score([multi30k_tokenize(h, language) for h in hypotheses],
                               [[multi30k_tokenize(r, language) for r in references]])
+    chrf_metric = sacrebleu.CHRF()
+    chrf = chrf_metric.corpus_score(list(hypotheses), [list(references)])
     return {"bleu": bleu.score, "signature": str(default.get_signature()),
+            "chrf": chrf.score, "signature_chrf": str(chrf_metric.get_signature()),
             "bleu_lc_tok": lc_tok.score, "signature_lc_tok": "lc+moses-norm+moses-tok|" + str(tok.get_signature())}

@@ -34,17 +34,36 @@ class JobError(ValueError):
     """The job cannot be done as asked (bad input, unknown pair...): it fails, without retries."""
 
 
-def served_pairs(settings: QueueSettings) -> dict[str, Path]:
-    """``{"en-de": bundle path}`` from each bundle's manifest (JSON only: no sessions, safe before fork)."""
-    pairs: dict[str, Path] = {}
+@dataclass(frozen=True)
+class ServedModel:
+    name: str  # the bundle's manifest name, e.g. "en-de", "multi30k-en-de"
+    pair: str  # "en-de"
+    path: Path
+
+
+def served_models(settings: QueueSettings) -> dict[str, ServedModel]:
+    """``{name: ServedModel}`` for each bundle in NMT_BUNDLES, from its manifest (JSON only: no
+    sessions, safe before fork). Per pair, the first bundle listed is that pair's default."""
+    models: dict[str, ServedModel] = {}
     for raw in settings.bundle_paths:
         path = resolve_bundle_path(raw)
         try:
             manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
             pair = f"{manifest['source_language']}-{manifest['target_language']}"
+            name = str(manifest.get("name") or path.name)
         except (OSError, ValueError, KeyError) as exc:
             raise BundleError(f"NMT_BUNDLES: cannot read the bundle at {path}: {exc}") from None
-        pairs[pair] = path
+        if name in models:
+            raise BundleError(f"NMT_BUNDLES: two bundles are named {name!r} ({models[name].path} and {path})")
+        models[name] = ServedModel(name, pair, path)
+    return models
+
+
+def served_pairs(settings: QueueSettings) -> dict[str, Path]:
+    """``{"en-de": path of the pair's default bundle}``."""
+    pairs: dict[str, Path] = {}
+    for model in served_models(settings).values():
+        pairs.setdefault(model.pair, model.path)
     return pairs
 
 
@@ -54,20 +73,30 @@ class Runtime:
 
     settings: QueueSettings
     store: JobStore
-    pairs: dict[str, Path]
+    models: dict[str, ServedModel]
     translators: dict[str, Translator] = field(default_factory=dict)
 
-    def translator(self, src: str, tgt: str) -> Translator:
+    def model_for(self, src: str, tgt: str, model: str | None = None) -> ServedModel:
+        """The bundle a job asked for (by name), or its pair's default; JobError if not served."""
         pair = f"{src}-{tgt}"
-        if pair not in self.pairs:
-            served = ", ".join(sorted(self.pairs)) or "none"
+        own = [m for m in self.models.values() if m.pair == pair]
+        if not own:
+            served = ", ".join(sorted({m.pair for m in self.models.values()})) or "none"
             raise JobError(f"unknown language pair {pair}: this worker serves {served}")
-        if pair not in self.translators:
+        if model is None:
+            return own[0]
+        if model not in self.models or self.models[model].pair != pair:
+            raise JobError(f"unknown model {model!r} for {pair}: this worker serves {', '.join(m.name for m in own)}")
+        return self.models[model]
+
+    def translator(self, src: str, tgt: str, model: str | None = None) -> Translator:
+        served = self.model_for(src, tgt, model)
+        if served.name not in self.translators:
             s = self.settings
-            self.translators[pair] = Translator(self.pairs[pair], EngineSettings(
+            self.translators[served.name] = Translator(served.path, EngineSettings(
                 provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens,
                 batch_workers=s.batch_workers))
-        return self.translators[pair]
+        return self.translators[served.name]
 
 
 def search_options(translator: Translator, options: JobOptions) -> SearchOptions:
@@ -104,7 +133,7 @@ def read_document(request: JobRequest, settings: QueueSettings) -> str:
 def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[str, int], None]) -> dict[str, Any]:
     """Translate a document job, or plan it and fan out chunks. Returns a small summary."""
     store, settings = runtime.store, runtime.settings
-    translator = runtime.translator(request.src, request.tgt)
+    translator = runtime.translator(request.src, request.tgt, request.model)
     text = read_document(request, settings)
     layout = split_document(text, request.src)
     if not layout.sentences:
@@ -145,7 +174,7 @@ def run_chunk(runtime: Runtime, job_id: str, index: int) -> dict[str, Any]:
         raise JobError(f"job {job_id}: chunk {index} out of range (0..{plan['chunks'] - 1})")
     finished = None
     if not store.chunk_done(job_id, index):
-        translator = runtime.translator(request.src, request.tgt)
+        translator = runtime.translator(request.src, request.tgt, request.model)
         size = settings.chunk_sentences
         sentences = [s.text for s in layout.sentences[index * size:(index + 1) * size]]
         results = translator.translate_sentences(sentences, search_options(translator, request.options),
@@ -156,7 +185,7 @@ def run_chunk(runtime: Runtime, job_id: str, index: int) -> dict[str, Any]:
     if finished < plan["chunks"] or store.result(job_id) is not None:
         return {"job_id": job_id, "chunk": index, "state": "running"}
     # (last chunk) assemble: every chunk result is stored; put_result is first-writer-wins.
-    translator = runtime.translator(request.src, request.tgt)
+    translator = runtime.translator(request.src, request.tgt, request.model)
     results = [SegmentResult.from_json(s) for chunk in store.chunks(job_id, plan["chunks"]) for s in chunk]
     options = search_options(translator, request.options)
     provenance = translator.provenance(options, 0.0, len(results)) | {"chunks": plan["chunks"]}

@@ -26,13 +26,14 @@ from queue_config.names import CHUNK_TASK, TRANSLATE_TASK, queue_for
 from queue_config.settings import load_settings
 
 from .bundle import BundleError
-from .jobs import JobError, Runtime, run_chunk, run_document, served_pairs
+from .jobs import JobError, Runtime, run_chunk, run_document, served_models
 
 log = logging.getLogger(__name__)
 TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
 
 settings = load_settings()
-PAIRS = served_pairs(settings)
+MODELS = served_models(settings)
+PAIRS = sorted({m.pair for m in MODELS.values()})
 app = Celery("nmt")
 app.conf.update(celery_config(settings))
 # With no -Q, a worker consumes the queues of the language pairs its bundles serve.
@@ -53,7 +54,7 @@ class JobTask(Task):
         if JobTask._runtime is None:
             store = JobStore.from_url(settings.backend_url, settings.result_expires,
                                       socket_timeout=settings.socket_timeout)
-            JobTask._runtime = Runtime(settings, store, PAIRS)
+            JobTask._runtime = Runtime(settings, store, MODELS)
         return JobTask._runtime
 
 
@@ -144,7 +145,9 @@ def _heartbeat(store: JobStore, lease_key: str, owner: str) -> Iterator[None]:
 def _announce(**_: Any) -> None:
     """Tell clients which language pairs are served (clients reject others at submit time)."""
     try:
-        JobStore.from_url(settings.backend_url, settings.result_expires).announce_pairs(sorted(PAIRS))
+        store = JobStore.from_url(settings.backend_url, settings.result_expires)
+        store.announce_pairs(PAIRS)
+        store.announce_models({m.name: m.pair for m in MODELS.values()})
     except TRANSIENT as exc:
         log.warning("could not announce served pairs: %s", exc)
 

@@ -1,0 +1,242 @@
+"""Verbatim spans: detection, masking, restoring, and the shipped En->De bundle carrying every
+kind of span through unchanged (real SentencePiece and ONNX Runtime)."""
+from __future__ import annotations
+
+import json
+import re
+import pytest
+
+from worker.alignment import Alignment, word_at, word_spans
+from worker.engine import SegmentResult, Translator
+from worker.settings import EngineSettings
+from worker.text.masking import STAND_INS, mask
+from worker.text.pipeline import RESTORED_SPAN, TextOptions, prepare, restore
+from worker.text.spans import KINDS, find_spans
+
+from .conftest import REPO_ROOT, run_nmt
+
+BUNDLE = REPO_ROOT / "models" / "multi30k-en-de"
+OFF = TextOptions(protect_spans=False, restore_case=False)
+
+
+@pytest.fixture(scope="module")
+def translator():
+    return Translator(BUNDLE, EngineSettings(provider="cpu", intra_op_threads=1))
+
+
+# -- detection --------------------------------------------------------------------------------------
+DETECTED = [
+    ("Visit https://example.com/docs for more.", [("url", "https://example.com/docs")]),
+    ("See https://en.wikipedia.org/wiki/Python_(language).", [("url", "https://en.wikipedia.org/wiki/Python_(language)")]),
+    ("Go to www.cityparks.org.", [("url", "www.cityparks.org")]),
+    ("Write to john.doe@example.org today.", [("email", "john.doe@example.org")]),
+    ("It is in /usr/local/bin/run.sh now.", [("path", "/usr/local/bin/run.sh")]),
+    ("Open C:\\Users\\anna\\report.docx now.", [("path", "C:\\Users\\anna\\report.docx")]),
+    ("Edit src/main.py and config.yaml.", [("path", "src/main.py"), ("path", "config.yaml")]),
+    ("It costs 1,234.56 or 1.234,56 after a 12% rise.", [("number", "1,234.56"), ("number", "1.234,56"), ("number", "12%")]),
+    ("At 10:30 on 2023-10-05 call 555-1234.", [("number", "10:30"), ("number", "2023-10-05"), ("number", "555-1234")]),
+    ("Buy XJ-4000 with INV-2023-0042 on A4.", [("code", "XJ-4000"), ("code", "INV-2023-0042"), ("code", "A4")]),
+    ("Set max_retries now.", [("code", "max_retries")]),
+    ("Version v2.3.1 replaces 1.10.0-beta.2.", [("version", "v2.3.1"), ("version", "1.10.0-beta.2")]),
+    ("Follow @nasa_news and #MondayMotivation.", [("handle", "@nasa_news"), ("hashtag", "#MondayMotivation")]),
+    ("Ping 192.168.0.1:8080 and 2001:db8::1.", [("ip", "192.168.0.1:8080"), ("ip", "2001:db8::1")]),
+    ("Hi {name}, {{count}} new, %s %1$s %d ${HOME} :user.",
+     [("placeholder", t) for t in ("{name}", "{{count}}", "%s", "%1$s", "%d", "${HOME}", ":user")]),
+    # Not spans: ordinals, abbreviations, a colon before a word, and/or, a word's letters only.
+    ("The 1st and 2nd, e.g. the U.S. and/or km/h. Note: this is it.", []),
+]
+
+
+@pytest.mark.parametrize("sentence, expected", DETECTED)
+def test_spans_are_found_with_their_kind(sentence, expected):
+    spans = find_spans(sentence)
+    assert [(s.kind, s.text) for s in spans] == expected
+    assert all(sentence[s.start:s.end] == s.text for s in spans)
+
+
+def test_every_kind_is_covered_by_the_detection_table():
+    assert {kind for _, expected in DETECTED for kind, _ in expected} == set(KINDS)
+
+
+def test_masking_uses_distinct_stand_ins_absent_from_the_sentence_and_keeps_words_apart():
+    source = "London has {a}{b} and XJ-4000."
+    masked = mask(source, find_spans(source))
+    used = [s.stand_in for s in masked.slots]
+    assert len(set(used)) == 3 and "London" not in used and set(used) <= set(STAND_INS)
+    assert all(masked.text[s.start:s.end] == s.stand_in for s in masked.slots)
+    assert len(masked.text.split()) == len(source.split()) + 1  # {a}{b}: two stand-ins, two words
+    assert masked.origin[masked.slots[0].start] == source.index("{a}")
+
+
+# -- the shipped model --------------------------------------------------------------------------------
+ONE_PER_KIND = [
+    "Visit https://example.com/docs for more information.",
+    "A woman writes to maria.garcia@example.org about the trip.",
+    "The logs are stored in /var/log/nginx/access.log on the server.",
+    "The bridge is 1,280 meters long.",
+    "A man holds a sign with the number 42.",
+    "A worker repairs the XJ-4000 machine.",
+    "The bug was fixed in v2.0.0-rc.1 last week.",
+    "A girl holds a sign that says #StopTheWar.",
+    "The singer thanked @john_doe in her post.",
+    "Connect to 192.168.0.1 to change the settings.",
+    "Hello {name}, your order has shipped.",
+    "The file %s could not be opened.",
+]
+POSITIONS = [
+    "https://example.com/docs is where a man reads the news.",  # start
+    "A man reads the news at https://example.com/docs",  # end, no full stop
+    "Call 555-1234 or 555-9876.",  # adjacent
+    "The codes XJ-4000 XJ-5000 and XJ-6000 are sold out.",
+    "Use {first}{last} as the name.",  # touching
+    "Version v2.3.1 fixes bug E-1045 on 192.168.0.1 at 10:30.",  # many kinds
+    "@nasa shared #SpaceWeek photos at https://nasa.example.gov/photos.",
+]
+ONLY_SPANS = ["https://example.com", "42", "{name}", "john.doe@example.org, @nasa!"]
+
+
+def _source_word(result: SegmentResult, offset: int) -> int:
+    return word_at([a for a, _ in result.alignment.source_spans], offset)
+
+
+def _assert_spans_verbatim_and_aligned(result: SegmentResult):
+    spans = find_spans(result.source)
+    assert [d["text"] for d in result.details["spans"]] == [s.text for s in spans]
+    starts = [a for a, _ in result.alignment.target_spans]
+    for detail in result.details["spans"]:
+        a, b = detail["target"]
+        assert result.translation[a:b] == detail["text"]  # verbatim, where details say
+        assert result.source[detail["source"][0]:detail["source"][1]] == detail["text"]
+        pair = (_source_word(result, detail["source"][0]), word_at(starts, a))
+        assert pair in result.alignment.pairs  # the span's target word points at its own source word
+    n_src, n_tgt = len(result.source.split()), len(result.translation.split())
+    assert all(0 <= i < n_src and 0 <= j < n_tgt for i, j in result.alignment.pairs)
+    assert [result.translation[a:b] for a, b in result.alignment.target_spans] == result.translation.split()
+
+
+def _gained(result: SegmentResult) -> list[str]:
+    known = [s.text for s in find_spans(result.source)]
+    return [s.text for s in find_spans(result.translation) if not any(s.text in k or k in s.text for k in known)]
+
+
+@pytest.mark.parametrize("sentence", ONE_PER_KIND + POSITIONS)
+def test_spans_come_through_verbatim_at_their_aligned_place(translator, sentence):
+    [result] = translator.translate_sentences([sentence])
+    _assert_spans_verbatim_and_aligned(result)
+    assert _gained(result) == []
+    assert not any(re.search(rf"\b{s}\b", result.translation) for s in STAND_INS)  # no stand-in leaks
+
+
+def test_each_kind_is_kept_by_the_model_with_protection_and_most_are_lost_without(translator):
+    protected = translator.translate_sentences(ONE_PER_KIND)
+    plain = translator.translate_sentences(ONE_PER_KIND, text_options=OFF)
+    kept = [all(s.text in r.translation for s in find_spans(r.source)) for r in plain]
+    assert all(all(s.text in r.translation for s in find_spans(r.source)) for r in protected)
+    assert sum(kept) <= len(ONE_PER_KIND) // 2  # the unprotected model breaks most of them
+
+
+@pytest.mark.parametrize("sentence", ONLY_SPANS)
+def test_a_sentence_of_spans_only_is_its_own_translation(translator, sentence):
+    [result] = translator.translate_sentences([sentence])
+    assert result.translation == sentence and result.flags == ()
+    assert result.alignment.pairs == tuple((i, i) for i in range(len(sentence.split())))
+
+
+def test_protection_off_gives_the_plain_model_output(translator):
+    sentences = ["Visit https://example.com/docs for more information.", "A dog runs in the park."]
+    off = translator.translate_sentences(sentences, text_options=OFF)
+    plain = translator._decode(sentences, translator.default_options, False, None)
+    assert [(r.translation, r.alignment, r.score) for r in off] == [(r.translation, r.alignment, r.score) for r in plain]
+    assert "https://example.com/docs" not in off[0].translation
+    assert all(r.flags == () and "spans" not in r.details for r in off)
+    # Without spans, protection changes nothing.
+    [on] = translator.translate_sentences(sentences[1:])
+    assert (on.translation, on.alignment, on.flags) == (off[1].translation, off[1].alignment, ())
+
+
+# -- restoring when the model misbehaves (crafted engine outputs) ------------------------------------
+def _engine_result(prepared, translation: str, pairs) -> SegmentResult:
+    alignment = Alignment(tuple(pairs), tuple(word_spans(prepared.text)), tuple(word_spans(translation)))
+    return SegmentResult(prepared.text, translation, -1.0, alignment)
+
+
+def test_a_dropped_stand_in_is_inserted_after_its_neighbour_and_flagged():
+    prepared = prepare("A man with XJ-4000 walks down the street.")
+    assert prepared.text == f"A man with {prepared.masked.slots[0].stand_in} walks down the street."
+    # "Ein Mann mit geht die Straße entlang." : the stand-in (word 3) has no target word.
+    result = restore(prepared, _engine_result(prepared, "Ein Mann mit geht die Straße entlang.",
+                                              [(0, 0), (1, 1), (2, 2), (4, 3), (6, 4), (7, 5), (7, 6)]))
+    assert result.translation == "Ein Mann mit XJ-4000 geht die Straße entlang."
+    assert result.flags == (RESTORED_SPAN,) and result.details["spans"][0]["method"] == "inserted"
+    assert (3, 3) in result.alignment.pairs and (4, 4) in result.alignment.pairs  # later words moved along
+    _assert_spans_verbatim_and_aligned(result)
+
+
+def test_a_dropped_stand_in_at_the_end_goes_before_the_full_stop():
+    prepared = prepare("The file is saved in /tmp/report.pdf.")
+    result = restore(prepared, _engine_result(prepared, "Die Datei ist gespeichert.", [(0, 0), (1, 1), (2, 2), (3, 3)]))
+    assert result.translation == "Die Datei ist gespeichert /tmp/report.pdf."
+    assert RESTORED_SPAN in result.flags
+    _assert_spans_verbatim_and_aligned(result)
+
+
+def test_a_changed_stand_in_is_replaced_through_the_alignment():
+    prepared = prepare("Visit https://example.com/docs for more information.")
+    # The model turned the stand-in (word 1) into two words aligned to it alone.
+    result = restore(prepared, _engine_result(prepared, "Besuchen Sie die Seite für mehr Informationen.",
+                                              [(0, 0), (0, 1), (1, 2), (1, 3), (2, 4), (3, 5), (4, 6)]))
+    assert result.translation == "Besuchen Sie https://example.com/docs für mehr Informationen."
+    assert result.details["spans"][0]["method"] == "aligned" and result.flags == (RESTORED_SPAN,)
+    _assert_spans_verbatim_and_aligned(result)
+
+
+def test_invented_spans_and_extra_stand_ins_are_removed():
+    prepared = prepare("The price is 1,234.56 dollars.")
+    stand_in = prepared.masked.slots[0].stand_in
+    result = restore(prepared, _engine_result(prepared, f"Der Preis ist {stand_in} Dollar, {stand_in} und 145.",
+                                              [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4)]))
+    assert result.translation == "Der Preis ist 1,234.56 Dollar, und."
+    assert result.details["removed"] == [stand_in, "145"] and RESTORED_SPAN in result.flags
+    assert _gained(result) == []
+    _assert_spans_verbatim_and_aligned(result)
+
+
+def test_a_copied_stand_in_is_not_flagged():
+    prepared = prepare("A man with XJ-4000 walks.")
+    stand_in = prepared.masked.slots[0].stand_in
+    result = restore(prepared, _engine_result(prepared, f"Ein Mann mit {stand_in} geht.",
+                                              [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4)]))
+    assert result.translation == "Ein Mann mit XJ-4000 geht." and result.flags == ()
+    assert result.details["spans"] == [{"kind": "code", "text": "XJ-4000", "source": [11, 18], "target": [13, 20],
+                                        "method": "copied"}]
+
+
+# -- JSON and documents -------------------------------------------------------------------------------
+def test_flags_and_span_details_survive_json_and_point_into_the_documents(translator):
+    doc = "A dog runs.\n\nThe bike costs $450 at https://shop.example.com today."
+    result = translator.translate_document(doc)
+    payload = json.loads(json.dumps(result.to_json()))
+    assert all("flags" in s and isinstance(s["flags"], list) for s in payload["segments"])
+    assert payload["segments"][0]["flags"] == [] and payload["segments"][0]["details"] == {}
+    spans = payload["segments"][1]["details"]["spans"]
+    assert [d["text"] for d in spans] == ["$450", "https://shop.example.com"]
+    for d in spans:
+        assert doc[d["source"][0]:d["source"][1]] == d["text"]
+        assert result.translation[d["target"][0]:d["target"][1]] == d["text"]
+    for raw, segment in zip(payload["segments"], result.segments):
+        back = SegmentResult.from_json(raw)
+        assert (back.flags, back.details, back.alignment) == (segment.flags, segment.details, segment.alignment)
+
+
+def test_cli_translate_keeps_spans_unless_told_not_to():
+    line = "Visit https://example.com/docs for more information.\n"
+    on = run_nmt("translate", "--bundle", str(BUNDLE), "--device", "cpu", "--beam", "2", stdin=line)
+    off = run_nmt("translate", "--bundle", str(BUNDLE), "--device", "cpu", "--beam", "2", "--no-protect-spans",
+                  stdin=line)
+    assert on.returncode == off.returncode == 0, on.stderr + off.stderr
+    assert "https://example.com/docs" in on.stdout and "https://example.com/docs" not in off.stdout
+
+
+def test_stand_ins_are_single_pieces_of_the_shipped_vocabulary(translator):
+    for stand_in in STAND_INS:
+        assert translator.source_sp.encode(stand_in, out_type=str) == ["\u2581" + stand_in]

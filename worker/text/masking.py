@@ -1,0 +1,107 @@
+"""Masking verbatim spans with stand-in words before decoding, and putting them back after.
+
+The shipped models never saw placeholder tokens, so each span is replaced by a plain word the
+model copies (``STAND_INS``, chosen by measurement: docs/quality.md). After decoding, each span
+goes back in place of its stand-in; where the model dropped or changed the stand-in, in place of
+the target words aligned to it alone, else next to the translation of its neighbouring source
+words (``method``: copied, aligned, inserted). Alignment pairs follow the edits.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..alignment import word_at, word_spans
+from .spans import Span
+
+# Single SentencePiece pieces of the shipped vocabulary, spelt alike in English and German, best
+# copied first: as the first stand-in of each sentence of bench/data/span_probe.en the Multi30k
+# model copied Baby 76%, Frisbee 73%, Nike 66%, Texas 63%, Pizza 62% ... Hockey 52% of the time
+# (London 46%; Graffiti, Yoga, Laptop 0%: it translates them into other nouns). docs/quality.md.
+STAND_INS = ("Baby", "Frisbee", "Nike", "Texas", "Pizza", "Rodeo", "Starbucks", "Football", "Parade", "Baseball",
+             "Cowboy", "Hockey")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One masked span: where its stand-in sits in the masked text."""
+
+    span: Span
+    stand_in: str
+    start: int  # character [start, end) of the stand-in in the masked text
+    end: int
+
+
+@dataclass(frozen=True)
+class Masked:
+    source: str  # the original sentence
+    text: str  # the sentence with every masked span replaced by its stand-in
+    slots: tuple[Slot, ...]
+    unmasked: tuple[Span, ...]  # spans left in the text (more spans than stand-ins)
+    origin: tuple[int, ...]  # origin[k]: offset in ``source`` of character k of ``text`` (one extra at the end)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a span ended up in the restored translation."""
+
+    slot: Slot
+    start: int  # character [start, end) in the restored translation
+    end: int
+    method: str  # copied | aligned | inserted
+
+
+def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_INS) -> Masked:
+    """Replace each span by a distinct stand-in (one not already in the sentence); a stand-in that
+    would touch a word or another stand-in gets a space on that side."""
+    present = {w.lower() for w in re.findall(r"\w+", source)}
+    free = [s for s in stand_ins if s.lower() not in present]
+    parts: list[str] = []
+    origin: list[int] = []
+    slots: list[Slot] = []
+    unmasked: list[Span] = []
+    cursor = length = 0
+    for span in spans:
+        if len(slots) == len(free):
+            unmasked.append(span)
+            continue
+        gap = source[cursor:span.start]
+        parts.append(gap)
+        origin += range(cursor, span.start)
+        length += len(gap)
+        if length and (parts[-1][-1:].isalnum() or (not gap and slots and slots[-1].end == length)):
+            parts.append(" ")
+            origin.append(span.start)
+            length += 1
+        stand_in = free[len(slots)]
+        slots.append(Slot(span, stand_in, length, length + len(stand_in)))
+        parts.append(stand_in)
+        origin += [span.start] * len(stand_in)
+        length += len(stand_in)
+        if source[span.end:span.end + 1].isalnum():
+            parts.append(" ")
+            origin.append(span.end)
+            length += 1
+        cursor = span.end
+    parts.append(source[cursor:])
+    origin += range(cursor, len(source) + 1)
+    return Masked(source, "".join(parts), tuple(slots), tuple(unmasked), tuple(origin))
+
+
+def stand_in_pattern(stand_ins: Sequence[str]) -> re.Pattern:
+    """Whole-word occurrences of any of ``stand_ins``."""
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in stand_ins) + r")(?!\w)")
+
+
+def source_word_map(masked: Masked) -> list[int]:
+    """For each word of the masked text, the index of the source word it came from."""
+    starts = [a for a, _ in word_spans(masked.source)]
+    return [word_at(starts, masked.origin[a]) for a, _ in word_spans(masked.text)]
+
+
+def slot_source_words(masked: Masked, slot: Slot) -> list[int]:
+    """Indices of the source words the slot's span covers."""
+    spans = word_spans(masked.source)
+    return [i for i, (a, b) in enumerate(spans) if a < slot.span.end and b > slot.span.start] or \
+        [word_at([a for a, _ in spans], slot.span.start)]

@@ -1,0 +1,222 @@
+"""Putting masked spans back into a translation, and moving its word alignment along.
+
+The translation of a masked sentence holds stand-ins where the spans go. Each span replaces its
+stand-in (copied); a stand-in the model changed is found through the alignment: the target words
+aligned to the stand-in's source word and to nothing else (aligned); a dropped one is inserted
+after the translation of the source word before it, or before that of the word after it
+(inserted). Extra copies of stand-ins and spans the model invented (a number made up from a masked
+one) are deleted, so the output never holds a span the source did not.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..alignment import word_at, word_spans
+from .masking import Masked, Placement, Slot, slot_source_words, source_word_map, stand_in_pattern
+from .spans import find_spans
+
+_CLOSING = ".,;:!?\"')]»”’"
+_OPENING = "\"'([«„“‘"
+_FINAL = ".!?"
+
+
+@dataclass(frozen=True)
+class Restored:
+    translation: str
+    pairs: tuple[tuple[int, int], ...]  # (source word, target word) over the original source
+    placements: tuple[Placement, ...]
+    removed: tuple[str, ...]  # texts deleted from the model's output (leaked stand-ins, invented spans)
+
+
+@dataclass(frozen=True)
+class _Edit:
+    start: int  # old [start, end) replaced by ``text``
+    end: int
+    text: str
+    slot: Slot | None = None
+    method: str = ""
+
+
+def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, int]]) -> Restored:
+    """The translation with every slot's span back; ``pairs`` index the masked text's words and
+    ``translation``'s words."""
+    target = word_spans(translation)
+    starts = [a for a, _ in target]
+    slot_word = {slot: word_at([a for a, _ in word_spans(masked.text)], slot.start) for slot in masked.slots}
+    targets_of: dict[int, set[int]] = defaultdict(set)
+    sources_of: dict[int, set[int]] = defaultdict(set)
+    for i, j in pairs:
+        targets_of[i].add(j)
+        sources_of[j].add(i)
+    edits = _copied(masked, translation, starts, slot_word, targets_of)
+    found = {e.slot for e in edits if e.slot}
+    claimed = {word_at(starts, e.start) for e in edits if e.slot}
+    for slot in masked.slots:
+        if slot in found:
+            continue
+        edit = _aligned(slot, slot_word[slot], target, translation, targets_of, sources_of, claimed,
+                        {slot_word[s] for s in found})
+        if edit is None:
+            edit = _inserted(slot, slot_word[slot], target, translation, targets_of)
+        else:
+            claimed |= {j for j, (a, b) in enumerate(target) if edit.start <= a < edit.end}
+        edits.append(edit)
+    edits += _invented(masked, translation, target, edits)
+    return _apply(masked, translation, target, pairs, _resolve(edits, translation))
+
+
+def _copied(masked: Masked, translation: str, starts: list[int], slot_word: dict[Slot, int],
+            targets_of: dict[int, set[int]]) -> list[_Edit]:
+    """Each slot's stand-in occurrence (the one aligned to it, else the first); the other
+    occurrences are deleted."""
+    by_text = {slot.stand_in: slot for slot in masked.slots}
+    if not by_text:
+        return []
+    chosen: dict[Slot, tuple[int, int]] = {}
+    extra: list[tuple[int, int]] = []
+    for match in stand_in_pattern(list(by_text)).finditer(translation):
+        slot = by_text[match.group()]
+        aligned = word_at(starts, match.start()) in targets_of[slot_word[slot]]
+        if slot not in chosen:
+            chosen[slot] = match.span()
+        elif aligned and word_at(starts, chosen[slot][0]) not in targets_of[slot_word[slot]]:
+            extra.append(chosen[slot])
+            chosen[slot] = match.span()
+        else:
+            extra.append(match.span())
+    edits = [_Edit(a, b, slot.span.text, slot, "copied") for slot, (a, b) in chosen.items()]
+    return edits + [_deletion(translation, a, b) for a, b in extra]
+
+
+def _aligned(slot: Slot, word: int, target: list[tuple[int, int]], translation: str,
+             targets_of: dict[int, set[int]], sources_of: dict[int, set[int]], claimed: set[int],
+             copied: set[int]) -> _Edit | None:
+    """Replace the target words aligned to the stand-in's word alone (a contiguous run); being
+    aligned to the word of a stand-in that was copied as well does not count."""
+    run = sorted(j for j in targets_of[word] if sources_of[j] - copied == {word} and j not in claimed)
+    if not run or run[-1] - run[0] + 1 != len(run):
+        return None
+    start, end = target[run[0]][0], target[run[-1]][1]
+    while start < end and translation[start] in _OPENING:
+        start += 1
+    while end > start and translation[end - 1] in _CLOSING and not slot.span.text.endswith(translation[end - 1]):
+        end -= 1
+    return _Edit(start, end, slot.span.text, slot, "aligned") if end > start else None
+
+
+def _inserted(slot: Slot, word: int, target: list[tuple[int, int]], translation: str,
+              targets_of: dict[int, set[int]]) -> _Edit:
+    """Insert the span after the translation of the nearest source word before the stand-in's,
+    else before that of the nearest word after it, else at the end (before final punctuation)."""
+    for i in range(word - 1, -1, -1):
+        if targets_of[i]:
+            j = max(targets_of[i])
+            end = target[j][1]
+            if j == len(target) - 1:
+                while end > target[j][0] and translation[end - 1] in _FINAL:
+                    end -= 1
+            return _Edit(end, end, " " + slot.span.text, slot, "inserted")
+    for i in range(word + 1, max(targets_of, default=-1) + 1):
+        if targets_of[i]:
+            start = target[min(targets_of[i])][0]
+            return _Edit(start, start, slot.span.text + " ", slot, "inserted")
+    end = len(translation.rstrip())
+    while end and translation[end - 1] in _FINAL:
+        end -= 1
+    return _Edit(end, end, (" " if end else "") + slot.span.text, slot, "inserted")
+
+
+def _invented(masked: Masked, translation: str, target: list[tuple[int, int]], edits: list[_Edit]) -> list[_Edit]:
+    """Deletions of spans in the model's output that the source does not hold."""
+    known = [s.span.text for s in masked.slots] + [s.text for s in masked.unmasked]
+    out = []
+    for span in find_spans(translation):
+        if any(span.text in k or k in span.text for k in known):
+            continue
+        if any(e.start < span.end and span.start < e.end for e in edits):
+            continue
+        out.append(_deletion(translation, span.start, span.end))
+    return out
+
+
+def _deletion(translation: str, start: int, end: int) -> _Edit:
+    """Delete [start, end); a whole word goes with one neighbouring space."""
+    word_start = start == 0 or translation[start - 1].isspace()
+    word_end = end == len(translation) or translation[end].isspace() or translation[end] in _CLOSING
+    if word_start and word_end:
+        if end < len(translation) and translation[end] == " ":
+            end += 1
+        elif start and translation[start - 1] == " ":
+            start -= 1
+    return _Edit(start, end, "")
+
+
+def _resolve(edits: list[_Edit], translation: str) -> list[_Edit]:
+    """Edits that do not overlap: a deletion under a span's replacement is dropped; a span
+    inserted where a word is deleted (a number the model made up from it) takes that word's place."""
+    slots = [e for e in edits if e.slot]
+    deletions = [d for d in edits if not d.slot and not any(e.start < d.end and d.start < e.end for e in slots)]
+    out = [e for e in slots if e.start < e.end]
+    for insertion in (e for e in slots if e.start == e.end):
+        host = next((d for d in deletions if d.start <= insertion.start <= d.end), None)
+        if host is None:
+            out.append(insertion)
+            continue
+        deletions.remove(host)
+        removed = translation[host.start:host.end]
+        text = (" " if removed[:1].isspace() else "") + insertion.text.strip() + (" " if removed[-1:].isspace() else "")
+        out.append(_Edit(host.start, host.end, text, insertion.slot, "aligned"))
+    return out + deletions
+
+
+def _apply(masked: Masked, translation: str, target: list[tuple[int, int]], pairs: Sequence[tuple[int, int]],
+           edits: list[_Edit]) -> Restored:
+    """Apply non-overlapping edits; move word pairs from the old words to the new ones."""
+    edits = sorted(edits, key=lambda e: (e.start, e.end, e.slot.start if e.slot else -1))
+    parts, shifts, cursor = [], [], 0  # shifts: (old offset, new - old) from that offset on
+    new_ranges: list[tuple[_Edit, int, int]] = []
+    length = 0
+    for edit in edits:
+        if edit.start < cursor:  # overlaps an earlier edit: skip it
+            continue
+        parts.append(translation[cursor:edit.start])
+        length += edit.start - cursor
+        text = edit.text
+        lead = len(text) - len(text.lstrip(" "))
+        new_ranges.append((edit, length + lead, length + lead + len(text.strip(" "))))
+        parts.append(text)
+        length += len(text)
+        cursor = edit.end
+        shifts.append((edit.end, length - edit.end))
+    parts.append(translation[cursor:])
+    restored = "".join(parts)
+    new_starts = [a for a, _ in word_spans(restored)]
+    src_map = source_word_map(masked)
+    keys = [k for k, _ in shifts]
+
+    def moved(offset: int) -> int:
+        k = bisect_right(keys, offset) - 1
+        return offset + (shifts[k][1] if k >= 0 else 0)
+
+    gone = [(e.start, e.end) for e, _, _ in new_ranges if not e.text or e.slot]
+    span_words: dict[int, list[int]] = {}
+    placements = []
+    for edit, a, b in new_ranges:
+        if edit.slot:
+            placements.append(Placement(edit.slot, a, b, edit.method))
+            for j in {word_at(new_starts, a), word_at(new_starts, max(a, b - 1))}:
+                span_words.setdefault(j, []).extend(slot_source_words(masked, edit.slot))
+    new_pairs: set[tuple[int, int]] = {(i, j) for j, sources in span_words.items() for i in sources}
+    for i, j in pairs:
+        a, b = target[j]
+        if any(s <= a and b <= e for s, e in gone):
+            continue  # the word was deleted or replaced by a span
+        j_new = word_at(new_starts, moved(a))
+        if j_new not in span_words and i < len(src_map):
+            new_pairs.add((src_map[i], j_new))
+    removed = tuple(translation[e.start:e.end].strip() for e, _, _ in new_ranges if not e.text)
+    placements.sort(key=lambda p: p.slot.start)
+    return Restored(restored, tuple(sorted(new_pairs)), tuple(placements), removed)
