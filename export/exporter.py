@@ -19,7 +19,7 @@ import sacrebleu
 
 from training.checkpoint import LoadedModel, load_model
 from training.config import resolve_data_dir
-from training.corpora import read_corpus
+from training.corpora import read_corpora, read_corpus
 from training.corpus import CorpusError, ParallelCorpus
 from training.data import read_split
 from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
@@ -185,11 +185,8 @@ def validation_set(loaded: LoadedModel, options: ExportOptions) -> tuple[Paralle
     cfg = loaded.config
     try:
         if cfg.data.corpora and not options.data_dir:
-            parts = [read_corpus(spec, cfg) for spec in (cfg.data.valid or cfg.data.corpora[:1])]
-            src = [x for part in parts for x in part.src][:MAX_VALID_SENTENCES]
-            tgt = [x for part in parts for x in part.tgt][:MAX_VALID_SENTENCES]
-            names = "+".join(spec.label for spec in (cfg.data.valid or cfg.data.corpora[:1]))
-            return ParallelCorpus(src, tgt, parts[0].src_path, parts[0].tgt_path), names
+            specs = cfg.data.valid or cfg.data.corpora[:1]
+            return read_corpora(specs, cfg, MAX_VALID_SENTENCES), "+".join(spec.label for spec in specs)
         data_dir = resolve_data_dir(cfg, options.data_dir)
         return read_split(data_dir, cfg.data.valid_prefix, cfg), cfg.data.valid_prefix
     except CorpusError as exc:

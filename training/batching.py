@@ -32,17 +32,15 @@ def make_batches(
     batch_tokens: int,
     max_sentences: int,
     seed: int,
-    indices: Sequence[int] | None = None,
 ) -> list[list[int]]:
     """Index lists, one per batch, for one epoch.
 
     Pairs are sorted by (target, source) length after a seeded shuffle, so each batch holds
     sentences of nearly equal length (little padding, few wasted decoder steps); batches are
     cut when their padded target size would exceed ``batch_tokens``, then shuffled.
-    ``indices`` (default: every pair once) may repeat or leave out pairs (corpus weights).
     """
     rng = random.Random(seed)
-    order = list(range(len(src_ids))) if indices is None else list(indices)
+    order = list(range(len(src_ids)))
     rng.shuffle(order)
     order.sort(key=lambda i: (len(tgt_ids[i]), len(src_ids[i])))
     batches: list[list[int]] = []

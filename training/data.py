@@ -3,7 +3,6 @@ length filtering (in memory for the single-directory layout, streamed for ``data
 from __future__ import annotations
 
 import logging
-import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
@@ -37,36 +36,17 @@ class Vocabs:
 @dataclass(frozen=True)
 class InMemoryBatches:
     """The single-directory layout: the whole (small) training split held as id lists, batched
-    by ``make_batches`` over the full epoch, with corpus weights applied by ``epoch_indices``."""
+    by ``make_batches`` over the full epoch."""
 
     train_src: list[list[int]]
     train_tgt: list[list[int]]
     config: Config
-    corpus_ranges: tuple[tuple[int, int, float], ...] = ()  # (start, end, weight) per corpus
 
     def epoch_batches(self, epoch: int) -> Iterator[list[Pair]]:
         t = self.config.train
         seed = t.seed + epoch
-        for indices in make_batches(self.train_src, self.train_tgt, t.batch_tokens, t.max_batch_sentences, seed,
-                                    self.epoch_indices(seed)):
+        for indices in make_batches(self.train_src, self.train_tgt, t.batch_tokens, t.max_batch_sentences, seed):
             yield [(self.train_src[i], self.train_tgt[i]) for i in indices]
-
-    def epoch_indices(self, seed: int) -> list[int] | None:
-        """Training pair indices for one epoch under the corpus weights (None: each pair once).
-
-        A weight w gives every pair of its corpus floor(w) copies plus one more with probability
-        w - floor(w), drawn afresh each epoch from ``seed``.
-        """
-        if not self.corpus_ranges or all(w == 1.0 for _, _, w in self.corpus_ranges):
-            return None
-        rng = random.Random(seed)
-        indices: list[int] = []
-        for start, end, weight in self.corpus_ranges:
-            whole, fraction = int(weight), weight - int(weight)
-            for index in range(start, end):
-                copies = whole + (1 if fraction and rng.random() < fraction else 0)
-                indices.extend([index] * copies)
-        return indices
 
 
 class BatchSource(Protocol):
