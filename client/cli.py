@@ -17,6 +17,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--by-path", action="store_true", help="send paths (storage the workers share), not the text")
     p.add_argument("--beam", type=int, help="beam size (default: the model's)")
     p.add_argument("--model", help="a model the workers serve, e.g. multi30k-en-de (default: the pair's default model)")
+    p.add_argument("--glossary", metavar="FILE",
+                   help="force these translations of terms: a UTF-8 file of 'source<TAB>target' lines ('#' comments)")
     p.add_argument("--timeout", type=float, default=None, help="seconds to wait for all jobs")
     p.add_argument("--broker-url", help="default: $NMT_BROKER_URL")
     p.set_defaults(handler=run)
@@ -25,7 +27,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from queue_config.glossary import GlossaryError, read_glossary
     from queue_config.outputs import output_stem, write_translation
+    from queue_config.summary import FlagSummary
     from queue_config.textfiles import DocumentError, collision_message, output_collisions, read_text_file
 
     from .client import JobFailedError, TranslationClient
@@ -38,6 +42,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"nmt submit: error: output names collide in {args.out}: {collision_message(collisions)}; "
               "rename or submit them separately", file=sys.stderr)
         return 2
+    try:
+        glossary = read_glossary(args.glossary) if args.glossary else None
+    except GlossaryError as exc:
+        print(f"nmt submit: error: {exc}", file=sys.stderr)
+        return 2
     client = TranslationClient(broker_url=args.broker_url)
     options = {"beam": args.beam} if args.beam else {}
     jobs, failures = [], 0
@@ -46,10 +55,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.by_path:
                 job = client.submit(path=str(path.resolve()), src=args.src, tgt=args.tgt, options=options,
-                                    name=output_stem(path, args.src), model=args.model)
+                                    name=output_stem(path, args.src), model=args.model, glossary=glossary)
             else:
                 job = client.submit(text=read_text_file(path), src=args.src, tgt=args.tgt,
-                                    options=options, name=output_stem(path, args.src), model=args.model)
+                                    options=options, name=output_stem(path, args.src), model=args.model,
+                                    glossary=glossary)
         except DocumentError as exc:
             failures += 1
             print(f"nmt submit: skipped {path}: {exc}", file=sys.stderr)
@@ -60,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.wait:
         return 1 if failures else 0
     out = Path(args.out) if args.out else None
+    summary = FlagSummary()
     with tqdm(total=len(jobs), desc="jobs", unit="doc", disable=None) as bar:
         for path, job in jobs:
             try:
@@ -73,5 +84,7 @@ def run(args: argparse.Namespace) -> int:
                 write_translation(out, output_stem(path, args.src), args.tgt, result.text, dict(result.raw))
             else:
                 sys.stdout.write(result.text)
+            summary.add(result.raw.get("segments", ()))
             bar.update(1)
+    print(f"nmt submit: {summary.line()}", file=sys.stderr)
     return 1 if failures else 0

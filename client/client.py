@@ -13,11 +13,12 @@ import time
 import uuid
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from celery import Celery
 
 from queue_config.celery_config import celery_config
+from queue_config.glossary import read_glossary
 from queue_config.jobstore import JobStatus, JobStore
 from queue_config.messages import JobOptions, JobRequest, JobResult
 from queue_config.names import TRANSLATE_TASK, queue_for
@@ -115,10 +116,14 @@ class TranslationClient:
 
     def submit(self, *, src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
                options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
-               job_id: str | None = None, model: str | None = None) -> Job:
+               job_id: str | None = None, model: str | None = None,
+               glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]] | None = None) -> Job:
         """Validate and enqueue one document (its text, or a path on storage the workers share).
-        ``model`` names a bundle the workers serve (e.g. "multi30k-en-de"); None: the pair's default."""
-        [job] = self._send([self._request(src, tgt, text, path, options, name, job_id, model)])
+        ``model`` names a bundle the workers serve (e.g. "multi30k-en-de"); None: the pair's default.
+        ``glossary`` forces translations of terms: a TSV file here (``source<TAB>target`` lines), a
+        {source: target} mapping, or [source, target] pairs; each segment's ``details["glossary"]``
+        says which were applied."""
+        [job] = self._send([self._request(src, tgt, text, path, options, name, job_id, model, glossary)])
         return job
 
     def submit_many(self, documents: Iterable[Mapping[str, Any]]) -> list[Job]:
@@ -129,7 +134,8 @@ class TranslationClient:
     @staticmethod
     def _request(src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
                  options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
-                 job_id: str | None = None, model: str | None = None) -> JobRequest:
+                 job_id: str | None = None, model: str | None = None,
+                 glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]] | None = None) -> JobRequest:
         if isinstance(options, JobOptions):
             options = {k: v for k, v in asdict(options).items() if v != getattr(JobOptions(), k)}
         payload: dict[str, Any] = {"job_id": job_id or uuid.uuid4().hex, "src": src, "tgt": tgt,
@@ -141,6 +147,8 @@ class TranslationClient:
             payload["path"] = str(path)
         if model is not None:
             payload["model"] = model
+        if glossary is not None:
+            payload["glossary"] = _glossary_pairs(glossary)
         return JobRequest.from_json(payload)  # MessageError (a ValueError) names the bad field
 
     def _send(self, requests: list[JobRequest]) -> list[Job]:
@@ -165,3 +173,13 @@ class TranslationClient:
 
     def job(self, job_id: str) -> Job:
         return Job(self, job_id)
+
+
+def _glossary_pairs(glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]]) -> list:
+    """The job message's [source, target] pairs; a str or Path is a glossary file (GlossaryError,
+    a ValueError, names its line)."""
+    if isinstance(glossary, (str, Path)):
+        return [list(pair) for pair in read_glossary(glossary)]
+    if isinstance(glossary, Mapping):
+        return [[source, target] for source, target in glossary.items()]
+    return [list(pair) if isinstance(pair, (list, tuple)) else pair for pair in glossary]

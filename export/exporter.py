@@ -39,6 +39,11 @@ log = logging.getLogger(__name__)
 INT8_MAX_BLEU_DROP = 0.5
 
 
+# Beam search never repeats an n-gram of this many subword tokens: it ends loops and cost no BLEU on
+# the shipped models' dev sets (docs/quality.md, bench/repeat_blocking.py).
+NO_REPEAT_NGRAM = 5
+
+
 @dataclass(frozen=True)
 class ExportOptions:
     precision: str = "fp32"
@@ -280,7 +285,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         "topk_input": TOPK_INPUT,  # overridable: the search asks for 2 * beam + 4
         GROUPED_BEAMS: True,  # encoder outputs once per sentence, its beam's rows adjacent
         "decoding_defaults": {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
-                              "length_penalty": options.length_penalty},
+                              "length_penalty": options.length_penalty, "no_repeat_ngram": NO_REPEAT_NGRAM},
         "model_config": asdict(model_cfg),
         "training": {
             "config": cfg.to_dict(),

@@ -9,6 +9,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
+from .glossary import GlossaryError, check_terms
 from .names import valid_language
 from .textfiles import DocumentError, check_text
 
@@ -88,10 +89,16 @@ class JobRequest:
     options: JobOptions = field(default_factory=JobOptions)
     version: int = MESSAGE_VERSION
     model: str | None = None  # a bundle name the workers serve; None: the pair's default model
+    # (source term, target term) pairs forced on the translation (queue_config.glossary); at most MAX_TERMS
+    glossary: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         payload = asdict(self)
         payload["options"] = {k: v for k, v in asdict(self.options).items() if v != getattr(JobOptions(), k)}
+        if self.glossary:
+            payload["glossary"] = [list(pair) for pair in self.glossary]
+        else:
+            del payload["glossary"]  # requests without one stay readable by workers that predate glossaries
         return payload
 
     @classmethod
@@ -130,8 +137,16 @@ class JobRequest:
         model = raw.get("model")
         if model is not None and (not isinstance(model, str) or not _MODEL.match(model)):
             raise MessageError(f"'model' must be a bundle name such as 'en-de' (letters, digits, '_', '.', '-'), got {model!r}")
+        glossary = raw.get("glossary")
+        glossary = [] if glossary is None else glossary
+        if not isinstance(glossary, (list, tuple)):
+            raise MessageError(f"'glossary' must be a list of [source, target] pairs, got {type(glossary).__name__}")
+        try:
+            glossary = check_terms(glossary, "'glossary'")
+        except GlossaryError as exc:
+            raise MessageError(str(exc)) from None
         return cls(job_id, raw["src"], raw["tgt"], text, path, name, JobOptions.from_json(raw.get("options")), version,
-                   model)
+                   model, glossary)
 
 
 @dataclass(frozen=True)
@@ -143,6 +158,9 @@ class AlignedSegment:
     source_words: tuple[tuple[int, int], ...]  # character spans in the source document
     target_words: tuple[tuple[int, int], ...]  # character spans in the translated document
     warnings: tuple[str, ...] = ()
+    confidence: float | None = None  # the quality estimate in [0, 1]
+    flags: tuple[str, ...] = ()  # what a reader should check: low_confidence, language, untranslated_span, ...
+    details: Mapping[str, Any] = field(default_factory=dict)  # the facts behind the flags (spans, offsets)
 
     @property
     def pairs(self) -> list[tuple[int, int]]:
@@ -168,7 +186,8 @@ class JobResult:
         segments = tuple(
             AlignedSegment(s["source"], s["translation"], float(s["score"]), s["alignment"],
                            tuple(tuple(w) for w in s.get("source_words", ())),
-                           tuple(tuple(w) for w in s.get("target_words", ())), tuple(s.get("warnings", ())))
+                           tuple(tuple(w) for w in s.get("target_words", ())), tuple(s.get("warnings", ())),
+                           s.get("confidence"), tuple(s.get("flags", ())), dict(s.get("details", {})))
             for s in raw["segments"]
         )
         return cls(raw["job_id"], raw["text"], segments, raw["provenance"], tuple(raw.get("warnings", ())), raw)

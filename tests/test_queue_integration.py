@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -73,6 +74,7 @@ def test_submit_wait_result_end_to_end(workers, client, tiny_bundle, tmp_path):
     assert result.text.count("\n") == 3 and "\n\n  " in result.text
     for segment in result.segments:
         assert all(0 <= i < len(segment.source.split()) for i, _ in segment.pairs)
+        assert 0.0 <= segment.confidence <= 1.0 and isinstance(segment.flags, tuple)
         assert [text[a:b] for a, b in segment.source_words] == segment.source.split()
         assert [result.text[a:b] for a, b in segment.target_words] == segment.translation.split()
     assert result.provenance["signature"] == load_bundle(tiny_bundle).signature
@@ -102,7 +104,8 @@ def test_nmt_submit_cli_writes_the_same_files_as_translate(workers, redis_server
     assert done.returncode == 0, done.stderr
     payload = json.loads((tmp_path / "cli" / "letter.de.json").read_text(encoding="utf-8"))
     assert {"segments", "provenance"} <= set(payload)
-    assert {"source", "translation", "score", "alignment"} <= set(payload["segments"][0])
+    assert {"source", "translation", "score", "alignment", "confidence", "flags"} <= set(payload["segments"][0])
+    assert re.search(r"nmt submit: 2 segments, (none flagged|\d+ flagged \w+)", done.stderr), done.stderr
     assert (tmp_path / "cli" / "letter.de.txt").read_text(encoding="utf-8").count("\n") == 3
 
 

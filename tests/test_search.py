@@ -197,3 +197,40 @@ def test_empty_batch_and_empty_source():
 
 def test_eos_constant_matches_bundle_convention():
     assert EOS_ID == EOS
+
+
+class LoopModel(TableModel):
+    """Every prefix: a 0.7, b 0.2, eos 0.1: unblocked, the best hypotheses loop on "a"."""
+
+    def step(self, prev_ids, state, lengths, candidates=0):
+        out = super().step(prev_ids, state, lengths, candidates)
+        log_probs = np.full_like(out.log_probs, -np.inf)
+        log_probs[:, A], log_probs[:, B], log_probs[:, EOS] = ln(0.7), ln(0.2), ln(0.1)
+        return out._replace(log_probs=log_probs)
+
+
+def _ngrams(tokens, n):
+    return [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_no_repeat_ngram_keeps_every_hypothesis_free_of_repeated_ngrams(n):
+    options = SearchOptions(beam=4, n_best=4, max_len_a=0.0, max_len_b=8)
+    unblocked = search(options, model=LoopModel())
+    assert any(len(set(_ngrams(h.tokens, n))) < len(_ngrams(h.tokens, n)) for h in unblocked[0])
+    blocked = search(SearchOptions(beam=4, n_best=4, max_len_a=0.0, max_len_b=8, no_repeat_ngram=n), model=LoopModel())
+    assert blocked[0]
+    for hyp in blocked[0]:
+        grams = _ngrams(hyp.tokens, n)
+        assert len(set(grams)) == len(grams), hyp.tokens
+
+
+def test_token_log_probs_add_up_to_the_hypothesis_log_prob():
+    for hyp in search(SearchOptions(beam=2, n_best=2))[0] + search(SearchOptions(beam=3, n_best=3), model=LoopModel())[0]:
+        assert hyp.token_log_probs.shape == (len(hyp.tokens) + 1,)
+        assert float(hyp.token_log_probs.sum()) == pytest.approx(hyp.log_prob, abs=1e-5)
+
+
+def test_no_repeat_ngram_of_one_is_refused():
+    with pytest.raises(SearchError, match="no_repeat_ngram"):
+        SearchOptions(no_repeat_ngram=1).validate()

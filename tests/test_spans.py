@@ -148,10 +148,12 @@ def test_protection_off_gives_the_plain_model_output(translator):
     plain = translator._decode(sentences, translator.default_options, False, None)
     assert [(r.translation, r.alignment, r.score) for r in off] == [(r.translation, r.alignment, r.score) for r in plain]
     assert "https://example.com/docs" not in off[0].translation
-    assert all(r.flags == () and "spans" not in r.details for r in off)
+    # No span flag or detail; the quality estimate's flags (low_confidence, ...) are the plain output's.
+    assert all("restored_span" not in r.flags and "spans" not in r.details for r in off)
     # Without spans, protection changes nothing.
     [on] = translator.translate_sentences(sentences[1:])
-    assert (on.translation, on.alignment, on.flags) == (off[1].translation, off[1].alignment, ())
+    assert (on.translation, on.alignment, on.flags) == (off[1].translation, off[1].alignment, off[1].flags)
+    assert on.confidence == pytest.approx(off[1].confidence, abs=1e-5)  # batched alone vs with another sentence
 
 
 # -- restoring when the model misbehaves (crafted engine outputs) ------------------------------------

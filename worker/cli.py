@@ -6,8 +6,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Callable
 
 from queue_config.outputs import output_stem, write_atomically, write_translation
+from queue_config.summary import FlagSummary
 
 from queue_config.textfiles import (DocumentError, collision_message, decode_text, output_collisions,
                                     read_text_file)
@@ -23,6 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 plain-text documents")
     t.add_argument("--out", help="output directory for <stem>.<tgt>.txt and <stem>.<tgt>.json (required with FILEs)")
     t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
+    t.add_argument("--report", metavar="PATH", help="also write an HTML report of every segment (flags, confidence, "
+                                                    "word alignment on hover) to PATH")
     t.set_defaults(handler=run_translate)
 
     e = subparsers.add_parser("eval", help="score a bundle on a test set (sacreBLEU)")
@@ -33,6 +37,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--json", action="store_true", help="print a JSON object as the last line")
     e.set_defaults(handler=run_eval)
 
+    c = subparsers.add_parser("calibrate", help="fit a bundle's confidence model to sentence chrF on dev sets",
+                              description="Translate dev sets, fit the confidence model (worker/text/quality.py) to "
+                                          "sentence chrF, report Spearman and AUROC, and with --write store the fit "
+                                          "in the bundle's manifest. Check on a domain the fit did not see.")
+    _engine_arguments(c)
+    c.add_argument("--fit", nargs=2, action="append", required=True, metavar=("SRC", "REF"),
+                   help="a dev set to fit on: source and reference files, one sentence a line (repeatable)")
+    c.add_argument("--check", nargs=2, action="append", default=[], metavar=("SRC", "REF"),
+                   help="a dev set to measure on, of another domain (repeatable)")
+    c.add_argument("--lines", type=int, default=1000, help="first N lines of each set")
+    c.add_argument("--write", action="store_true", help="store the fit in the bundle's manifest.json")
+    c.set_defaults(handler=run_calibrate)
+
 
 def _engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bundle", default=None, help=f"model bundle directory (default: {DEFAULT_BUNDLE})")
@@ -40,6 +57,8 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-best", type=int, default=1)
     p.add_argument("--length-penalty", type=float, default=None, help="GNMT alpha (default: the bundle's)")
     p.add_argument("--coverage-penalty", type=float, default=0.0, help="GNMT beta")
+    p.add_argument("--no-repeat-ngram", type=int, default=None, metavar="N",
+                   help="never repeat an n-gram of N subword tokens within a translation (0: off; default: the bundle's)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     p.add_argument("--threads", type=int, default=0,
                    help="ONNX Runtime intra-op threads per batch (default on CPU: 1, with --batch-workers = cores)")
@@ -55,13 +74,23 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-language-check", action="store_true",
                    help="translate every segment (default: a segment of 5 or more words identified as another "
                         "language than the model's source is copied through untranslated and flagged 'language')")
+    p.add_argument("--glossary", metavar="FILE",
+                   help="force these translations of terms: a UTF-8 file of 'source<TAB>target' lines ('#' comments); "
+                        "each term applied or missed is reported per segment (flag 'glossary_miss')")
 
 
 def _text_options(args: argparse.Namespace):
+    from nmt.cli import UserError
+
+    from .text.glossary import GlossaryError, load_glossary
     from .text.pipeline import TextOptions
 
+    try:
+        glossary = load_glossary(args.glossary) if args.glossary else None
+    except GlossaryError as exc:
+        raise UserError(str(exc)) from None
     return TextOptions(protect_spans=not args.no_protect_spans, restore_case=not args.no_case_handling,
-                       check_language=not args.no_language_check)
+                       check_language=not args.no_language_check, glossary=glossary)
 
 
 def _translator(args: argparse.Namespace):
@@ -87,6 +116,8 @@ def _translator(args: argparse.Namespace):
         changes["beam"] = args.beam
     if args.length_penalty is not None:
         changes["length_penalty"] = args.length_penalty
+    if args.no_repeat_ngram is not None:
+        changes["no_repeat_ngram"] = args.no_repeat_ngram
     return translator, replace(options, **changes).validate()
 
 
@@ -95,8 +126,19 @@ def run_translate(args: argparse.Namespace) -> int:
         print("nmt translate: error: --out DIR is required with FILEs", file=sys.stderr)
         return 2
     translator, options = _translator(args)
+    summary = FlagSummary()
+    reported: list | None = [] if args.report else None  # (name, payload) of each document, for --report
+
+    def collect(name: str, payload: dict) -> None:
+        summary.add(payload["segments"])
+        if reported is not None:
+            reported.append((name, payload))
+
     if not args.files:
-        return _translate_stream(translator, options, sys.stdin.buffer, sys.stdout, _text_options(args))
+        status = _translate_stream(translator, options, sys.stdin.buffer, sys.stdout, _text_options(args), collect)
+        _write_report(args.report, reported)
+        print(f"nmt translate: {summary.line()}", file=sys.stderr)
+        return status
     source = translator.bundle.source_language
     paths = [Path(f) for f in args.files]
     collisions = output_collisions(paths, lambda p: output_stem(p, source))
@@ -105,10 +147,19 @@ def run_translate(args: argparse.Namespace) -> int:
               "rename them or translate them into separate directories", file=sys.stderr)
         return 2
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    failures = _translate_files(translator, options, paths, Path(args.out), args.attention, _text_options(args))
+    failures = _translate_files(translator, options, paths, Path(args.out), args.attention, _text_options(args), collect)
+    _write_report(args.report, reported)
+    print(f"nmt translate: {summary.line()}", file=sys.stderr)
     if failures:
         print(f"nmt translate: {failures} of {len(paths)} files failed", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _write_report(path: str | None, documents: list | None) -> None:
+    if path:
+        from .report import write_report
+
+        write_report(path, documents or [])
 
 
 # Files are translated in groups of about this many sentences: short documents share batches, and
@@ -117,10 +168,10 @@ GROUP_SENTENCES = 2000
 
 
 def _translate_files(translator, options, paths: list[Path], out_dir: Path, with_attention: bool,
-                     text_options=None) -> int:
+                     text_options=None, collect: Callable[[str, dict], None] | None = None) -> int:
     """Translate and write each file; returns how many failed. A file that cannot be read is
     skipped with its reason; a group that fails is retried file by file, so one bad document
-    never costs the others their results."""
+    never costs the others their results. ``collect(path, payload)``: called for each file written."""
     from tqdm import tqdm
 
     from .documents import Layout, split_document
@@ -145,6 +196,8 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
             for (path, _), result in zip(members, results):
                 payload = result.to_json() | {"source_file": str(path)}
                 write_translation(out_dir, output_stem(path, source), target, result.translation, payload)
+                if collect is not None:
+                    collect(str(path), payload)
                 for warning in payload["warnings"]:
                     tqdm.write(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
             bar.n = counted  # the bar counted decoder inputs; sentences split or left empty differ
@@ -173,17 +226,22 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
     return failures
 
 
-def _translate_stream(translator, options, stdin, stdout, text_options=None) -> int:
+def _translate_stream(translator, options, stdin, stdout, text_options=None,
+                      collect: Callable[[str, dict], None] | None = None) -> int:
     """One output line per input line, each line a document. From a terminal each line is
     translated as it comes; from a pipe, blocks of lines share batches. A line that is not UTF-8
     text gives an empty output line (so line numbers still match), a message naming it, and exit
-    status 1."""
+    status 1. ``collect("stdin:N", payload)``: called for each line N."""
     block = 1 if stdin.isatty() else 256
-    bad, lines = 0, []
+    bad, lines, done = 0, [], 0
 
     def flush() -> None:
+        nonlocal done
         for result in translator.translate_documents(lines, options, text_options=text_options):
             stdout.write(result.translation.replace("\n", " ") + "\n")
+            done += 1
+            if collect is not None:
+                collect(f"stdin:{done}", result.to_json())
         stdout.flush()
         lines.clear()
 
@@ -224,4 +282,33 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report | {"bundle": translator.bundle.signature, "provider": translator.provider,
                                    "beam": options.beam, "sentences": len(hypotheses)}))
+    return 0
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from .evaluation import read_lines
+    from .text.calibrate import evaluate, fit, samples, write_to_bundle
+
+    translator, options = _translator(args)
+    text_options = _text_options(args)
+
+    def decoded(pair: list[str]):
+        sources, references = read_lines(Path(pair[0]))[: args.lines], read_lines(Path(pair[1]))[: args.lines]
+        if len(sources) != len(references) or not sources:
+            raise ValueError(f"{pair[0]} and {pair[1]} must have the same, non-zero number of lines")
+        results = translator.translate_sentences([s.strip() for s in sources], options, text_options=text_options)
+        return samples(results, references)
+
+    fit_data = [s for pair in args.fit for s in decoded(pair)]
+    model = fit(fit_data, fit_info={"sets": [pair[0] for pair in args.fit], "target": "sentence chrF / 100"})
+    checks = {"fit": evaluate(model, fit_data)} | {pair[0]: evaluate(model, decoded(pair)) for pair in args.check}
+    for name, row in checks.items():
+        print(f"{name}: {row['sentences']} sentences, Spearman {row['spearman']:.3f}, AUROC {row['auroc']:.3f} "
+              f"(chrF < 30: {100 * row['bad_share']:.0f}%), flagged {100 * row['flagged_share']:.0f}%")
+    print(f"low_confidence below {model.threshold:.3f}")
+    if args.write:
+        from dataclasses import replace
+
+        path = write_to_bundle(translator.bundle.path, replace(model, fit=dict(model.fit) | {"checked_on": checks}))
+        print(f"wrote the confidence model to {path}")
     return 0

@@ -22,7 +22,9 @@ from .documents import Layout, split_document
 from .ort_model import OrtStepModel
 from .search import Hypothesis, SearchOptions, search_in_batches
 from .settings import EngineSettings
+from .text.masking import STAND_INS
 from .text.pipeline import Prepared, TextOptions, prepare, restore, shift_details
+from .text.quality import Unit, assess, decoder_facts, model_for
 
 
 @dataclass(frozen=True)
@@ -39,8 +41,11 @@ class SegmentResult:
     warnings: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()  # what a reader should check (worker.text.pipeline.FLAGS)
     # JSON-ready facts behind the flags: "spans" (kind, text, source/target character offsets,
-    # method), "removed", "case". Offsets are those of ``alignment``.
+    # method), "removed", "case", "glossary", "untranslated", "loop". Offsets are those of ``alignment``.
     details: Mapping[str, Any] = field(default_factory=dict)
+    confidence: float | None = None  # in [0, 1]: the quality estimate (worker.text.quality); None before it
+    # What the decoder knew (worker.text.quality.DecoderFacts), read by the quality estimate; not serialised.
+    facts: Any = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> "SegmentResult":
@@ -52,7 +57,8 @@ class SegmentResult:
         attention = np.asarray(raw["attention"], dtype=np.float32) if "attention" in raw else None
         n_best = tuple((n["translation"], n["score"]) for n in raw.get("n_best", ()))
         return cls(raw["source"], raw["translation"], raw["score"], alignment, n_best, attention,
-                   tuple(raw.get("warnings", ())), tuple(raw.get("flags", ())), dict(raw.get("details", {})))
+                   tuple(raw.get("warnings", ())), tuple(raw.get("flags", ())), dict(raw.get("details", {})),
+                   raw.get("confidence"))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -69,6 +75,8 @@ class SegmentResult:
             out["attention"] = np.round(self.attention.astype(np.float64), 5).tolist()
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.confidence is not None:
+            out["confidence"] = round(self.confidence, 4)
         out["flags"] = list(self.flags)
         out["details"] = dict(self.details)
         return out
@@ -117,6 +125,9 @@ class Translator:
         self.eos = int(self.bundle.special_ids["eos"])
         defaults = self.bundle.manifest.get("decoding_defaults", {})
         self.default_options = SearchOptions(**{k: v for k, v in defaults.items() if k in SearchOptions.__dataclass_fields__})
+        self.confidence_model = model_for(self.bundle.manifest)
+        # Words that mask verbatim spans: the bundle's own (bench/stand_ins.py), else the default list.
+        self.stand_ins = tuple(self.bundle.manifest.get("stand_ins") or STAND_INS)
         self.load_seconds = time.perf_counter() - started
 
     @property
@@ -131,9 +142,11 @@ class Translator:
         ``progress(n)``: called as each batch of n decoder inputs (sentences, or parts of over-long
         ones) finishes. ``text_options``: span protection and case handling around decoding (default: both on)."""
         options = (options or self.default_options).validate()
-        prepared = [prepare(sentence, text_options or TextOptions(), self.bundle.source_language) for sentence in sentences]
+        prepared = [prepare(sentence, text_options or TextOptions(), self.bundle.source_language, self.stand_ins)
+                    for sentence in sentences]
         decoded = iter(self._decode([p.text for p in prepared if p.decode], options, with_attention, progress))
-        return [restore(p, next(decoded) if p.decode else _undecoded(p)) for p in prepared]
+        return [assess(restore(p, next(decoded) if p.decode else _undecoded(p)), p, self.confidence_model)
+                for p in prepared]
 
     def _decode(self, sentences: Sequence[str], options: SearchOptions, with_attention: bool,
                 progress: Callable[[int], None] | None) -> list[SegmentResult]:
@@ -258,7 +271,10 @@ class Translator:
         if len(units) == 1 and len(units[0][1]) > 1:
             n_best = tuple((self.target_sp.decode(list(h.tokens)), h.score) for h in units[0][1])
         score = sum(best.score for best in bests) / len(bests)
-        return SegmentResult(sentence, translation, score, alignment, n_best, attention, warnings)
+        facts = decoder_facts([Unit(unit.pieces, unit.ids[:-1], [self.target_sp.id_to_piece(t) for t in best.tokens],
+                                    best.token_log_probs, best.attention, unit.start, unit.text)
+                               for (unit, _), best in zip(units, bests)])
+        return SegmentResult(sentence, translation, score, alignment, n_best, attention, warnings, facts=facts)
 
 
 def _undecoded(prepared: Prepared) -> SegmentResult:
@@ -301,7 +317,7 @@ def assemble_document(layout: Layout, results: Sequence[SegmentResult], provenan
     segments = tuple(
         SegmentResult(r.source, r.translation, r.score, _shift(r.alignment, layout.sentences[i].start, starts[i]),
                       r.n_best, r.attention, r.warnings, r.flags,
-                      shift_details(r.details, layout.sentences[i].start, starts[i]))
+                      shift_details(r.details, layout.sentences[i].start, starts[i]), r.confidence)
         for i, r in enumerate(results)
     )
     return DocumentResult(layout.text, translated, segments, provenance)

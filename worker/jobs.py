@@ -25,6 +25,8 @@ from .documents import Layout, split_document
 from .engine import SegmentResult, Translator, assemble_document
 from .search import SearchOptions
 from .settings import EngineSettings
+from .text.glossary import Glossary
+from .text.pipeline import TextOptions
 
 log = logging.getLogger(__name__)
 SLICE = 64  # sentences translated between progress updates and cancellation checks
@@ -104,6 +106,11 @@ def search_options(translator: Translator, options: JobOptions) -> SearchOptions
     return replace(translator.default_options, **changes).validate()
 
 
+def text_options(request: JobRequest) -> TextOptions:
+    """What runs around decoding for this job: the defaults, with the job's glossary."""
+    return TextOptions(glossary=Glossary(request.glossary) if request.glossary else None)
+
+
 def read_document(request: JobRequest, settings: QueueSettings) -> str:
     """The job's text, from the message or from shared storage; JobError on any problem."""
     if request.text is not None:
@@ -151,10 +158,12 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
     started = time.perf_counter()
     results: list[SegmentResult] = []
     sentences = [s.text for s in layout.sentences]
+    around = text_options(request)
     for start in range(0, total, SLICE):
         if store.is_cancelled(request.job_id):
             return {"job_id": request.job_id, "state": "cancelled"}
-        results += translator.translate_sentences(sentences[start:start + SLICE], options, request.options.attention)
+        results += translator.translate_sentences(sentences[start:start + SLICE], options, request.options.attention,
+                                                  text_options=around)
         store.set_progress(request.job_id, len(results))
     provenance = translator.provenance(options, time.perf_counter() - started, total)
     return finish(runtime, request, layout, results, provenance)
@@ -178,7 +187,7 @@ def run_chunk(runtime: Runtime, job_id: str, index: int) -> dict[str, Any]:
         size = settings.chunk_sentences
         sentences = [s.text for s in layout.sentences[index * size:(index + 1) * size]]
         results = translator.translate_sentences(sentences, search_options(translator, request.options),
-                                                 request.options.attention)
+                                                 request.options.attention, text_options=text_options(request))
         finished = store.put_chunk(job_id, index, [r.to_json() for r in results])
     if finished is None:
         finished = store.chunks_finished(job_id)

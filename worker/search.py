@@ -36,6 +36,7 @@ class SearchOptions:
     length_penalty: float = 0.0  # GNMT alpha; 0 ranks by raw log-probability
     coverage_penalty: float = 0.0  # GNMT beta
     suppress_unk: bool = True
+    no_repeat_ngram: int = 0  # n > 1: a hypothesis never holds the same n-gram of tokens twice (0: off)
 
     def validate(self) -> "SearchOptions":
         if self.beam < 1:
@@ -48,6 +49,8 @@ class SearchOptions:
             raise SearchError(f"min_len must be >= 0, got {self.min_len}")
         if self.length_penalty < 0 or self.coverage_penalty < 0:
             raise SearchError("length_penalty and coverage_penalty must be >= 0")
+        if self.no_repeat_ngram < 0 or self.no_repeat_ngram == 1:
+            raise SearchError(f"no_repeat_ngram must be 0 (off) or >= 2, got {self.no_repeat_ngram}")
         return self
 
 
@@ -57,6 +60,7 @@ class Hypothesis:
     score: float  # GNMT-normalised score used for ranking
     log_prob: float  # sum of token log-probabilities (eos included when it ended with eos)
     attention: np.ndarray = field(repr=False)  # float32 [T, S]: one row per token, eos row included
+    token_log_probs: np.ndarray | None = field(default=None, repr=False)  # float32 [T]: each token's, eos included
 
 
 class StepScores(NamedTuple):
@@ -153,6 +157,7 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     prev = np.full(batch, BOS_ID, dtype=np.int64)
     ended: list[list[_Ended]] = [[] for _ in range(batch)]  # read back from the trace at the end
     n_finished = np.zeros(batch, dtype=np.int64)
+    history = np.zeros((batch, 1, 0), dtype=np.int64)  # [sentences, rows per sentence, t]: for n-gram blocking
 
     for t in range(steps):
         n, rows_per = scores.shape
@@ -174,6 +179,8 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         if t < options.min_len:  # ... except where the maximum length says the sentence must end
             banned = banned | ((ids == EOS_ID) & ~at_limit[:, None, None])
         values = np.where(banned, -np.inf, values)
+        if options.no_repeat_ngram and t >= options.no_repeat_ngram:
+            values = _block_repeats(values, ids, history, options.no_repeat_ngram)
         if at_limit.any():  # only eos may follow
             values[at_limit] = np.where(ids[0 if scores_t.ids is None else at_limit] == EOS_ID, values[at_limit], -np.inf)
 
@@ -205,7 +212,8 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
             if n_finished[b] < k:
                 n_finished[b] += 1
                 origin = int(origins[i, rank])
-                ended[b].append(_Ended(t, origin, float(top_scores[i, rank]), attention[i, origin]))
+                ended[b].append(_Ended(t, origin, float(top_scores[i, rank]), attention[i, origin],
+                                       float(top_scores[i, rank] - scores[i, origin])))
         done = (n_finished[active] >= k) | (extend.sum(1) == 0) | (t >= max_lens[active])
         keep = np.flatnonzero(~done)
         if keep.size == 0:
@@ -220,7 +228,12 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         if keep.size < n:
             encoded = model.select(encoded, keep)
         active = active[keep]
-        trace.record(t, active, new_tokens, new_origins, np.take_along_axis(attention[keep], new_origins[:, :, None], 1))
+        token_lp = new_scores[keep] - np.take_along_axis(scores[keep], new_origins, 1)
+        trace.record(t, active, new_tokens, new_origins, np.take_along_axis(attention[keep], new_origins[:, :, None], 1),
+                     token_lp)
+        if options.no_repeat_ngram:
+            history = np.concatenate([np.take_along_axis(history[keep], new_origins[:, :, None], 1),
+                                      new_tokens[:, :, None]], axis=2)
         scores = new_scores[keep]
         prev = new_tokens.reshape(-1)
 
@@ -234,6 +247,7 @@ class _Ended(NamedTuple):
     slot: int
     log_prob: float  # eos included
     eos_attention: np.ndarray  # float [S]
+    eos_log_prob: float  # the eos token's own
 
 
 def _best(trace: "_Trace", sentence: int, ended: list[_Ended], source_length: int,
@@ -245,8 +259,9 @@ def _best(trace: "_Trace", sentence: int, ended: list[_Ended], source_length: in
         ended = ended[: options.n_best]
     hypotheses = []
     for e in ended:
-        tokens, attention = trace.read(e.step, sentence, e.slot)
-        hypotheses.append(_finish(tokens, attention, e.eos_attention, e.log_prob, source_length, options))
+        tokens, attention, token_lp = trace.read(e.step, sentence, e.slot)
+        hypotheses.append(_finish(tokens, attention, e.eos_attention, e.log_prob, source_length, options,
+                                  np.append(token_lp, np.float32(e.eos_log_prob))))
     return sorted(hypotheses, key=lambda h: -h.score)[: options.n_best]
 
 
@@ -258,31 +273,54 @@ class _Trace:
         self.tokens = np.zeros((batch, beam, steps), dtype=np.int64)
         self.origins = np.zeros((batch, beam, steps), dtype=np.int64)
         self.attention = np.zeros((batch, beam, steps, src_len), dtype=np.float32)
+        self.log_probs = np.zeros((batch, beam, steps), dtype=np.float32)
 
     def record(self, t: int, sentences: np.ndarray, tokens: np.ndarray, origins: np.ndarray,
-               attention: np.ndarray) -> None:
-        """sentences int [n]; tokens, origins int [n, K]; attention float [n, K, S]."""
+               attention: np.ndarray, log_probs: np.ndarray) -> None:
+        """sentences int [n]; tokens, origins int [n, K]; attention float [n, K, S]; log_probs float
+        [n, K] (each new token's own log-probability)."""
         self.tokens[sentences, :, t] = tokens
         self.origins[sentences, :, t] = origins
         self.attention[sentences, :, t] = attention
+        self.log_probs[sentences, :, t] = log_probs
 
-    def read(self, t: int, sentence: int, slot: int) -> tuple[np.ndarray, np.ndarray]:
-        """The hypothesis in ``slot`` after step t - 1 -> its tokens int [t] and attention float [t, S]."""
+    def read(self, t: int, sentence: int, slot: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The hypothesis in ``slot`` after step t - 1 -> its tokens int [t], attention float [t, S]
+        and token log-probabilities float [t]."""
         tokens = np.zeros(t, dtype=np.int64)
         attention = np.zeros((t, self.attention.shape[-1]), dtype=np.float32)
+        log_probs = np.zeros(t, dtype=np.float32)
         for step in range(t - 1, -1, -1):
             tokens[step] = self.tokens[sentence, slot, step]
             attention[step] = self.attention[sentence, slot, step]
+            log_probs[step] = self.log_probs[sentence, slot, step]
             slot = self.origins[sentence, slot, step]
-        return tokens, attention
+        return tokens, attention, log_probs
 
 
 def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray, log_prob: float,
-            source_length: int, options: SearchOptions) -> Hypothesis:
+            source_length: int, options: SearchOptions, token_log_probs: np.ndarray) -> Hypothesis:
     full_attention = np.concatenate([attention, eos_attention[None, :]], 0)
     score = log_prob / length_penalty(len(tokens) + 1, options.length_penalty)
     score += coverage_penalty(full_attention, source_length, options.coverage_penalty)
-    return Hypothesis(tuple(tokens.tolist()), float(score), float(log_prob), full_attention)
+    return Hypothesis(tuple(tokens.tolist()), float(score), float(log_prob), full_attention, token_log_probs)
+
+
+def _block_repeats(values: np.ndarray, ids: np.ndarray, history: np.ndarray, n: int) -> np.ndarray:
+    """``values`` float [B, K, C] with -inf where a candidate would repeat an n-gram its row
+    already holds. ids int [B or 1, K or 1, C]: the candidates' token ids; history int [B, K, t]:
+    each row's tokens so far (t >= n)."""
+    last = history[:, :, history.shape[2] - (n - 1):]  # [B, K, n-1]
+    earlier = np.lib.stride_tricks.sliding_window_view(history[:, :, :-1], n - 1, axis=2)  # [B, K, P, n-1]
+    hits = np.nonzero((earlier == last[:, :, None, :]).all(-1))
+    if not hits[0].size:
+        return values
+    values = values.copy()
+    for b, k, p in zip(*hits):
+        banned = history[b, k, p + n - 1]
+        row_ids = ids[min(b, ids.shape[0] - 1), min(k, ids.shape[1] - 1)]
+        values[b, k, row_ids == banned] = -np.inf
+    return values
 
 
 def search_in_batches(model: StepModel, sources: Sequence[Sequence[int]], options: SearchOptions,

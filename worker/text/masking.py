@@ -4,7 +4,9 @@ The shipped models never saw placeholder tokens, so each span is replaced by a p
 model copies (``STAND_INS``, chosen by measurement: docs/quality.md). After decoding, each span
 goes back in place of its stand-in; where the model dropped or changed the stand-in, in place of
 the target words aligned to it alone, else next to the translation of its neighbouring source
-words (``method``: copied, aligned, inserted). Alignment pairs follow the edits.
+words (``method``: copied, aligned, inserted). Alignment pairs follow the edits. Glossary terms are
+slots too, kept in the text: their target term goes where the model wrote it, else in place of the
+model's translation of the term (worker.text.reinsert).
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..alignment import word_at, word_spans
-from .spans import Span
+from .spans import GLOSSARY, Span
 
 # Single SentencePiece pieces of the shipped vocabulary, spelt alike in English and German, best
 # copied first: as the first stand-in of each sentence of bench/data/span_probe.en the Multi30k
@@ -25,12 +27,13 @@ STAND_INS = ("Baby", "Frisbee", "Nike", "Texas", "Pizza", "Rodeo", "Starbucks", 
 
 @dataclass(frozen=True)
 class Slot:
-    """One masked span: where its stand-in sits in the masked text."""
+    """One masked span, where its stand-in sits in the masked text; or a glossary term, kept."""
 
     span: Span
-    stand_in: str
-    start: int  # character [start, end) of the stand-in in the masked text
+    stand_in: str  # "" for a kept slot
+    start: int  # character [start, end) of the stand-in (a kept slot: the span itself) in the masked text
     end: int
+    kept: bool = False  # a glossary term left in the text: found by its target term, else by alignment
 
 
 @dataclass(frozen=True)
@@ -53,17 +56,27 @@ class Placement:
 
 
 def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_INS) -> Masked:
-    """Replace each span by a distinct stand-in (one not already in the sentence); a stand-in that
-    would touch a word or another stand-in gets a space on that side."""
+    """Replace each span (in text order) by a distinct stand-in (one not already in the sentence); a
+    stand-in that would touch a word or another stand-in gets a space on that side. Glossary terms
+    stay in the text, as kept slots: masked, the models translate the sentence around a stand-in
+    worse than they translate the term (docs/quality.md, Glossary)."""
     present = {w.lower() for w in re.findall(r"\w+", source)}
     free = [s for s in stand_ins if s.lower() not in present]
     parts: list[str] = []
     origin: list[int] = []
     slots: list[Slot] = []
     unmasked: list[Span] = []
-    cursor = length = 0
+    cursor = length = used = 0
     for span in spans:
-        if len(slots) == len(free):
+        if span.kind == GLOSSARY:
+            text = source[cursor:span.end]
+            parts.append(text)
+            origin += range(cursor, span.end)
+            slots.append(Slot(span, "", length + span.start - cursor, length + len(text), kept=True))
+            length += len(text)
+            cursor = span.end
+            continue
+        if used == len(free):
             unmasked.append(span)
             continue
         gap = source[cursor:span.start]
@@ -74,7 +87,8 @@ def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_IN
             parts.append(" ")
             origin.append(span.start)
             length += 1
-        stand_in = free[len(slots)]
+        stand_in = free[used]
+        used += 1
         slots.append(Slot(span, stand_in, length, length + len(stand_in)))
         parts.append(stand_in)
         origin += [span.start] * len(stand_in)
@@ -92,6 +106,13 @@ def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_IN
 def stand_in_pattern(stand_ins: Sequence[str]) -> re.Pattern:
     """Whole-word occurrences of any of ``stand_ins``."""
     return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in stand_ins) + r")(?!\w)")
+
+
+def slot_words(masked: Masked, slot: Slot) -> set[int]:
+    """Indices of the masked text's words that the slot's stand-in (a kept slot: its span) covers."""
+    spans = word_spans(masked.text)
+    return {i for i, (a, b) in enumerate(spans) if a < slot.end and b > slot.start} or \
+        {word_at([a for a, _ in spans], slot.start)}
 
 
 def source_word_map(masked: Masked) -> list[int]:

@@ -1,6 +1,7 @@
-"""What the Translator runs around decoding, per sentence: ``prepare`` (find verbatim spans, put
-the sentence in ordinary case, mask the spans) -> the engine decodes ``Prepared.text`` ->
-``restore`` (case back, spans back, alignment moved to the original words, flags and details).
+"""What the Translator runs around decoding, per sentence: ``prepare`` (find verbatim spans and
+glossary terms, put the sentence in ordinary case, mask spans and terms) -> the engine decodes
+``Prepared.text`` -> ``restore`` (case back, spans and target terms back, alignment moved to the
+original words, flags and details).
 
 Flags name what a reader of the translation should check; later steps (language check, quality
 estimate, glossary) add theirs to ``FLAGS`` and to a result's ``flags`` the same way.
@@ -9,20 +10,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..alignment import Alignment, word_spans
 from . import casing
-from .masking import STAND_INS, Masked, mask, stand_in_pattern
+from .glossary import Glossary, find_terms
+from .masking import STAND_INS, Masked, Placement, mask, stand_in_pattern
 from .reinsert import restore_spans
 from .language import LanguageCheck, LanguageVerdict
-from .spans import Span, find_spans
+from .spans import GLOSSARY, Span, find_spans
 
 if TYPE_CHECKING:
     from ..engine import SegmentResult
 
 RESTORED_SPAN = "restored_span"  # a span was put back by alignment or insertion, or an invented one deleted
 LANGUAGE = "language"  # the segment is not in the source language: copied through untranslated
+GLOSSARY_MISS = "glossary_miss"  # a glossary term of the source is not in the translation
 FLAGS = (RESTORED_SPAN, "low_confidence", "untranslated_span", "repetition", "language", "glossary_miss")
 
 _NOTHING_ELSE = re.compile(r"[\W_]*")
@@ -33,6 +36,7 @@ class TextOptions:
     protect_spans: bool = True  # mask verbatim spans and restore them unchanged
     restore_case: bool = True  # translate ALL-CAPS and Title Case sentences in sentence case
     check_language: bool = True  # copy segments in another language through untranslated, flagged
+    glossary: Glossary | None = None  # force these translations of terms (worker.text.glossary)
 
 
 @dataclass(frozen=True)
@@ -44,10 +48,13 @@ class Prepared:
     masked: Masked | None  # None with span protection off
     case: str | None  # casing.UPPER, casing.TITLE or None
     language: LanguageVerdict | None = None  # set when the segment is in another language
+    terms: tuple[Span, ...] = ()  # glossary terms found in the source (kind GLOSSARY), masked or not
 
 
-def prepare(sentence: str, options: TextOptions = TextOptions(), source_language: str | None = None) -> Prepared:
-    """The text to decode for ``sentence`` (in ``source_language``, when known, for the language check)."""
+def prepare(sentence: str, options: TextOptions = TextOptions(), source_language: str | None = None,
+            stand_ins: Sequence[str] = STAND_INS) -> Prepared:
+    """The text to decode for ``sentence`` (in ``source_language``, when known, for the language check).
+    ``stand_ins``: the words that mask spans, best copied first (a bundle's own, else ``STAND_INS``)."""
     if options.check_language and source_language:
         verdict = _language_check(source_language).check_segment(sentence)
         if verdict.mismatch:
@@ -56,12 +63,13 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
     ranges = [(s.start, s.end) for s in spans]
     case = casing.detect(sentence, ranges) if options.restore_case else None
     text = casing.normalise(sentence, case, ranges)
-    if not options.protect_spans:
+    terms = _glossary_terms(sentence, options, ranges, case)
+    if not options.protect_spans and not terms:
         return Prepared(sentence, text, True, spans, None, case)
-    if spans and _NOTHING_ELSE.fullmatch(_outside(sentence, spans)):
+    if spans and not terms and _NOTHING_ELSE.fullmatch(_outside(sentence, spans)):
         return Prepared(sentence, sentence, False, spans, None, None)
-    masked = mask(text, spans, STAND_INS)
-    return Prepared(sentence, masked.text, True, spans, replace(masked, source=sentence), case)
+    masked = mask(text, _to_mask(spans, terms, options), stand_ins)
+    return Prepared(sentence, masked.text, True, spans, replace(masked, source=sentence), case, terms=terms)
 
 
 def restore(prepared: Prepared, result: "SegmentResult") -> "SegmentResult":
@@ -77,22 +85,75 @@ def restore(prepared: Prepared, result: "SegmentResult") -> "SegmentResult":
         if masked is not None and masked.unmasked:
             details["spans"] = [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
         alignment = Alignment(result.alignment.pairs, tuple(word_spans(prepared.source)), tuple(word_spans(translation)))
-        return replace(result, source=prepared.source, translation=translation, alignment=alignment,
-                       n_best=tuple((_recase(t, prepared), s) for t, s in result.n_best), details=details)
+        return _with_glossary(prepared, (), replace(
+            result, source=prepared.source, translation=translation, alignment=alignment,
+            n_best=tuple((_recase(t, prepared), s) for t, s in result.n_best), details=details))
     restored = restore_spans(masked, _recase(result.translation, prepared), result.alignment.pairs)
-    details["spans"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method}
-                        for p in restored.placements]
-    details["spans"] += [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
-    details["spans"].sort(key=lambda d: d["source"])
+    placements = [p for p in restored.placements if not p.slot.kept]  # verbatim spans'
+    if any(not s.kept for s in masked.slots) or masked.unmasked:
+        details["spans"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method}
+                            for p in placements]
+        details["spans"] += [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
+        details["spans"].sort(key=lambda d: d["source"])
     if restored.removed:
         details["removed"] = list(restored.removed)
     flags = result.flags
-    if restored.removed or any(p.method != "copied" for p in restored.placements):
+    if restored.removed or any(p.method != "copied" for p in placements):
         flags += (RESTORED_SPAN,)
     alignment = Alignment(restored.pairs, tuple(word_spans(prepared.source)), tuple(word_spans(restored.translation)))
     n_best = tuple((restore_spans(masked, _recase(t, prepared), ()).translation, s) for t, s in result.n_best)
-    return replace(result, source=prepared.source, translation=restored.translation, alignment=alignment,
-                   n_best=n_best, flags=flags, details=details)
+    return _with_glossary(prepared, restored.placements, replace(
+        result, source=prepared.source, translation=restored.translation, alignment=alignment,
+        n_best=n_best, flags=flags, details=details))
+
+
+# -- glossary ----------------------------------------------------------------------------------------
+def _glossary_terms(sentence: str, options: TextOptions, span_ranges: list[tuple[int, int]],
+                    case: str | None) -> tuple[Span, ...]:
+    """The glossary's terms in ``sentence`` as spans of kind GLOSSARY, clear of the verbatim spans
+    (when those are protected); an ALL-CAPS sentence gets its target terms in capitals."""
+    taken = span_ranges if options.protect_spans else ()
+    return tuple(Span(GLOSSARY, m.start, m.end, sentence[m.start:m.end],
+                      m.target.upper() if case == casing.UPPER else m.target)
+                 for m in find_terms(sentence, options.glossary, taken))
+
+
+def _to_mask(spans: tuple[Span, ...], terms: tuple[Span, ...], options: TextOptions) -> list[Span]:
+    """The slots to make, in text order: glossary terms, and verbatim spans when protected."""
+    return sorted((spans if options.protect_spans else ()) + terms, key=lambda s: s.start)
+
+
+def _with_glossary(prepared: Prepared, placements: Sequence[Placement], result: "SegmentResult") -> "SegmentResult":
+    """``result`` with ``details["glossary"]`` (one entry per term of the source) and the flag
+    GLOSSARY_MISS when a term's target is not in the translation. ``method``: where the model wrote
+    the target term itself (copied), in place of the model's translation of the term (aligned),
+    next to its neighbours' (inserted); None for a term that could not be placed (its place taken
+    by a span's), applied only if its target term is in the translation anyway."""
+    if not prepared.terms:
+        return result
+    translation = result.translation
+    placed = {p.slot.span: p for p in placements if p.slot.kept}
+    if prepared.source[:1].isupper() and any(p.start == 0 for p in placed.values()):
+        translation = casing.restore(translation, casing.TITLE)  # a lower-case target term now opens it
+    entries = []
+    for term in prepared.terms:
+        entry = {"source": [term.start, term.end], "term": term.text, "target_term": term.replacement}
+        placement = placed.get(term)
+        if placement is not None:
+            entry |= {"target": [placement.start, placement.end], "method": placement.method, "applied": True}
+        else:
+            found = re.search(r"(?<!\w)" + re.escape(term.replacement) + r"(?!\w)", translation, re.IGNORECASE)
+            entry |= {"target": list(found.span()) if found else None, "method": None, "applied": found is not None}
+        entries.append(entry)
+    flags = result.flags + ((GLOSSARY_MISS,) if not all(e["applied"] for e in entries) else ())
+    return replace(result, translation=translation, flags=flags, details=dict(result.details) | {"glossary": entries})
+
+
+def _shift_glossary(entries: Sequence[Mapping[str, Any]], source_offset: int, target_offset: int) -> list[dict]:
+    return [dict(e) | {"source": [e["source"][0] + source_offset, e["source"][1] + source_offset],
+                       "target": None if e["target"] is None else
+                       [e["target"][0] + target_offset, e["target"][1] + target_offset]}
+            for e in entries]
 
 
 def _recase(translation: str, prepared: Prepared) -> str:
@@ -101,8 +162,8 @@ def _recase(translation: str, prepared: Prepared) -> str:
         return translation
     protected = []
     if prepared.masked is not None and prepared.masked.slots:
-        pattern = stand_in_pattern([s.stand_in for s in prepared.masked.slots])
-        protected = [m.span() for m in pattern.finditer(translation)]
+        stand_ins = [s.stand_in for s in prepared.masked.slots if not s.kept]
+        protected = [m.span() for m in stand_in_pattern(stand_ins).finditer(translation)] if stand_ins else []
     return casing.restore(translation, prepared.case, protected)
 
 
@@ -146,11 +207,16 @@ def _outside(sentence: str, spans: tuple[Span, ...]) -> str:
 
 
 def shift_details(details: Mapping[str, Any], source_offset: int, target_offset: int) -> dict[str, Any]:
-    """``details`` with span offsets moved from the sentence and its translation to the documents."""
+    """``details`` with span and glossary offsets moved from the sentence and its translation to the documents."""
     out = dict(details)
     if "spans" in details:
         out["spans"] = [d | {"source": [d["source"][0] + source_offset, d["source"][1] + source_offset],
                              "target": None if d["target"] is None else
                              [d["target"][0] + target_offset, d["target"][1] + target_offset]}
                         for d in details["spans"]]
+    if "glossary" in details:
+        out["glossary"] = _shift_glossary(details["glossary"], source_offset, target_offset)
+    if "untranslated" in details:
+        out["untranslated"] = [d | {"source": [d["source"][0] + source_offset, d["source"][1] + source_offset]}
+                               for d in details["untranslated"]]
     return out

@@ -6,16 +6,22 @@ aligned to the stand-in's source word and to nothing else (aligned); a dropped o
 after the translation of the source word before it, or before that of the word after it
 (inserted). Extra copies of stand-ins and spans the model invented (a number made up from a masked
 one) are deleted, so the output never holds a span the source did not.
+
+Glossary terms are kept slots: the term stayed in the decoded text, and its target term
+(``Span.replacement``) goes where the model wrote it already (copied), else in place of the model's
+translation of the term, found through the alignment (aligned), else it is inserted as above.
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Sequence
 
 from ..alignment import word_at, word_spans
-from .masking import Masked, Placement, Slot, slot_source_words, source_word_map, stand_in_pattern
+from .masking import Masked, Placement, Slot, slot_source_words, slot_words, source_word_map, stand_in_pattern
 from .spans import find_spans
 
 _CLOSING = ".,;:!?\"')]»”’"
@@ -45,22 +51,28 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
     ``translation``'s words."""
     target = word_spans(translation)
     starts = [a for a, _ in target]
-    slot_word = {slot: word_at([a for a, _ in word_spans(masked.text)], slot.start) for slot in masked.slots}
+    words_of = {slot: slot_words(masked, slot) for slot in masked.slots}
     targets_of: dict[int, set[int]] = defaultdict(set)
     sources_of: dict[int, set[int]] = defaultdict(set)
     for i, j in pairs:
         targets_of[i].add(j)
         sources_of[j].add(i)
-    edits = _copied(masked, translation, starts, slot_word, targets_of)
+    edits = _copied(masked, translation, starts, {s: min(w) for s, w in words_of.items()}, targets_of)
+    edits += _kept(masked, translation, starts, words_of, targets_of)
     found = {e.slot for e in edits if e.slot}
     claimed = {word_at(starts, e.start) for e in edits if e.slot}
     for slot in masked.slots:
         if slot in found:
             continue
-        edit = _aligned(slot, slot_word[slot], target, translation, targets_of, sources_of, claimed,
-                        {slot_word[s] for s in found})
+        if slot.kept:
+            edit = _kept_aligned(slot, words_of[slot], target, translation, targets_of, claimed)
+            if edit is not None:  # a word it replaces in part (after an opening quote) is taken too
+                claimed |= {j for j, (a, b) in enumerate(target) if a < edit.end and edit.start < b}
+        else:
+            edit = _aligned(slot, words_of[slot], target, translation, targets_of, sources_of, claimed,
+                            {i for s in found for i in words_of[s]})
         if edit is None:
-            edit = _inserted(slot, slot_word[slot], target, translation, targets_of)
+            edit = _inserted(slot, words_of[slot], target, translation, targets_of)
         else:
             claimed |= {j for j, (a, b) in enumerate(target) if edit.start <= a < edit.end}
         edits.append(edit)
@@ -72,7 +84,7 @@ def _copied(masked: Masked, translation: str, starts: list[int], slot_word: dict
             targets_of: dict[int, set[int]]) -> list[_Edit]:
     """Each slot's stand-in occurrence (the one aligned to it, else the first); the other
     occurrences are deleted."""
-    by_text = {slot.stand_in: slot for slot in masked.slots}
+    by_text = {slot.stand_in: slot for slot in masked.slots if not slot.kept}
     if not by_text:
         return []
     chosen: dict[Slot, tuple[int, int]] = {}
@@ -87,51 +99,97 @@ def _copied(masked: Masked, translation: str, starts: list[int], slot_word: dict
             chosen[slot] = match.span()
         else:
             extra.append(match.span())
-    edits = [_Edit(a, b, slot.span.text, slot, "copied") for slot, (a, b) in chosen.items()]
+    edits = [_Edit(a, b, slot.span.replacement, slot, "copied") for slot, (a, b) in chosen.items()]
     return edits + [_deletion(translation, a, b) for a, b in extra]
 
 
-def _aligned(slot: Slot, word: int, target: list[tuple[int, int]], translation: str,
+def _kept(masked: Masked, translation: str, starts: list[int], words_of: dict[Slot, set[int]],
+          targets_of: dict[int, set[int]]) -> list[_Edit]:
+    """Kept glossary terms whose target term the model wrote itself (any case, whole words): the
+    occurrence aligned to the term's words, else the first one no other term took. Nothing is deleted."""
+    edits: list[_Edit] = []
+    for slot in (s for s in masked.slots if s.kept):
+        pattern = re.compile(r"(?<!\w)" + re.escape(slot.span.replacement) + r"(?!\w)", re.IGNORECASE)
+        aligned = {j for i in words_of[slot] for j in targets_of[i]}
+        free = [m.span() for m in pattern.finditer(translation)
+                if not any(e.start < m.end() and m.start() < e.end for e in edits)]
+        if free:
+            a, b = next((m for m in free if word_at(starts, m[0]) in aligned), free[0])
+            edits.append(_Edit(a, b, slot.span.replacement, slot, "copied"))
+    return edits
+
+
+def _aligned(slot: Slot, words: set[int], target: list[tuple[int, int]], translation: str,
              targets_of: dict[int, set[int]], sources_of: dict[int, set[int]], claimed: set[int],
              copied: set[int]) -> _Edit | None:
-    """Replace the target words aligned to the stand-in's word alone (a contiguous run); being
+    """Replace the target words aligned to the slot's words alone (a contiguous run); being
     aligned to the word of a stand-in that was copied as well does not count."""
-    run = sorted(j for j in targets_of[word] if sources_of[j] - copied == {word} and j not in claimed)
+    run = sorted({j for i in words for j in targets_of[i]
+                  if (sources_of[j] - copied) and sources_of[j] - copied <= words and j not in claimed})
     if not run or run[-1] - run[0] + 1 != len(run):
         return None
-    start, end = target[run[0]][0], target[run[-1]][1]
+    return _replacing(slot, target[run[0]][0], target[run[-1]][1], translation)
+
+
+def _kept_aligned(slot: Slot, words: set[int], target: list[tuple[int, int]], translation: str,
+                  targets_of: dict[int, set[int]], claimed: set[int]) -> _Edit | None:
+    """A kept term's target replaces the model's translation of it: of the target words aligned to
+    the term's words, the run as long as the target term (in words) that looks most like it (first
+    letters in the same case, then string similarity): the model's form of the same word, usually."""
+    aligned = sorted({j for i in words for j in targets_of[i]} - claimed)
+    term = slot.span.replacement
+    runs = []  # runs of consecutive aligned target words, 1 to len(term words) long
+    for k in range(len(aligned)):
+        for n in range(1, len(term.split()) + 1):
+            run = aligned[k:k + n]
+            if len(run) == n and run[-1] - run[0] == n - 1:
+                runs.append(run)
+    if not runs:
+        return None
+
+    def likeness(run: list[int]) -> tuple[bool, float]:
+        text = translation[target[run[0]][0]:target[run[-1]][1]].strip(_OPENING + _CLOSING)
+        return text[:1].isupper() == term[:1].isupper(), SequenceMatcher(None, text.casefold(), term.casefold()).ratio()
+
+    best = max(runs, key=likeness)  # of equals, max keeps the first
+    return _replacing(slot, target[best[0]][0], target[best[-1]][1], translation)
+
+
+def _replacing(slot: Slot, start: int, end: int, translation: str) -> _Edit | None:
+    """The slot's replacement in place of translation[start:end] less the opening and closing
+    punctuation around it (kept unless the replacement ends with it)."""
     while start < end and translation[start] in _OPENING:
         start += 1
-    while end > start and translation[end - 1] in _CLOSING and not slot.span.text.endswith(translation[end - 1]):
+    while end > start and translation[end - 1] in _CLOSING and not slot.span.replacement.endswith(translation[end - 1]):
         end -= 1
-    return _Edit(start, end, slot.span.text, slot, "aligned") if end > start else None
+    return _Edit(start, end, slot.span.replacement, slot, "aligned") if end > start else None
 
 
-def _inserted(slot: Slot, word: int, target: list[tuple[int, int]], translation: str,
+def _inserted(slot: Slot, words: set[int], target: list[tuple[int, int]], translation: str,
               targets_of: dict[int, set[int]]) -> _Edit:
-    """Insert the span after the translation of the nearest source word before the stand-in's,
-    else before that of the nearest word after it, else at the end (before final punctuation)."""
-    for i in range(word - 1, -1, -1):
+    """Insert the span after the translation of the nearest source word before the slot's words,
+    else before that of the nearest word after them, else at the end (before final punctuation)."""
+    for i in range(min(words) - 1, -1, -1):
         if targets_of[i]:
             j = max(targets_of[i])
             end = target[j][1]
             if j == len(target) - 1:
                 while end > target[j][0] and translation[end - 1] in _FINAL:
                     end -= 1
-            return _Edit(end, end, " " + slot.span.text, slot, "inserted")
-    for i in range(word + 1, max(targets_of, default=-1) + 1):
+            return _Edit(end, end, " " + slot.span.replacement, slot, "inserted")
+    for i in range(max(words) + 1, max(targets_of, default=-1) + 1):
         if targets_of[i]:
             start = target[min(targets_of[i])][0]
-            return _Edit(start, start, slot.span.text + " ", slot, "inserted")
+            return _Edit(start, start, slot.span.replacement + " ", slot, "inserted")
     end = len(translation.rstrip())
     while end and translation[end - 1] in _FINAL:
         end -= 1
-    return _Edit(end, end, (" " if end else "") + slot.span.text, slot, "inserted")
+    return _Edit(end, end, (" " if end else "") + slot.span.replacement, slot, "inserted")
 
 
 def _invented(masked: Masked, translation: str, target: list[tuple[int, int]], edits: list[_Edit]) -> list[_Edit]:
     """Deletions of spans in the model's output that the source does not hold."""
-    known = [s.span.text for s in masked.slots] + [s.text for s in masked.unmasked]
+    known = [t for s in masked.slots for t in (s.span.text, s.span.replacement)] + [s.text for s in masked.unmasked]
     out = []
     for span in find_spans(translation):
         if any(span.text in k or k in span.text for k in known):

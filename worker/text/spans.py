@@ -63,6 +63,7 @@ PATTERNS: dict[str, str] = {
     ),
 }
 KINDS = tuple(PATTERNS)
+GLOSSARY = "glossary"  # the kind of a glossary term's span (worker.text.glossary); find_spans never returns it
 _COMPILED = {kind: re.compile(pattern) for kind, pattern in PATTERNS.items()}
 
 
@@ -72,6 +73,12 @@ class Span:
     start: int  # character [start, end) in the sentence
     end: int
     text: str
+    target: str | None = None  # what goes back in the translation, when not ``text`` (a glossary term's)
+
+    @property
+    def replacement(self) -> str:
+        """The text put in place of this span's stand-in in the translation."""
+        return self.text if self.target is None else self.target
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "text": self.text, "source": [self.start, self.end]}

@@ -1,0 +1,110 @@
+"""Confidence per segment: fit each bundle's quality model on dev sets of some domains, and
+measure it on a domain the fit did not see: Spearman correlation with sentence chrF (goal >= 0.45)
+and AUROC for finding translations below chrF 30 (goal >= 0.80).
+
+Every set is decoded once per bundle (default decoding, spans, case and language check on, as
+users get it) and its features and sentence chrF are cached in --cache, so fits can be rerun
+cheaply. --write stores the fit in the bundle's manifest (``quality``).
+
+    python bench/confidence.py --bundle models/en-de --fit newstest2013 multi30k-val --check tatoeba-test \
+        [--lines 500] [--write] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+SHARED = REPO_ROOT.parent / "shared" / "data"
+# name -> (source, reference), relative to --data (shared data) or to the repository (data/)
+SETS = {
+    "newstest2013": ("wmt-newstest-de-en/newstest2013.en.gz", "wmt-newstest-de-en/newstest2013.de.gz"),
+    "newstest2014": ("wmt-newstest-de-en/newstest2014.en.gz", "wmt-newstest-de-en/newstest2014.de.gz"),
+    "multi30k-val": ("multi30k/val.en.gz", "multi30k/val.de.gz"),
+    "multi30k-test2016": ("multi30k/test_2016_flickr.en.gz", "multi30k/test_2016_flickr.de.gz"),
+    "tatoeba-dev": ("@data/tatoeba-holdout/dev.en.gz", "@data/tatoeba-holdout/dev.de.gz"),
+    "tatoeba-test": ("@data/tatoeba-holdout/test.en.gz", "@data/tatoeba-holdout/test.de.gz"),
+}
+
+
+def _path(name: str, data: Path) -> Path:
+    return REPO_ROOT / name[1:] if name.startswith("@") else data / name
+
+
+def load_samples(translator, name: str, data: Path, lines: int, cache: Path):
+    """The set's samples for this bundle, decoded now or read from the cache."""
+    from worker.evaluation import read_lines
+    from worker.text.calibrate import Sample, samples
+
+    file = cache / f"{translator.bundle.signature}.{name}.{lines}.jsonl"
+    if file.exists():
+        return [Sample(**json.loads(line)) for line in file.read_text().splitlines()], 0.0
+    src, ref = (_path(p, data) for p in SETS[name])
+    sources, references = read_lines(src)[:lines], read_lines(ref)[:lines]
+    started = time.perf_counter()
+    results = translator.translate_sentences([s.strip() for s in sources])
+    seconds = time.perf_counter() - started
+    out = samples(results, references)
+    cache.mkdir(parents=True, exist_ok=True)
+    file.write_text("".join(json.dumps({"features": s.features, "chrf": s.chrf}) + "\n" for s in out))
+    return out, seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bundle", default=str(REPO_ROOT / "models" / "en-de"))
+    parser.add_argument("--fit", nargs="+", default=["newstest2013", "multi30k-val"], choices=sorted(SETS))
+    parser.add_argument("--check", nargs="+", default=["tatoeba-test"], choices=sorted(SETS))
+    parser.add_argument("--lines", type=int, default=500, help="first N lines of each set")
+    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument("--data", default=str(SHARED), help="the shared data directory")
+    parser.add_argument("--cache", default="/tmp/nmt-confidence-cache")
+    parser.add_argument("--write", action="store_true", help="store the fit in the bundle's manifest")
+    parser.add_argument("--json", action="store_true", help="print a JSON object as the last line")
+    args = parser.parse_args(argv)
+    overlap = set(args.fit) & set(args.check)
+    if overlap:
+        parser.error(f"sets both fitted and checked: {sorted(overlap)}")
+
+    from span_fidelity import cpu_model
+    from worker.engine import Translator
+    from worker.settings import EngineSettings, local_cpu_settings
+    from dataclasses import replace
+
+    from worker.text.calibrate import evaluate, fit, write_to_bundle
+    from worker.text.quality import DEFAULT_MODEL
+
+    translator = Translator(args.bundle, local_cpu_settings(EngineSettings(provider="cpu")))
+    data, cache = Path(args.data), Path(args.cache)
+    loaded = {name: load_samples(translator, name, data, args.lines, cache) for name in args.fit + args.check}
+    fit_data = [s for name in args.fit for s in loaded[name][0]]
+    info = {"sets": {name: len(loaded[name][0]) for name in args.fit}, "target": "sentence chrF / 100",
+            "l2": args.l2, "command": "python bench/" + Path(__file__).name + " " + " ".join(argv or sys.argv[1:])}
+    model = fit(fit_data, args.l2, fit_info=info)
+    rows = {"fit (" + "+".join(args.fit) + ")": evaluate(model, fit_data)}
+    for name in args.check:
+        rows[name] = evaluate(model, loaded[name][0])
+        rows[name + " (mean log-prob alone)"] = evaluate(DEFAULT_MODEL, loaded[name][0])
+    print(f"bundle {translator.bundle.signature}; CPU {cpu_model()}; decode seconds "
+          + ", ".join(f"{n} {loaded[n][1]:.0f}" for n in loaded))
+    print(f"{'set':45} {'n':>5} {'Spearman':>9} {'AUROC':>7} {'bad':>6} {'flagged':>8} {'precision':>9} {'recall':>7}")
+    for name, row in rows.items():
+        print(f"{name:45} {row['sentences']:5d} {row['spearman']:9.3f} {row['auroc']:7.3f} {row['bad_share']:6.2f} "
+              f"{row['flagged_share']:8.2f} {row['flag_precision']:9.2f} {row['flag_recall']:7.2f}")
+    if args.write:
+        checks = {name: rows[name] for name in args.check}
+        path = write_to_bundle(args.bundle, replace(model, fit=dict(model.fit) | {"checked_on": checks}))
+        print(f"wrote the fit to {path}")
+    if args.json:
+        print(json.dumps({"bundle": translator.bundle.signature, "rows": rows, "model": model.to_json()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""The quality estimate: decoder features, flags, the confidence fit and its metrics, and
+confidence on every segment of real bundles."""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+import pytest
+
+from worker.engine import SegmentResult, Translator
+from worker.text.calibrate import Sample, auroc, evaluate, fit, ranks, spearman
+from worker.text.pipeline import TextOptions, prepare
+from worker.text.quality import (
+    DEFAULT_MODEL, FEATURES, LOW_CONFIDENCE, REPETITION, UNTRANSLATED_SPAN, ConfidenceModel, Unit, assess,
+    decoder_facts, model_for,
+)
+
+M = "\u2581"
+
+
+def _unit(text, source_pieces, target_pieces, attention, log_probs=None, start=0):
+    attention = np.asarray(attention, dtype=np.float32)
+    lps = np.full(len(target_pieces) + 1, -0.1, dtype=np.float32) if log_probs is None else np.asarray(log_probs)
+    return Unit(source_pieces, list(range(4, 4 + len(source_pieces))), target_pieces, lps, attention, start, text)
+
+
+def test_a_source_word_no_output_token_attends_to_is_reported_with_its_offsets():
+    # source "red big house": pieces ▁red ▁big ▁house + eos; the output attends to red and house only.
+    attention = [[0.9, 0.0, 0.1, 0.0], [0.1, 0.05, 0.85, 0.0], [0.0, 0.05, 0.0, 0.95]]
+    facts = decoder_facts([_unit("red big house", [M + "red", M + "big", M + "house"], [M + "rot", M + "Haus"], attention)])
+    assert facts.unattended_words == ((4, 7),)
+    assert facts.features["unattended_source"] == pytest.approx(1 / 3)
+    assert set(facts.features) == set(FEATURES)
+
+
+def test_punctuation_and_short_words_are_never_reported_untranslated():
+    attention = [[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    facts = decoder_facts([_unit("a house .", [M + "a", M + "house", M + "."], [M + "Haus"], attention)])
+    assert facts.unattended_words == ()
+
+
+def test_a_loop_of_output_pieces_is_found_and_named():
+    pieces = [M + "Die", M + "EU", "-", "P", "-", "P", "-", "P", "-", "Poli", M + "tik"]
+    attention = np.full((len(pieces) + 1, 3), 1 / 3)
+    facts = decoder_facts([_unit("The EU policy", [M + "The", M + "EU"], pieces, attention)])
+    assert facts.loop == "-P"
+    calm = decoder_facts([_unit("The EU", [M + "The", M + "EU"], [M + "Die", M + "EU", "..."], np.full((4, 3), 1 / 3))])
+    assert calm.loop is None
+
+
+def test_chunks_of_one_sentence_are_read_together():
+    a = _unit("big house", [M + "big", M + "house"], [M + "Haus"], [[0.05, 0.95, 0.0], [0.0, 0.0, 1.0]])
+    b = _unit("burns", [M + "burns"], [M + "brennt"], [[1.0, 0.0], [0.0, 1.0]], start=10)
+    facts = decoder_facts([a, b])
+    assert facts.unattended_words == ((0, 3),)
+    assert facts.features["source_length"] == pytest.approx(math.log(4))
+
+
+def test_ranks_spearman_and_auroc_match_hand_computed_values():
+    assert ranks([10, 20, 20, 5]).tolist() == [2.0, 3.5, 3.5, 1.0]
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 2, 3], [5, 5, 5]) == 0.0
+    # positives scored 0.9, 0.4; negatives 0.5, 0.1: 3 of 4 pairs ordered right
+    assert auroc([0.9, 0.4, 0.5, 0.1], [True, True, False, False]) == pytest.approx(0.75)
+    assert math.isnan(auroc([0.1, 0.2], [True, True]))
+
+
+def _synthetic(n, seed):
+    """chrF driven by the mean log-probability, plus noise; other features are noise."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        features = {f: float(rng.normal()) for f in FEATURES}
+        features["mean_log_prob"] = float(rng.uniform(-3.0, 0.0))
+        chrf = float(np.clip(100 / (1 + math.exp(-(2.0 * features["mean_log_prob"] + 3.0))) + rng.normal(0, 5), 0, 100))
+        out.append(Sample(features, chrf))
+    return out
+
+
+def test_the_fit_learns_which_feature_predicts_chrf_and_generalises():
+    model = fit(_synthetic(400, 0))
+    weights = dict(zip(FEATURES, model.weights))
+    assert max(weights, key=lambda f: abs(weights[f])) == "mean_log_prob"
+    assert weights["mean_log_prob"] > 0
+    scores = evaluate(model, _synthetic(300, 1))
+    assert scores["spearman"] > 0.8 and scores["auroc"] > 0.9
+    restored = ConfidenceModel.from_json(json.loads(json.dumps(model.to_json())), "bundle")
+    sample = _synthetic(1, 2)[0].features
+    assert restored.confidence(sample) == pytest.approx(model.confidence(sample), abs=1e-4)
+
+
+def test_a_fit_on_too_little_data_is_refused():
+    with pytest.raises(ValueError, match="at least 20"):
+        fit(_synthetic(5, 0))
+
+
+def test_a_quality_model_for_other_features_is_refused():
+    raw = DEFAULT_MODEL.to_json() | {"features": ["mean_log_prob"]}
+    with pytest.raises(ValueError, match="features"):
+        model_for({"quality": raw})
+
+
+@pytest.fixture(scope="module")
+def general():
+    return Translator("models/en-de")
+
+
+def test_every_segment_carries_a_confidence_in_unit_range_and_it_survives_json(general):
+    sentences = ["Where is the train station?", "I like tea.", "Le chat est assis sur le tapis dans la maison.",
+                 "https://example.com/a", "The European Central Bank raised interest rates by a quarter point on "
+                 "Thursday, citing persistent inflation in the services sector."]
+    results = general.translate_sentences(sentences)
+    for r in results:
+        assert r.confidence is not None and 0.0 <= r.confidence <= 1.0
+        payload = r.to_json()
+        assert payload["confidence"] == pytest.approx(r.confidence, abs=1e-4)
+        assert SegmentResult.from_json(json.loads(json.dumps(payload))).confidence == payload["confidence"]
+        assert set(r.flags) <= {"restored_span", LOW_CONFIDENCE, UNTRANSLATED_SPAN, REPETITION, "language", "glossary_miss"}
+    simple, foreign, verbatim = results[0], results[2], results[3]
+    assert foreign.confidence == 0.0 and "language" in foreign.flags
+    assert verbatim.confidence == 1.0
+    assert simple.confidence > results[4].confidence  # a phrase-book question beats a long news sentence
+
+
+def test_gibberish_is_flagged_low_confidence_and_an_easy_sentence_is_not(general):
+    easy, hard = general.translate_sentences(["I like tea.", "Xylophonists gather quixotically amid zephyrs."])
+    assert LOW_CONFIDENCE not in easy.flags
+    assert LOW_CONFIDENCE in hard.flags and hard.confidence < easy.confidence
+
+
+def test_untranslated_words_map_back_to_the_original_sentence_around_masked_spans(general):
+    sentence = "Visit https://example.com/a today, wonderful people."
+    prepared = prepare(sentence, TextOptions(check_language=False), "en")
+    stand_in = prepared.masked.slots[0]
+    # Pretend the decoder ignored the stand-in and "wonderful" (character offsets in the masked text).
+    word = prepared.text.index("wonderful")
+    facts = decoder_facts([_unit(prepared.text, [M + "x"], [M + "y"], [[1.0, 0.0], [0.0, 1.0]])])
+    facts = type(facts)(facts.features, ((stand_in.start, stand_in.end), (word, word + len("wonderful"))))
+    result = SegmentResult(sentence, "Besuchen", -0.1, general.translate_sentences(["x"])[0].alignment, facts=facts)
+    assessed = assess(result, prepared, DEFAULT_MODEL)
+    assert UNTRANSLATED_SPAN in assessed.flags
+    start = sentence.index("wonderful")
+    assert assessed.details["untranslated"] == [{"source": [start, start + 9], "text": "wonderful"}]
+
+
+def test_the_summary_line_counts_segments_and_each_flag():
+    from queue_config.summary import FlagSummary
+
+    summary = FlagSummary().add([{"flags": ["low_confidence"], "confidence": 0.1}, {"flags": [], "confidence": 0.9},
+                                 {"flags": ["language", "low_confidence"], "confidence": 0.0}])
+    summary.add([{"flags": ["repetition"]}] * 1200)
+    assert summary.line() == "1,203 segments, 2 flagged low_confidence, 1 language, 1,200 repetition; mean confidence 0.33"
+    assert FlagSummary().add([{"flags": [], "confidence": 1.0}]).line() == "1 segment, none flagged; mean confidence 1.00"
+
+
+def test_nmt_translate_prints_the_summary_line(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "nmt", "translate", "--bundle", "models/en-de"],
+                          input="Where is the train station?\nLe chat est assis sur le tapis dans la maison.\n",
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"nmt translate: 2 segments, .*\b1 (flagged )?language\b.*; mean confidence 0\.\d\d", done.stderr), done.stderr
+    assert done.stdout.splitlines()[1] == "Le chat est assis sur le tapis dans la maison."
+
+
+def test_nmt_calibrate_fits_and_writes_a_model_the_engine_then_uses(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree("models/multi30k-en-de", bundle)
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest.pop("quality", None)
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    assert "confidence_model" in Translator(bundle).translate_sentences(["A dog runs."])[0].details
+    data = "../shared/data/multi30k/"
+    done = subprocess.run([sys.executable, "-m", "nmt", "calibrate", "--bundle", str(bundle), "--lines", "60",
+                           "--fit", data + "val.en.gz", data + "val.de.gz", "--write"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "Spearman" in done.stdout and "wrote the confidence model" in done.stdout
+    quality = json.loads((bundle / "manifest.json").read_text())["quality"]
+    assert quality["features"] == list(FEATURES) and quality["fit"]["checked_on"]["fit"]["sentences"] == 60
+    translator = Translator(bundle)
+    assert translator.bundle.signature == manifest["signature"]  # the manifest is not part of the signature
+    result = translator.translate_sentences(["A dog runs."])[0]
+    assert "confidence_model" not in result.details and 0.0 <= result.confidence <= 1.0

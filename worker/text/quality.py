@@ -1,0 +1,219 @@
+"""Quality estimate per segment: a confidence in [0, 1] and the flags ``low_confidence``,
+``untranslated_span`` and ``repetition``, from what the decoder already knows.
+
+``decoder_facts`` reads one decoded sentence (its units' pieces, token log-probabilities and
+attention) into ``DecoderFacts``: the features below plus source words that got no attention.
+``ConfidenceModel`` maps the features to a confidence: a logistic model
+
+    confidence = sigmoid(w . (x - mean) / scale + b)
+
+fitted to sentence chrF / 100 on development data (``nmt calibrate``, ``worker.text.calibrate``),
+so a confidence of 0.4 reads "expected chrF about 40". The fit lives in the bundle's manifest
+under ``quality``; a bundle without one gets ``DEFAULT_MODEL`` (the mean token log-probability
+alone), and its segments say so in ``details["confidence_model"]``.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+
+from ..alignment import WORD_MARKER, piece_words
+
+if TYPE_CHECKING:
+    from ..engine import SegmentResult
+    from .pipeline import Prepared
+
+LOW_CONFIDENCE = "low_confidence"
+UNTRANSLATED_SPAN = "untranslated_span"
+REPETITION = "repetition"
+
+FEATURES = (
+    "mean_log_prob",  # mean log-probability of the output tokens (eos included)
+    "min_log_prob",  # the least likely output token's
+    "unlikely_tokens",  # share of output tokens with probability < 0.1
+    "unattended_source",  # share of source pieces whose attention, summed over the output, is < 0.3
+    "attention_entropy",  # mean entropy of the attention rows, over log(source length)
+    "over_attended_source",  # share of source pieces attended more than twice over
+    "repeated_ngrams",  # share of output piece trigrams that occurred before in the output
+    "pieces_per_word",  # source SentencePiece pieces per word: rare words split into many
+    "unknown_source",  # share of source pieces that are unk or byte fallback
+    "length_ratio",  # log((output tokens + 1) / (source tokens + 1))
+    "source_length",  # log(source tokens + 1)
+)
+UNATTENDED = 0.3  # summed attention below which a source piece counts as unattended
+UNTRANSLATED_MIN_LETTERS = 3  # a word reported untranslated holds at least this many letters
+REPEAT_RUN = 3  # an n-gram (n <= 4) of output pieces this many times in a row is a loop
+_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One decoded input of a sentence (the sentence, or a chunk of an over-long one)."""
+
+    source_pieces: Sequence[str]  # without eos
+    source_ids: Sequence[int]  # without eos
+    target_pieces: Sequence[str]  # without eos
+    token_log_probs: np.ndarray  # float [T + 1], eos included
+    attention: np.ndarray  # float [T + 1, >= S + 1]: rows per output token and eos, columns per source piece and eos
+    start: int  # character offset of the unit's text within the decoded sentence
+    text: str  # the unit's text
+
+
+@dataclass(frozen=True)
+class DecoderFacts:
+    features: Mapping[str, float]
+    # character [start, end) in the decoded text of words no output token attended to
+    unattended_words: tuple[tuple[int, int], ...] = ()
+    loop: str | None = None  # the repeated output pieces of a loop, when the output has one
+
+
+def decoder_facts(units: Sequence[Unit], unk_id: int = 1) -> DecoderFacts:
+    """Features and unattended words of a sentence decoded as ``units``."""
+    lps = np.concatenate([np.asarray(u.token_log_probs, dtype=np.float64) for u in units])
+    source = [p for u in units for p in u.source_pieces]
+    ids = [i for u in units for i in u.source_ids]
+    target = [p for u in units for p in u.target_pieces]
+    coverage, entropies, unattended = [], [], []
+    for unit in units:
+        s = len(unit.source_pieces)
+        att = np.asarray(unit.attention, dtype=np.float64)[:, : s + 1]
+        cover = att[:-1, :s].sum(0) if len(att) > 1 else np.zeros(s)
+        coverage.append(cover)
+        rows = np.clip(att, 1e-12, 1.0)
+        entropies.append(float((-(rows * np.log(rows)).sum(1) / math.log(s + 1)).mean()) if s else 0.0)
+        unattended += _unattended_words(unit, cover)
+    cover = np.concatenate(coverage) if coverage else np.zeros(0)
+    words = max(1, len({(i, w) for i, u in enumerate(units) for w in piece_words(u.source_pieces)}))
+    trigrams = [tuple(target[i:i + 3]) for i in range(len(target) - 2)]
+    repeated = len(trigrams) - len(set(trigrams))
+    features = {
+        "mean_log_prob": float(lps.mean()),
+        "min_log_prob": float(lps.min()),
+        "unlikely_tokens": float((lps < math.log(0.1)).mean()),
+        "unattended_source": float((cover < UNATTENDED).mean()) if cover.size else 0.0,
+        "attention_entropy": float(np.mean(entropies)),
+        "over_attended_source": float((cover > 2.0).mean()) if cover.size else 0.0,
+        "repeated_ngrams": repeated / max(1, len(trigrams)),
+        "pieces_per_word": len(source) / words,
+        "unknown_source": sum(1 for p, i in zip(source, ids) if i == unk_id or _BYTE_PIECE.fullmatch(p)) / max(1, len(source)),
+        "length_ratio": math.log((len(target) + 1) / (len(source) + 1)),
+        "source_length": math.log(len(source) + 1),
+    }
+    return DecoderFacts(features, tuple(unattended), _loop(target))
+
+
+def _unattended_words(unit: Unit, cover: np.ndarray) -> list[tuple[int, int]]:
+    """Words of the unit (character spans in the decoded sentence) none of whose pieces reached
+    the attention threshold, with enough letters to matter (not punctuation or a stray letter)."""
+    out = []
+    words = piece_words(unit.source_pieces)
+    text_words = [(m.start(), m.end()) for m in re.finditer(r"\S+", unit.text)]
+    for w, (a, b) in enumerate(text_words):
+        pieces = [i for i, pw in enumerate(words) if pw == w]
+        if not pieces or max(cover[i] for i in pieces) >= UNATTENDED:
+            continue
+        if sum(c.isalpha() for c in unit.text[a:b]) >= UNTRANSLATED_MIN_LETTERS:
+            out.append((unit.start + a, unit.start + b))
+    return out
+
+
+def _loop(pieces: Sequence[str]) -> str | None:
+    """The first n-gram (n <= 4) of pieces that occurs ``REPEAT_RUN`` times in a row, joined."""
+    for n in range(1, 5):
+        for i in range(len(pieces) - n * REPEAT_RUN + 1):
+            gram = list(pieces[i:i + n])
+            if all(list(pieces[i + k * n: i + (k + 1) * n]) == gram for k in range(1, REPEAT_RUN)):
+                if any(p.strip(WORD_MARKER + ".,;:!?-") for p in gram):  # "..." or "---" is not a loop
+                    return "".join(gram).replace(WORD_MARKER, " ").strip()
+    return None
+
+
+@dataclass(frozen=True)
+class ConfidenceModel:
+    """A logistic model over ``FEATURES``; ``threshold``: below it a segment is low_confidence."""
+
+    weights: tuple[float, ...]
+    bias: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    threshold: float = 0.3
+    name: str = "default"
+    fit: Mapping[str, Any] = field(default_factory=dict, compare=False)  # what it was fitted on, and how well
+
+    def confidence(self, features: Mapping[str, float]) -> float:
+        x = (np.array([features[f] for f in FEATURES]) - np.array(self.mean)) / np.array(self.scale)
+        z = float(np.dot(self.weights, x) + self.bias)
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], name: str) -> "ConfidenceModel":
+        if list(raw["features"]) != list(FEATURES):
+            raise ValueError(f"quality model features {raw['features']} are not this engine's {list(FEATURES)}")
+        return cls(tuple(raw["weights"]), float(raw["bias"]), tuple(raw["mean"]), tuple(raw["scale"]),
+                   float(raw.get("threshold", 0.3)), name, dict(raw.get("fit", {})))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"features": list(FEATURES), "weights": [round(w, 6) for w in self.weights], "bias": round(self.bias, 6),
+                "mean": [round(m, 6) for m in self.mean], "scale": [round(s, 6) for s in self.scale],
+                "threshold": self.threshold, "fit": dict(self.fit)}
+
+
+def model_for(manifest: Mapping[str, Any]) -> ConfidenceModel:
+    """The bundle's fitted model, else ``DEFAULT_MODEL``."""
+    raw = manifest.get("quality")
+    if raw:
+        return ConfidenceModel.from_json(raw, "bundle")
+    return DEFAULT_MODEL
+
+
+# Until a bundle is calibrated: the mean token log-probability alone, mapped so that -0.5 gives
+# 0.5 and -1.5 about 0.15.
+DEFAULT_MODEL = ConfidenceModel(
+    weights=(1.7,) + (0.0,) * (len(FEATURES) - 1), bias=0.0,
+    mean=(-0.5,) + (0.0,) * (len(FEATURES) - 1), scale=(1.0,) * len(FEATURES),
+)
+
+
+def assess(result: "SegmentResult", prepared: "Prepared", model: ConfidenceModel) -> "SegmentResult":
+    """``result`` (restored: spans and case back) with its confidence and quality flags.
+
+    A segment that was not decoded is as good as its source: confidence 1 for one made of
+    verbatim spans (or nothing to translate), 0 for one copied through in another language.
+    """
+    facts: DecoderFacts | None = result.facts
+    if facts is None:
+        return replace(result, confidence=0.0 if prepared.language is not None else 1.0)
+    confidence = model.confidence(facts.features)
+    flags, details = list(result.flags), dict(result.details)
+    if model.name == "default":
+        details["confidence_model"] = "default"
+    if confidence < model.threshold:
+        flags.append(LOW_CONFIDENCE)
+    untranslated = _source_ranges(facts.unattended_words, prepared)
+    if untranslated:
+        flags.append(UNTRANSLATED_SPAN)
+        details["untranslated"] = [{"source": [a, b], "text": prepared.source[a:b]} for a, b in untranslated]
+    if facts.loop is not None:
+        flags.append(REPETITION)
+        details["loop"] = facts.loop
+    return replace(result, confidence=confidence, flags=tuple(flags), details=details)
+
+
+def _source_ranges(ranges: Sequence[tuple[int, int]], prepared: "Prepared") -> list[tuple[int, int]]:
+    """Decoded-text ranges as ranges of the original sentence; those inside a stand-in (a masked
+    span, restored on its own) are dropped."""
+    masked = prepared.masked
+    out = []
+    for a, b in ranges:
+        if masked is not None and masked.slots:
+            if any(slot.start < b and a < slot.end for slot in masked.slots):
+                continue
+            a, b = masked.origin[a], masked.origin[b - 1] + 1
+        a, b = min(a, len(prepared.source)), min(b, len(prepared.source))
+        if b > a:
+            out.append((a, b))
+    return out
