@@ -87,7 +87,7 @@ def dev_bleu(translator, options, lines: int) -> dict:
             results = translator.translate_sentences(sources, options, text_options=text)
             runs[label] = [r.translation for r in results]
             if label == "on":
-                flagged = sum(bool(r.flags) for r in results)
+                flagged = sum(RESTORED_SPAN in r.flags for r in results)
                 with_spans = sum(bool(r.details.get("spans")) for r in results)
         metric = sacrebleu.BLEU()
         bleu = {label: metric.corpus_score(h, [references]).score for label, h in runs.items()}
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, d in report["dev_bleu"].items():
             print(f"  {name:14} {d['sentences']} lines: on {d['bleu_on']:.2f}  off {d['bleu_off']:.2f}  "
                   f"delta {d['delta']:+.2f}  ({d['sentences_with_spans']} with spans, "
-                  f"{d['translations_changed']} translations changed, {d['flagged']} flagged)")
+                  f"{d['translations_changed']} translations changed, {d['flagged']} flagged restored_span)")
     report["seconds"] = round(time.perf_counter() - started, 1)
     if args.json:
         print(json.dumps(report))

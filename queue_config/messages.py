@@ -33,7 +33,11 @@ class JobOptions:
     max_len_a: float | None = None
     max_len_b: int | None = None
     min_len: int = 0
+    no_repeat_ngram: int | None = None  # never repeat an n-gram of this many tokens (0: off)
     attention: bool = False  # include soft attention matrices in the result
+    # Refuse (fail) the document when more than this share of its judged segments is in another
+    # language than the job's ``src``; None: translate it, copying such segments through flagged.
+    refuse_foreign: float | None = None
 
     @classmethod
     def from_json(cls, raw: Any) -> "JobOptions":
@@ -56,16 +60,21 @@ class JobOptions:
             value = getattr(options, name)
             if value is not None and value < 0:
                 raise MessageError(f"option '{name}' must be >= 0, got {value}")
+        if options.no_repeat_ngram is not None and (options.no_repeat_ngram < 0 or options.no_repeat_ngram == 1):
+            raise MessageError(f"option 'no_repeat_ngram' must be 0 (off) or >= 2, got {options.no_repeat_ngram}")
+        if options.refuse_foreign is not None and not 0.0 <= options.refuse_foreign < 1.0:
+            raise MessageError(f"option 'refuse_foreign' must be in [0, 1), got {options.refuse_foreign}")
         return options
 
 
 _OPTION_TYPES = {"beam": int, "n_best": int, "length_penalty": float, "coverage_penalty": float,
-                 "max_len_a": float, "max_len_b": int, "min_len": int, "attention": bool}
+                 "max_len_a": float, "max_len_b": int, "min_len": int, "attention": bool, "no_repeat_ngram": int,
+                 "refuse_foreign": float}
 
 
 def _check_option(name: str, value: Any) -> Any:
     kind = _OPTION_TYPES[name]
-    if value is None and name in ("beam", "length_penalty", "max_len_a", "max_len_b"):
+    if value is None and name in ("beam", "length_penalty", "max_len_a", "max_len_b", "no_repeat_ngram", "refuse_foreign"):
         return None
     if kind is bool:
         ok = isinstance(value, bool)

@@ -79,3 +79,22 @@ def test_all_caps_sentence_keeps_its_spans_verbatim(translator):
     assert "XJ-4000" in result.translation and "$450" in result.translation
     words = result.translation.replace("XJ-4000", "").replace("$450", "")
     assert words == words.upper() and any(c.isalpha() for c in words)
+
+
+def test_sentence_case_keeps_the_capitals_the_vocabulary_prefers():
+    from worker.text.casing import UPPER, normalise, vocabulary_capitals
+
+    pieces = [("\u2581I", -3.0), ("\u2581i", -12.0), ("\u2581Tom", -8.0), ("\u2581A", -4.0), ("\u2581a", -4.5),
+              ("\u2581Art", -9.0), ("\u2581art", -9.5), ("\u2581dog", -7.0), ("ing", -5.0)]
+    capitalised = vocabulary_capitals(pieces)
+    assert [capitalised(w) for w in ("i", "tom", "a", "art", "dog", "paris")] == [True, True, False, False, False, False]
+    assert normalise("TOM AND I SAW A DOG.", UPPER, (), capitalised) == "Tom and I saw a dog."
+
+
+def test_the_general_bundle_restores_names_and_i_in_all_caps_input():
+    from worker.engine import Translator
+    from worker.text.casing import UPPER, normalise
+
+    translator = Translator("models/en-de")
+    assert normalise("TOM AND I WENT TO PARIS WITH MARY.", UPPER, (), translator.capitalised) == \
+        "Tom and I went to Paris with Mary."

@@ -191,3 +191,38 @@ def test_nmt_calibrate_fits_and_writes_a_model_the_engine_then_uses(tmp_path):
     assert translator.bundle.signature == manifest["signature"]  # the manifest is not part of the signature
     result = translator.translate_sentences(["A dog runs."])[0]
     assert "confidence_model" not in result.details and 0.0 <= result.confidence <= 1.0
+
+
+def test_refuse_foreign_refuses_a_french_file_and_translates_the_english_one(tmp_path):
+    import subprocess
+    import sys
+
+    french = tmp_path / "lettre.txt"
+    french.write_text("Le chat est assis sur le tapis dans la maison. Nous allons au marché demain matin avec "
+                      "les enfants.\n", encoding="utf-8")
+    english = tmp_path / "letter.txt"
+    english.write_text("Where is the train station? I would like to buy a ticket to the city.\n", encoding="utf-8")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "nmt", "translate", str(french), str(english), "--out", str(out),
+                           "--refuse-foreign", "0.5"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert f"refused {french}: document is mostly not in 'en'" in done.stderr and "'fr'" in done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["letter.de.json", "letter.de.txt"]
+    bad = subprocess.run([sys.executable, "-m", "nmt", "translate", "--refuse-foreign", "1.5", str(english),
+                          "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "--refuse-foreign takes a share in [0, 1)" in bad.stderr
+    # Without the option the French file is translated: copied through, every judged segment flagged.
+    done = subprocess.run([sys.executable, "-m", "nmt", "translate", str(french), "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    segments = json.loads((out / "lettre.de.json").read_text(encoding="utf-8"))["segments"]
+    assert all("language" in s["flags"] for s in segments)
+
+
+def test_job_options_for_repeat_blocking_and_refusal_are_validated():
+    from queue_config.messages import JobOptions, MessageError
+
+    assert JobOptions.from_json({"refuse_foreign": 0.5, "no_repeat_ngram": 4}).refuse_foreign == 0.5
+    for bad in ({"refuse_foreign": 1.0}, {"refuse_foreign": "yes"}, {"no_repeat_ngram": 1}, {"no_repeat_ngram": -2}):
+        with pytest.raises(MessageError):
+            JobOptions.from_json(bad)

@@ -25,6 +25,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 plain-text documents")
     t.add_argument("--out", help="output directory for <stem>.<tgt>.txt and <stem>.<tgt>.json (required with FILEs)")
     t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
+    t.add_argument("--refuse-foreign", type=float, default=None, metavar="SHARE",
+                   help="with FILEs: refuse a file (not translated, reported, exit status 1) when more than SHARE (0-1) "
+                        "of its segments of 5+ words are in another language than the model's source")
     t.add_argument("--report", metavar="PATH", help="also write an HTML report of every segment (flags, confidence, "
                                                     "word alignment on hover) to PATH")
     t.set_defaults(handler=run_translate)
@@ -125,6 +128,10 @@ def run_translate(args: argparse.Namespace) -> int:
     if args.files and not args.out:
         print("nmt translate: error: --out DIR is required with FILEs", file=sys.stderr)
         return 2
+    if args.refuse_foreign is not None and not (args.files and 0.0 <= args.refuse_foreign < 1.0):
+        print(f"nmt translate: error: --refuse-foreign takes a share in [0, 1) and FILEs, got {args.refuse_foreign}"
+              + ("" if args.files else " without FILEs"), file=sys.stderr)
+        return 2
     translator, options = _translator(args)
     summary = FlagSummary()
     reported: list | None = [] if args.report else None  # (name, payload) of each document, for --report
@@ -147,7 +154,8 @@ def run_translate(args: argparse.Namespace) -> int:
               "rename them or translate them into separate directories", file=sys.stderr)
         return 2
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    failures = _translate_files(translator, options, paths, Path(args.out), args.attention, _text_options(args), collect)
+    failures = _translate_files(translator, options, paths, Path(args.out), args.attention, _text_options(args), collect,
+                                args.refuse_foreign)
     _write_report(args.report, reported)
     print(f"nmt translate: {summary.line()}", file=sys.stderr)
     if failures:
@@ -168,11 +176,16 @@ GROUP_SENTENCES = 2000
 
 
 def _translate_files(translator, options, paths: list[Path], out_dir: Path, with_attention: bool,
-                     text_options=None, collect: Callable[[str, dict], None] | None = None) -> int:
+                     text_options=None, collect: Callable[[str, dict], None] | None = None,
+                     refuse_foreign: float | None = None) -> int:
     """Translate and write each file; returns how many failed. A file that cannot be read is
     skipped with its reason; a group that fails is retried file by file, so one bad document
-    never costs the others their results. ``collect(path, payload)``: called for each file written."""
+    never costs the others their results. ``collect(path, payload)``: called for each file written.
+    ``refuse_foreign``: a file with more than this share of its segments in another language is
+    refused (counted as failed), not translated."""
     from tqdm import tqdm
+
+    from .text.language import DocumentLanguageError, refuse_foreign_text
 
     from .documents import Layout, split_document
 
@@ -212,6 +225,13 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
                 tqdm.write(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
                 continue
             layout = split_document(text, source)
+            if refuse_foreign is not None:
+                try:
+                    refuse_foreign_text(text, [s.text for s in layout.sentences], source, refuse_foreign)
+                except DocumentLanguageError as exc:
+                    failures += 1
+                    tqdm.write(f"nmt translate: refused {path}: {exc}", file=sys.stderr)
+                    continue
             sentences = len(layout.sentences)
             bar.total += sentences
             counted += sentences

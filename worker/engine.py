@@ -22,6 +22,7 @@ from .documents import Layout, split_document
 from .ort_model import OrtStepModel
 from .search import Hypothesis, SearchOptions, search_in_batches
 from .settings import EngineSettings
+from .text.casing import vocabulary_capitals
 from .text.masking import STAND_INS
 from .text.pipeline import Prepared, TextOptions, prepare, restore, shift_details
 from .text.quality import Unit, assess, decoder_facts, model_for
@@ -128,6 +129,9 @@ class Translator:
         self.confidence_model = model_for(self.bundle.manifest)
         # Words that mask verbatim spans: the bundle's own (bench/stand_ins.py), else the default list.
         self.stand_ins = tuple(self.bundle.manifest.get("stand_ins") or STAND_INS)
+        # Words an ALL-CAPS or Title Case sentence keeps capitalised in sentence case ("I", names).
+        self.capitalised = vocabulary_capitals([(self.source_sp.id_to_piece(i), self.source_sp.get_score(i))
+                                                for i in range(self.source_sp.get_piece_size())])
         self.load_seconds = time.perf_counter() - started
 
     @property
@@ -142,8 +146,8 @@ class Translator:
         ``progress(n)``: called as each batch of n decoder inputs (sentences, or parts of over-long
         ones) finishes. ``text_options``: span protection and case handling around decoding (default: both on)."""
         options = (options or self.default_options).validate()
-        prepared = [prepare(sentence, text_options or TextOptions(), self.bundle.source_language, self.stand_ins)
-                    for sentence in sentences]
+        prepared = [prepare(sentence, text_options or TextOptions(), self.bundle.source_language, self.stand_ins,
+                            self.capitalised) for sentence in sentences]
         decoded = iter(self._decode([p.text for p in prepared if p.decode], options, with_attention, progress))
         return [assess(restore(p, next(decoded) if p.decode else _undecoded(p)), p, self.confidence_model)
                 for p in prepared]

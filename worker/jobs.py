@@ -26,6 +26,7 @@ from .engine import SegmentResult, Translator, assemble_document
 from .search import SearchOptions
 from .settings import EngineSettings
 from .text.glossary import Glossary
+from .text.language import DocumentLanguageError, refuse_foreign_text
 from .text.pipeline import TextOptions
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ class Runtime:
 
 
 def search_options(translator: Translator, options: JobOptions) -> SearchOptions:
-    changes = {k: v for k, v in vars(options).items() if k != "attention" and v is not None}
+    changes = {k: v for k, v in vars(options).items() if k not in ("attention", "refuse_foreign") and v is not None}
     return replace(translator.default_options, **changes).validate()
 
 
@@ -145,6 +146,11 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
     layout = split_document(text, request.src)
     if not layout.sentences:
         raise JobError("document is empty: it has no text to translate")
+    if request.options.refuse_foreign is not None:
+        try:
+            refuse_foreign_text(text, [s.text for s in layout.sentences], request.src, request.options.refuse_foreign)
+        except DocumentLanguageError as exc:
+            raise JobError(str(exc)) from None
     total = len(layout.sentences)
     store.start(request.job_id, total)
     options = search_options(translator, request.options)

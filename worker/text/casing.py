@@ -11,7 +11,7 @@ the length of the text, so character offsets stay valid.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 UPPER, TITLE = "upper", "title"
 
@@ -34,9 +34,11 @@ def detect(text: str, protected: Sequence[tuple[int, int]] = ()) -> str | None:
     return None
 
 
-def normalise(text: str, case: str | None, protected: Sequence[tuple[int, int]] = ()) -> str:
+def normalise(text: str, case: str | None, protected: Sequence[tuple[int, int]] = (),
+              capitalised: Callable[[str], bool] | None = None) -> str:
     """``text`` in sentence case (same length); ALL-CAPS words of a Title Case sentence are kept
-    as acronyms. Protected ranges are left as they are."""
+    as acronyms. Protected ranges are left as they are. ``capitalised(word)``: whether a word (in
+    lower case) is usually written with a capital ("i", "tom", "paris"), so it gets one back."""
     if case is None:
         return text
     chars = list(text)
@@ -50,6 +52,8 @@ def normalise(text: str, case: str | None, protected: Sequence[tuple[int, int]] 
         for k in range(m.start(), m.end()):
             if not keep[k]:
                 chars[k] = _lower(chars[k])
+        if capitalised is not None and not keep[m.start()] and capitalised("".join(chars[m.start():m.end()])):
+            chars[m.start()] = _upper(chars[m.start()])
     first = next((k for k, c in enumerate(chars) if c.isalpha()), None)
     if first is not None and not keep[first]:
         chars[first] = _upper(chars[first])
@@ -87,3 +91,23 @@ def _blank(text: str, protected: Sequence[tuple[int, int]]) -> str:
     for a, b in protected:
         chars[a:b] = " " * (b - a)
     return "".join(chars)
+
+
+# A capitalised piece must be this much more likely (log-probability) than the lower-case one:
+# words that open many sentences ("A man ...", "Two dogs ...") are capitalised there only.
+CAPITAL_MARGIN = 1.5
+
+
+def vocabulary_capitals(pieces: Sequence[tuple[str, float]], marker: str = "\u2581") -> Callable[[str], bool]:
+    """``capitalised`` from a SentencePiece vocabulary's (piece, log-probability) pairs: a word is
+    written with a capital when its capitalised whole-word piece is clearly the more likely one
+    (or the only one): "▁I" over "▁i", "▁Tom" with no "▁tom"; never a headline's minor word."""
+    scores = {piece: score for piece, score in pieces if piece.startswith(marker)}
+
+    def capitalised(word: str) -> bool:
+        if word in _MINOR:
+            return False
+        upper = scores.get(marker + _upper(word[:1]) + word[1:])
+        return upper is not None and upper > scores.get(marker + word, float("-inf")) + CAPITAL_MARGIN
+
+    return capitalised

@@ -219,3 +219,11 @@ def _labels() -> frozenset[str]:
 def load_detector() -> None:
     """Load the detector now (a worker may call this at start-up to time it apart from work)."""
     _identifier()
+
+
+def refuse_foreign_text(text: str, sentences: Sequence[str], expected: str, max_share: float) -> DocumentLanguage:
+    """``refuse_foreign_document`` for a document's text and its sentences: each sentence judged
+    on its own, and the whole text where no sentence is long enough to judge."""
+    check = LanguageCheck(expected=expected)
+    return refuse_foreign_document([check.check_segment(s) for s in sentences], expected, max_share,
+                                   check.check_document(text))

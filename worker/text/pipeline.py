@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..alignment import Alignment, word_spans
 from . import casing
@@ -52,9 +52,11 @@ class Prepared:
 
 
 def prepare(sentence: str, options: TextOptions = TextOptions(), source_language: str | None = None,
-            stand_ins: Sequence[str] = STAND_INS) -> Prepared:
+            stand_ins: Sequence[str] = STAND_INS, capitalised: Callable[[str], bool] | None = None) -> Prepared:
     """The text to decode for ``sentence`` (in ``source_language``, when known, for the language check).
-    ``stand_ins``: the words that mask spans, best copied first (a bundle's own, else ``STAND_INS``)."""
+    ``stand_ins``: the words that mask spans, best copied first (a bundle's own, else ``STAND_INS``);
+    ``capitalised``: which words keep a capital when an ALL-CAPS or Title Case sentence is put in
+    sentence case (``casing.vocabulary_capitals`` of the bundle's vocabulary)."""
     if options.check_language and source_language:
         verdict = _language_check(source_language).check_segment(sentence)
         if verdict.mismatch:
@@ -62,7 +64,7 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
     spans = tuple(find_spans(sentence))
     ranges = [(s.start, s.end) for s in spans]
     case = casing.detect(sentence, ranges) if options.restore_case else None
-    text = casing.normalise(sentence, case, ranges)
+    text = casing.normalise(sentence, case, ranges, capitalised)
     terms = _glossary_terms(sentence, options, ranges, case)
     if not options.protect_spans and not terms:
         return Prepared(sentence, text, True, spans, None, case)
