@@ -1,35 +1,51 @@
 """Training throughput benchmark: target tokens per second, ours against a naive baseline.
 
-Measures, on this machine's CPU and on the real Multi30k training corpus (read through
-``training.data.prepare_data``), the speed of one training step (collate, forward with
-label-smoothed cross-entropy, backward, gradient clipping, Adam step) for:
+Measures, on this machine's CPU and on a config's real training data, the speed of one training
+step (collate, forward with label-smoothed cross-entropy, backward, gradient clipping, Adam step).
 
-* ours: ``training.model.ModelSpec(config.model, V, V).build()`` trained exactly as in
-  ``training/trainer.py``: length-bucketed batches of ``train.batch_tokens`` target tokens from
-  ``training.batching.make_batches``/``collate``, bfloat16 autocast when ``train.bf16`` is set,
-  attention keys computed once per sentence and the vocabulary projection run once per batch;
+Data: ``training.data.prepare_data`` sets up the training data exactly as the trainer does. The
+single-directory layout (``configs/multi30k-en-de.yaml``) is held in memory; the ``data.corpora``
+layout (``configs/general-en-de.yaml``) is streamed from disk by ``training.stream.CorpusStream``:
+a start-up scan (exact duplicates across corpora, the SentencePiece sample: ``vocab.size`` from a
+reservoir of ``vocab.input_sentence_size`` sentences), then per epoch the corpus weights, the
+length filters and length-bucketed batches of ``train.batch_tokens`` cut inside the
+``train.shuffle_buffer``. One full pass over epoch 1's batches (``data.source.epoch_batches(0)``,
+the trainer's sequence) gives ours' batches (the epoch's first ``--warmup`` + ``--batches``, in the
+trainer's order), the epoch's target tokens (weighted copies included) for the epoch-time
+estimate, the per-corpus counts, and the baseline's pool: a uniform sample
+(``training.stream.Reservoir``, at most ``train.shuffle_buffer`` pairs) of the same filtered,
+deduplicated, weighted pairs, so both sides see the same data distribution.
+
+* ours: ``training.model.ModelSpec(config.model, V, V).build()`` trained by the trainer's own step
+  (``training.trainer.Trainer._step``) on those batches, with bfloat16 autocast when ``train.bf16``
+  is set and the CPU has native bfloat16 (``training.trainer.bf16_is_native``, the trainer's rule;
+  otherwise fp32); attention keys are computed once per sentence and the vocabulary projection
+  runs once per batch;
 * baseline: a straightforward per-step ``nn.GRUCell`` implementation of the same model (same
-  sizes, defined below): batches of 64 random sentence pairs (no length bucketing), a
-  bidirectional ``nn.GRU`` encoder over ``pack_padded_sequence``, additive attention that
-  recomputes ``U_a h_j`` at every decoder step, readout, vocabulary projection and loss inside the
-  per-step loop, fp32 (no autocast).
+  sizes, defined below), trained by the same step function: batches of 64 pairs drawn at random
+  from the pool (no length bucketing), a bidirectional ``nn.GRU`` encoder over
+  ``pack_padded_sequence``, additive attention that recomputes ``U_a h_j`` at every decoder step,
+  readout, vocabulary projection and loss inside the per-step loop, fp32 (no autocast).
 
 Both run with the same torch thread count (``--threads``, else ``train.threads``, else torch's
 default): ``--warmup`` untimed batches, then timed batches (``--batches`` for ours; for the
 baseline ``--baseline-batches``, or by default as many as it takes to cover the same number of
 target tokens). Tokens are real target tokens (non-padding, eos included). Reported: tokens/s,
-an epoch-time estimate (training-set target tokens / tokens per s), peak RSS and the speed-up
+an epoch-time estimate (epoch target tokens / tokens per s), peak RSS and the speed-up
 ours / baseline. With ``--json`` the last stdout line is a JSON object.
 
-The SentencePiece vocabulary is trained with the config's settings (about 20 s) unless
-``--vocab-size`` overrides its size. The data directory is ``--data-dir``, else ``$NMT_DATA_DIR``,
-else the config's ``data.dir``.
+The SentencePiece vocabulary is trained with the config's settings (20 s for Multi30k, about a
+minute for the general corpora on 2 cores) unless ``--vocab-size`` overrides its size. The
+single-directory layout reads ``--data-dir``, else ``$NMT_DATA_DIR``, else the config's
+``data.dir``; ``data.corpora`` paths are relative to the config file.
 
 Run from the repository root:
 
     python bench/train_speed.py [--config configs/multi30k-en-de.yaml] [--json]
+    python bench/train_speed.py --config configs/general-en-de.yaml [--json]
 
 Smoke test: ``python bench/train_speed.py --batches 2 --baseline-batches 2 --warmup 1 --vocab-size 1000``
+(add ``--config configs/general-en-de.yaml`` for the streamed layout).
 """
 from __future__ import annotations
 
@@ -39,7 +55,6 @@ import json
 import logging
 import math
 import os
-import platform
 import random
 import resource
 import sys
@@ -56,14 +71,17 @@ import torch.nn.functional as F  # noqa: E402
 from torch import Tensor, nn  # noqa: E402
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence  # noqa: E402
 
-from training.batching import Batch, collate, make_batches  # noqa: E402
+from training.batching import Pair, target_tokens  # noqa: E402
 from training.config import Config, ModelConfig, load_config, resolve_data_dir  # noqa: E402
-from training.data import prepare_data  # noqa: E402
+from training.data import BatchSource, prepare_data  # noqa: E402
 from training.model import ModelSpec  # noqa: E402
+from training.stream import Reservoir  # noqa: E402
+from training.trainer import LossModule, Trainer, bf16_is_native  # noqa: E402
 from training.vocab import PAD_ID  # noqa: E402
 
 DEFAULT_CONFIG = REPO_ROOT / "configs" / "multi30k-en-de.yaml"
 BASELINE_BATCH_SENTENCES = 64
+CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16")  # reported when present
 
 
 # --------------------------------------------------------------------------------------------
@@ -162,29 +180,71 @@ def _maxrss_mb() -> float:
     return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
 
 
-def measure(
-    model: nn.Module, batches: Iterable[Sequence[int]], src: list[list[int]], tgt: list[list[int]],
-    warmup: int, timed: int | None, min_tokens: int, bf16: bool, lr: float, clip: float, smoothing: float,
-) -> dict:
-    """Train ``model`` on ``batches`` (index lists) exactly as training/trainer.py does per batch.
+def cpu_info(cpuinfo: str = "/proc/cpuinfo") -> tuple[str, list[str]]:
+    """The CPU's model name and which of ``CPU_FLAGS`` it has (Linux; elsewhere the machine type)."""
+    import platform
+
+    try:
+        lines = Path(cpuinfo).read_text().splitlines()
+    except OSError:
+        return platform.processor() or platform.machine(), []
+    name = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), platform.machine())
+    flags = next((line.split(":", 1)[1].split() for line in lines if line.startswith("flags")), [])
+    return name, [f for f in CPU_FLAGS if f in flags]
+
+
+@dataclasses.dataclass
+class EpochPass:
+    """What one full pass over an epoch's batches gave."""
+
+    first: list[list[Pair]]  # the epoch's first batches, in the trainer's order
+    pool: list[Pair]  # a uniform sample of the epoch's pairs (weighted copies included)
+    batches: int
+    pairs: int
+    target_tokens: int
+    seconds: float
+
+
+def read_epoch(source: BatchSource, keep: int, pool_size: int, seed: int) -> EpochPass:
+    """Read epoch 1 (``source.epoch_batches(0)``, what the trainer trains on first) to its end."""
+    started = time.perf_counter()
+    first: list[list[Pair]] = []
+    pool = Reservoir(pool_size, f"{seed}:train_speed:pool")
+    batches = pairs = tokens = 0
+    for batch in source.epoch_batches(0):
+        if len(first) < keep:
+            first.append(batch)
+        batches += 1
+        pairs += len(batch)
+        tokens += target_tokens(batch)
+        for pair in batch:
+            pool.add(pair)
+    return EpochPass(first, pool.items, batches, pairs, tokens, time.perf_counter() - started)
+
+
+def random_batches(pool: Sequence[Pair], size: int, seed: int) -> Iterator[list[Pair]]:
+    """Endless batches of ``size`` pairs drawn at random from ``pool`` (no sorting, no bucketing)."""
+    rng = random.Random(seed)
+    while True:
+        yield rng.sample(pool, min(size, len(pool)))
+
+
+def measure(trainer: Trainer, model: nn.Module, batches: Iterable[list[Pair]], warmup: int, timed: int | None,
+            min_tokens: int, bf16: bool) -> dict:
+    """Train ``model`` on ``batches`` with the trainer's own step (``Trainer._step``: collate,
+    forward under autocast when ``bf16``, backward of the token-mean loss, clipping, Adam).
 
     ``warmup`` batches are untimed; then ``timed`` batches, or (``timed`` None) until at least
     ``min_tokens`` target tokens were timed. Returns tokens, seconds, batches and peak RSS.
     """
     model.train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    net = LossModule(model)  # type: ignore[arg-type]  (any module with Seq2Seq's ``loss``)
+    optimizer = torch.optim.Adam(model.parameters(), lr=trainer.config.train.lr)
+    trainer.bf16 = bf16
     source = iter(batches)
 
     def step() -> int:
-        batch: Batch = collate(next(source), src, tgt)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            loss_sum, tokens = model.loss(batch.src, batch.src_lengths, batch.prev_ids, batch.gold, smoothing)
-        optimizer.zero_grad(set_to_none=True)
-        (loss_sum / tokens).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
-        assert tokens == batch.target_tokens, (tokens, batch.target_tokens)
-        return tokens
+        return trainer._step(net, model, optimizer, [next(source)])[1]  # noqa: SLF001
 
     reset = _hwm_reset()
     for _ in range(warmup):
@@ -202,17 +262,12 @@ def measure(
     }
 
 
-def random_batches(n_pairs: int, size: int, seed: int) -> Iterator[list[int]]:
-    """Endless batches of ``size`` pairs drawn at random (no sorting, no length bucketing)."""
-    rng = random.Random(seed)
-    while True:
-        yield rng.sample(range(n_pairs), min(size, n_pairs))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="training config (default: %(default)s)")
-    parser.add_argument("--data-dir", default=None, help="corpus directory (default: $NMT_DATA_DIR, else the config's data.dir)")
+    parser.add_argument("--data-dir", default=None,
+                        help="corpus directory of the single-directory layout (default: $NMT_DATA_DIR, else the "
+                             "config's data.dir); data.corpora paths come from the config")
     parser.add_argument("--vocab-size", type=int, default=None, help="override vocab.size (a smaller vocabulary trains faster)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads for both (default: train.threads, else torch's default)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed batches before timing each (default: %(default)s)")
@@ -233,46 +288,56 @@ def main(argv: list[str] | None = None) -> int:
     if threads:
         torch.set_num_threads(threads)
     threads = torch.get_num_threads()
+    device = torch.device("cpu")
+    bf16 = t.bf16 and bf16_is_native(device)  # the trainer's rule: emulated bf16 is slower than fp32
+    cpu_name, cpu_flags = cpu_info()
+    print(f"torch {torch.__version__}, {threads} thread(s), cpu: {cpu_name} ({os.cpu_count()} logical cpus; "
+          f"{', '.join(cpu_flags) or 'none of ' + ', '.join(CPU_FLAGS)})", flush=True)
 
+    # The training data as the trainer sets it up, then one full pass over epoch 1.
     data_dir = resolve_data_dir(config, args.data_dir, args.config)
+    layout = "streamed data.corpora" if config.data.corpora else f"in-memory {data_dir}"
     started = time.perf_counter()
     data = prepare_data(data_dir, config)
     prep_seconds = time.perf_counter() - started
-    src, tgt = data.train_src, data.train_tgt
     src_vocab, tgt_vocab = len(data.vocabs.src), len(data.vocabs.tgt)
-    epoch_tokens = sum(len(s) + 1 for s in tgt)
-    print(f"data: {data_dir} - {data.summary}; vocab {src_vocab}/{tgt_vocab} "
-          f"({'joint' if data.vocabs.joint else 'separate'}); {epoch_tokens} target tokens per epoch; "
-          f"prepared in {prep_seconds:.1f} s", flush=True)
-    print(f"torch {torch.__version__}, {threads} thread(s), cpu: {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} logical cpus", flush=True)
+    print(f"data ({layout}): {data.summary}; vocab {src_vocab}/{tgt_vocab} "
+          f"({'joint' if data.vocabs.joint else 'separate'}); prepared in {prep_seconds:.1f} s", flush=True)
+    needed = args.warmup + args.batches
+    epoch = read_epoch(data.source, needed, t.shuffle_buffer, t.seed)
+    reports = data.corpus_reports()
+    for label, line in reports:
+        print(f"  {label}: {line}")
+    print(f"epoch 1: {epoch.batches} batches, {epoch.pairs} pairs, {epoch.target_tokens} target tokens "
+          f"(read in {epoch.seconds:.1f} s); baseline pool {len(epoch.pool)} pairs", flush=True)
+    if len(epoch.first) < needed:
+        parser.error(f"the epoch has only {len(epoch.first)} batches; lower --warmup/--batches")
+    trainer = Trainer(config, Path(os.devnull), data_dir)  # only its step is used: no run directory is written
+    trainer.device = device
 
     # Ours: the trainer's step on the first length-bucketed batches of epoch 1.
-    needed = args.warmup + args.batches
-    ours_batches = make_batches(src, tgt, t.batch_tokens, t.max_batch_sentences, t.seed)
-    if len(ours_batches) < needed:
-        parser.error(f"the corpus has only {len(ours_batches)} batches; lower --warmup/--batches")
     torch.manual_seed(t.seed)
     model = ModelSpec(config.model, src_vocab, tgt_vocab).build()
     n_ours = sum(p.numel() for p in model.parameters())
-    print(f"ours: {n_ours / 1e6:.2f}M params, batch_tokens {t.batch_tokens}, bf16 {t.bf16}; "
+    print(f"ours: {n_ours / 1e6:.2f}M params, batch_tokens {t.batch_tokens}, "
+          f"{'bf16 autocast' if bf16 else 'fp32'}{' (train.bf16 is set; this CPU has no native bf16)' if t.bf16 and not bf16 else ''}; "
           f"{args.warmup} warm-up + {args.batches} timed batches ...", flush=True)
-    ours = measure(model, ours_batches[:needed], src, tgt, args.warmup, args.batches, 0,
-                   t.bf16, t.lr, t.clip_norm, t.label_smoothing)
+    ours = measure(trainer, model, epoch.first, args.warmup, args.batches, 0, bf16)
     del model
 
-    # Baseline: random 64-sentence batches, fp32, the naive per-step model.
+    # Baseline: random 64-pair batches from the same pairs, fp32, the naive per-step model.
     torch.manual_seed(t.seed)
     naive = NaiveSeq2Seq(config.model, src_vocab, tgt_vocab)
     n_naive = sum(p.numel() for p in naive.parameters())
-    mean_tokens = epoch_tokens / len(tgt)
+    mean_tokens = epoch.target_tokens / epoch.pairs
     planned = args.baseline_batches or math.ceil(ours["tokens"] / (BASELINE_BATCH_SENTENCES * mean_tokens))
-    print(f"baseline: {n_naive / 1e6:.2f}M params, {BASELINE_BATCH_SENTENCES} random sentences per batch, fp32; "
+    print(f"baseline: {n_naive / 1e6:.2f}M params, {BASELINE_BATCH_SENTENCES} random pairs per batch, fp32; "
           f"{args.warmup} warm-up + {args.baseline_batches or f'~{planned}'} timed batches ...", flush=True)
-    base = measure(naive, random_batches(len(src), BASELINE_BATCH_SENTENCES, t.seed), src, tgt, args.warmup, args.baseline_batches, ours["tokens"],
-                   False, t.lr, t.clip_norm, t.label_smoothing)
+    base = measure(trainer, naive, random_batches(epoch.pool, BASELINE_BATCH_SENTENCES, t.seed), args.warmup,
+                   args.baseline_batches, ours["tokens"], False)
     del naive
 
+    epoch_tokens = epoch.target_tokens
     speedup = ours["tokens_per_s"] / base["tokens_per_s"]
     rows = [("ours", ours), ("baseline", base)]
     print()
@@ -281,19 +346,27 @@ def main(argv: list[str] | None = None) -> int:
         rss = r["peak_rss_mb"] if r["peak_rss_mb"] is not None else r["process_maxrss_mb"]
         print(f"{name:<10}{r['batches']:>9}{r['tokens']:>9}{r['seconds']:>10.2f}{r['tokens_per_s']:>11.0f}"
               f"{epoch_tokens / r['tokens_per_s']:>10.0f}{rss:>14.0f}")
-    print(f"speed-up ours/baseline: {speedup:.2f}x   (process ru_maxrss {_maxrss_mb():.0f} MiB; "
-          f"per-phase peaks from VmHWM where available)")
+    print(f"speed-up ours/baseline: {speedup:.2f}x   (epoch: {epoch_tokens} target tokens; process ru_maxrss "
+          f"{_maxrss_mb():.0f} MiB; per-phase peaks from VmHWM where available)")
     if args.json:
         summary = {
             "ours_tokens_per_s": ours["tokens_per_s"],
             "baseline_tokens_per_s": base["tokens_per_s"],
             "speedup": speedup,
             "threads": threads,
+            "cpu": cpu_name,
+            "cpu_flags": cpu_flags,
             "config": str(args.config),
+            "layout": "corpora" if config.data.corpora else "directory",
+            "corpora": [{"name": label, "read": line} for label, line in reports],
             "vocab_size": {"src": src_vocab, "tgt": tgt_vocab},
-            "bf16": t.bf16,
+            "bf16": bf16,
+            "bf16_configured": t.bf16,
             "batch_tokens": t.batch_tokens,
             "baseline_batch_sentences": BASELINE_BATCH_SENTENCES,
+            "baseline_pool_pairs": len(epoch.pool),
+            "epoch_batches": epoch.batches,
+            "epoch_pairs": epoch.pairs,
             "epoch_target_tokens": epoch_tokens,
             "ours_seconds_per_epoch": epoch_tokens / ours["tokens_per_s"],
             "baseline_seconds_per_epoch": epoch_tokens / base["tokens_per_s"],
@@ -302,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
             "ours_params": n_ours,
             "baseline_params": n_naive,
             "peak_rss_mb": _maxrss_mb(),
+            "prepare_seconds": prep_seconds,
+            "epoch_read_seconds": epoch.seconds,
             "torch": torch.__version__,
             "warmup": args.warmup,
         }

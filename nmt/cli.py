@@ -13,6 +13,7 @@ SUBCOMMANDS = [
     ("training.download", "the core install"),
     ("export.cli", "the 'export' extra"),
     ("worker.cli", "the 'worker' extra"),
+    ("worker.align_cli", "the 'worker' extra"),
     ("client.cli", "the 'client' extra"),
 ]
 

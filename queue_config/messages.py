@@ -170,6 +170,7 @@ class AlignedSegment:
     confidence: float | None = None  # the quality estimate in [0, 1]
     flags: tuple[str, ...] = ()  # what a reader should check: low_confidence, language, untranslated_span, ...
     details: Mapping[str, Any] = field(default_factory=dict)  # the facts behind the flags (spans, offsets)
+    cached: bool = False  # taken from the segment cache (or a repeat within the job), not decoded again
 
     @property
     def pairs(self) -> list[tuple[int, int]]:
@@ -196,7 +197,8 @@ class JobResult:
             AlignedSegment(s["source"], s["translation"], float(s["score"]), s["alignment"],
                            tuple(tuple(w) for w in s.get("source_words", ())),
                            tuple(tuple(w) for w in s.get("target_words", ())), tuple(s.get("warnings", ())),
-                           s.get("confidence"), tuple(s.get("flags", ())), dict(s.get("details", {})))
+                           s.get("confidence"), tuple(s.get("flags", ())), dict(s.get("details", {})),
+                           bool(s.get("cached", False)))
             for s in raw["segments"]
         )
         return cls(raw["job_id"], raw["text"], segments, raw["provenance"], tuple(raw.get("warnings", ())), raw)

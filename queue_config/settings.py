@@ -43,6 +43,9 @@ class QueueSettings:
     shutdown_timeout: float = 30.0  # soft-shutdown seconds for running jobs on SIGTERM
     proc_alive_timeout: float = 60.0  # seconds a new worker child may take to report up
     socket_timeout: float = 30.0
+    cache_size: int = 10_000  # translated segments each worker child keeps (LRU); 0: none
+    cache_redis: bool = False  # also share translated segments between workers through the broker's Redis
+    cache_ttl: int = 24 * 3600  # seconds a cached segment lives
 
     @property
     def backend_url(self) -> str:
@@ -69,9 +72,11 @@ class QueueSettings:
             raise SettingsError(f"{PREFIX}RETRY_BACKOFF_MAX ({self.retry_backoff_max}) must stay well below the "
                                 f"visibility timeout ({self.effective_visibility_timeout}); at most a quarter of it")
         for name in ("max_attempts", "chunk_sentences", "max_document_bytes", "lease_seconds", "max_batch_tokens",
-                     "batch_workers"):
+                     "batch_workers", "cache_ttl"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be >= 1, got {getattr(self, name)}")
+        if self.cache_size < 0:
+            raise SettingsError(f"{PREFIX}CACHE_SIZE must be >= 0 (0: no local cache), got {self.cache_size}")
         if self.provider not in ("auto", "cpu", "cuda"):
             raise SettingsError(f"{PREFIX}PROVIDER must be auto, cpu or cuda, got {self.provider!r}")
         return self
@@ -86,10 +91,21 @@ def load_settings(environ: Mapping[str, str] | None = None) -> QueueSettings:
         if key in environ:
             kind = type(f.default)
             try:
-                values[f.name] = kind(environ[key])
+                values[f.name] = _flag(environ[key]) if kind is bool else kind(environ[key])
             except ValueError:
-                raise SettingsError(f"{key}={environ[key]!r} is not a valid {kind.__name__}") from None
+                what = "on/off value (1, true, yes, on, 0, false, no, off)" if kind is bool else kind.__name__
+                raise SettingsError(f"{key}={environ[key]!r} is not a valid {what}") from None
     return QueueSettings(**values).validate()
+
+
+def _flag(value: str) -> bool:
+    """An on/off setting: 1/true/yes/on or 0/false/no/off (any case); ValueError otherwise."""
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(value)
 
 
 def check_redis_url(url: str, variable: str) -> None:

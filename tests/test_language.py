@@ -176,4 +176,6 @@ def test_the_translator_copies_a_foreign_segment_through_untranslated_and_flags_
         assert result.details["language"]["detected"] == code
         assert result.to_json()["flags"] == ["language"]
     unchecked = translator.translate_sentences(sentences[1:2], text_options=TextOptions(check_language=False))[0]
-    assert unchecked.flags == () and unchecked.translation != sentences[1]
+    # Decoded: no language flag; the quality estimate sees the invented German for what it is.
+    assert "language" not in unchecked.flags and unchecked.translation != sentences[1]
+    assert "low_confidence" in unchecked.flags and unchecked.confidence < english.confidence

@@ -5,13 +5,15 @@ budget, decoded, and returned in input order with scores, word alignments and pr
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 import unicodedata
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 import sentencepiece as spm
@@ -26,6 +28,9 @@ from .text.casing import vocabulary_capitals
 from .text.masking import STAND_INS
 from .text.pipeline import Prepared, TextOptions, prepare, restore, shift_details
 from .text.quality import Unit, assess, decoder_facts, model_for
+
+if TYPE_CHECKING:
+    from .cache import SegmentCache
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,7 @@ class SegmentResult:
     confidence: float | None = None  # in [0, 1]: the quality estimate (worker.text.quality); None before it
     # What the decoder knew (worker.text.quality.DecoderFacts), read by the quality estimate; not serialised.
     facts: Any = field(default=None, repr=False, compare=False)
+    cached: bool = False  # a segment cache hit (worker.cache), or a repeat of a sentence earlier in the call
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> "SegmentResult":
@@ -59,7 +65,7 @@ class SegmentResult:
         n_best = tuple((n["translation"], n["score"]) for n in raw.get("n_best", ()))
         return cls(raw["source"], raw["translation"], raw["score"], alignment, n_best, attention,
                    tuple(raw.get("warnings", ())), tuple(raw.get("flags", ())), dict(raw.get("details", {})),
-                   raw.get("confidence"))
+                   raw.get("confidence"), cached=bool(raw.get("cached", False)))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -80,6 +86,8 @@ class SegmentResult:
             out["confidence"] = round(self.confidence, 4)
         out["flags"] = list(self.flags)
         out["details"] = dict(self.details)
+        if self.cached:
+            out["cached"] = True
         return out
 
 
@@ -116,8 +124,11 @@ class _Unit:
 class Translator:
     """Load a bundle once; translate sentences and documents with it."""
 
-    def __init__(self, bundle: str | Path | Bundle, settings: EngineSettings = EngineSettings()) -> None:
+    def __init__(self, bundle: str | Path | Bundle, settings: EngineSettings = EngineSettings(),
+                 cache: "SegmentCache | None" = None) -> None:
+        """``cache``: reuse results of sentences seen before (worker.cache); None: decode every sentence."""
         started = time.perf_counter()
+        self.cache = cache
         self.settings = settings.validate()
         self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
         self.model = OrtStepModel.from_bundle(self.bundle, settings.provider, settings.intra_op_threads)
@@ -132,6 +143,9 @@ class Translator:
         # Words an ALL-CAPS or Title Case sentence keeps capitalised in sentence case ("I", names).
         self.capitalised = vocabulary_capitals([(self.source_sp.id_to_piece(i), self.source_sp.get_score(i))
                                                 for i in range(self.source_sp.get_piece_size())])
+        # The manifest's settings (stand-ins, confidence model, defaults) shape results but not the
+        # signature, which names the model files: cached results are keyed by both.
+        self.manifest_digest = hashlib.sha256(json.dumps(self.bundle.manifest, sort_keys=True).encode()).hexdigest()
         self.load_seconds = time.perf_counter() - started
 
     @property
@@ -144,13 +158,50 @@ class Translator:
                             text_options: TextOptions | None = None) -> list[SegmentResult]:
         """Translate stripped sentences; word spans are offsets within each sentence and its translation.
         ``progress(n)``: called as each batch of n decoder inputs (sentences, or parts of over-long
-        ones) finishes. ``text_options``: span protection and case handling around decoding (default: both on)."""
+        ones) finishes, and once with the number of cache hits. ``text_options``: span protection and
+        case handling around decoding (default: both on). With a cache, each distinct sentence not
+        in it is translated once; its repeats and the cache's hits come back ``cached``."""
         options = (options or self.default_options).validate()
-        prepared = [prepare(sentence, text_options or TextOptions(), self.bundle.source_language, self.stand_ins,
+        text_options = text_options or TextOptions()
+        if self.cache is None:
+            return self._translate(sentences, options, with_attention, progress, text_options)[0]
+        context = self.cache.context(
+            bundle=self.bundle.signature, manifest=self.manifest_digest, search=asdict(options), attention=with_attention,
+            max_sentence_tokens=self.settings.max_sentence_tokens,
+            text={"protect_spans": text_options.protect_spans, "restore_case": text_options.restore_case,
+                  "check_language": text_options.check_language,
+                  "glossary": [list(t) for t in text_options.glossary.terms] if text_options.glossary else None})
+        keys = [self.cache.key(context, sentence) for sentence in sentences]
+        found = self.cache.get_many(keys)
+        todo: dict[str, str] = {}  # key -> sentence, for each distinct sentence not in the cache
+        for key, sentence in zip(keys, sentences):
+            if key not in found:
+                todo.setdefault(key, sentence)
+        if progress and len(keys) > len(todo):
+            progress(len(keys) - len(todo))
+        fresh, decoded = self._translate(list(todo.values()), options, with_attention, progress, text_options)
+        first = {key: i for i, key in enumerate(todo)}
+        # Sentences copied through (verbatim spans, another language) cost nothing to redo; the
+        # decoder facts have done their work (the confidence) and would only take memory.
+        self.cache.put_many({key: replace(fresh[i], facts=None) for key, i in first.items() if decoded[i]})
+        results, seen = [], set()
+        for key in keys:
+            if key in found or key in seen:
+                results.append(replace(found[key] if key in found else fresh[first[key]], cached=True))
+            else:
+                seen.add(key)
+                results.append(fresh[first[key]])
+        return results
+
+    def _translate(self, sentences: Sequence[str], options: SearchOptions, with_attention: bool,
+                   progress: Callable[[int], None] | None,
+                   text_options: TextOptions) -> tuple[list[SegmentResult], list[bool]]:
+        """Each sentence's result, and whether it went through the decoder."""
+        prepared = [prepare(sentence, text_options, self.bundle.source_language, self.stand_ins,
                             self.capitalised) for sentence in sentences]
         decoded = iter(self._decode([p.text for p in prepared if p.decode], options, with_attention, progress))
-        return [assess(restore(p, next(decoded) if p.decode else _undecoded(p)), p, self.confidence_model)
-                for p in prepared]
+        return ([assess(restore(p, next(decoded) if p.decode else _undecoded(p)), p, self.confidence_model)
+                 for p in prepared], [p.decode for p in prepared])
 
     def _decode(self, sentences: Sequence[str], options: SearchOptions, with_attention: bool,
                 progress: Callable[[int], None] | None) -> list[SegmentResult]:
@@ -195,6 +246,8 @@ class Translator:
             own = results[first: first + len(layout.sentences)]
             first += len(layout.sentences)
             timings = provenance["timings"] | {"sentences": len(own), "documents_together": len(layouts)}
+            if self.cache is not None:
+                timings["cache_hits"] = sum(r.cached for r in own)
             documents.append(assemble_document(layout, own, provenance | {"timings": timings}))
         return documents
 
@@ -321,7 +374,7 @@ def assemble_document(layout: Layout, results: Sequence[SegmentResult], provenan
     segments = tuple(
         SegmentResult(r.source, r.translation, r.score, _shift(r.alignment, layout.sentences[i].start, starts[i]),
                       r.n_best, r.attention, r.warnings, r.flags,
-                      shift_details(r.details, layout.sentences[i].start, starts[i]), r.confidence)
+                      shift_details(r.details, layout.sentences[i].start, starts[i]), r.confidence, cached=r.cached)
         for i, r in enumerate(results)
     )
     return DocumentResult(layout.text, translated, segments, provenance)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+import redis
+
 from queue_config.jobstore import JobStore
 from queue_config.messages import JobOptions, JobRequest
 from queue_config.outputs import write_translation
@@ -21,6 +23,7 @@ from queue_config.settings import QueueSettings
 from queue_config.textfiles import DocumentError, read_text_file
 
 from .bundle import MANIFEST, BundleError, resolve_bundle_path
+from .cache import SegmentCache
 from .documents import Layout, split_document
 from .engine import SegmentResult, Translator, assemble_document
 from .search import SearchOptions
@@ -78,6 +81,7 @@ class Runtime:
     store: JobStore
     models: dict[str, ServedModel]
     translators: dict[str, Translator] = field(default_factory=dict)
+    cache: SegmentCache | None = field(default=None, init=False)  # shared by this child's translators
 
     def model_for(self, src: str, tgt: str, model: str | None = None) -> ServedModel:
         """The bundle a job asked for (by name), or its pair's default; JobError if not served."""
@@ -96,9 +100,12 @@ class Runtime:
         served = self.model_for(src, tgt, model)
         if served.name not in self.translators:
             s = self.settings
+            if self.cache is None and (s.cache_size or s.cache_redis):
+                shared = redis.Redis.from_url(s.broker_url, socket_timeout=s.socket_timeout) if s.cache_redis else None
+                self.cache = SegmentCache(s.cache_size, s.cache_ttl, shared)
             self.translators[served.name] = Translator(served.path, EngineSettings(
                 provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens,
-                batch_workers=s.batch_workers))
+                batch_workers=s.batch_workers), self.cache)
         return self.translators[served.name]
 
 
@@ -209,6 +216,8 @@ def run_chunk(runtime: Runtime, job_id: str, index: int) -> dict[str, Any]:
 
 def finish(runtime: Runtime, request: JobRequest, layout: Layout, results: list[SegmentResult],
            provenance: dict[str, Any]) -> dict[str, Any]:
+    if runtime.cache is not None:
+        provenance = provenance | {"timings": provenance["timings"] | {"cache_hits": sum(r.cached for r in results)}}
     document = assemble_document(layout, results, provenance | {"job_id": request.job_id})
     payload = document.to_json() | {"job_id": request.job_id, "text": document.translation, "name": request.name}
     stored = runtime.store.put_result(request.job_id, payload)

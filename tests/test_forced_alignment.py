@@ -1,0 +1,124 @@
+"""Forced decoding (worker/forced.py) and ``nmt align`` (worker/align_cli.py) on the shipped bundle."""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from worker.forced import METHODS, force_decode, grow_diag_final_and, word_links
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLE = REPO / "models" / "en-de"
+M = "\u2581"
+SOURCES = ["The dogs run in the park.", "I like green apples.",
+           "Tom said that he would come back tomorrow morning."]
+
+pytestmark = pytest.mark.skipif(not (BUNDLE / "manifest.json").exists(), reason="models/en-de not present")
+
+
+@pytest.fixture(scope="module")
+def translator():
+    from worker.engine import Translator
+    from worker.settings import EngineSettings
+
+    return Translator(BUNDLE, EngineSettings(provider="cpu", intra_op_threads=1))
+
+
+def source_ids(translator, text):
+    return [*translator.source_sp.encode(text), translator.eos]
+
+
+def test_forcing_the_greedy_output_reproduces_greedy_decoding(translator):
+    # Beam 1 is greedy decoding; feeding its tokens back must give the same attention rows
+    # (eos row included) and the same token log-probabilities, whatever the batch around it.
+    from worker.search import SearchOptions, beam_search
+
+    options = SearchOptions(beam=1, length_penalty=0.0, no_repeat_ngram=0)
+    sources = [source_ids(translator, s) for s in SOURCES]
+    greedy = [beam_search(translator.model, [src], options)[0][0] for src in sources]
+    forced = force_decode(translator.model, sources, [list(h.tokens) for h in greedy], translator.eos)
+    for hyp, f, src in zip(greedy, forced, sources):
+        assert f.attention.shape == (len(hyp.tokens) + 1, len(src))
+        np.testing.assert_allclose(f.attention, hyp.attention, atol=1e-5)
+        np.testing.assert_allclose(f.token_log_probs, hyp.token_log_probs, atol=1e-4)
+        assert f.log_prob == pytest.approx(hyp.log_prob, abs=1e-3)
+
+
+def test_forced_log_prob_prefers_the_models_own_translation(translator):
+    src = source_ids(translator, "I like green apples.")
+    own, swapped = force_decode(translator.model, [src, src],
+                                [translator.target_sp.encode("Ich mag grüne Äpfel."),
+                                 translator.target_sp.encode("Äpfel grüne mag Ich.")], translator.eos)
+    assert own.log_prob > swapped.log_prob
+
+
+def test_word_links_lift_pieces_to_words():
+    # source "The dogs run" -> The | dog s | run (+ eos); target "Die Hunde laufen" -> Die | Hund e | laufen (+ eos)
+    attention = np.array([
+        [0.7, 0.1, 0.1, 0.05, 0.05],   # Die    -> The
+        [0.1, 0.6, 0.2, 0.05, 0.05],   # Hund   -> dog
+        [0.1, 0.2, 0.6, 0.05, 0.05],   # e      -> s (same word)
+        [0.05, 0.05, 0.1, 0.6, 0.2],   # laufen -> run
+        [0.0, 0.0, 0.0, 0.1, 0.9],     # eos row
+    ])
+    args = ([f"{M}The", f"{M}dog", "s", f"{M}run"], [f"{M}Die", f"{M}Hund", "e", f"{M}laufen"], attention,
+            "The dogs run", "Die Hunde laufen")
+    for method in ("argmax", "words", "grow"):
+        assert word_links(*args, method=method) == ((0, 0), (1, 1), (2, 2))
+    # shift reads rows 1..4: Die -> dog, Hund -> s, e -> run, laufen -> run (eos row, eos column excluded)
+    assert word_links(*args, method="shift") == ((1, 0), (1, 1), (2, 1), (2, 2))
+    with pytest.raises(ValueError, match="unknown alignment method"):
+        word_links(*args, method="nope")
+
+
+def test_grow_diag_final_and():
+    forward = {(0, 0), (1, 1), (2, 1)}
+    backward = {(0, 0), (1, 1), (1, 2)}
+    # intersection (0,0),(1,1); (2,1) and (1,2) are diagonal/adjacent neighbours covering an unaligned word
+    assert grow_diag_final_and(forward, backward) == {(0, 0), (1, 1), (2, 1), (1, 2)}
+    assert grow_diag_final_and({(0, 1)}, set()) == {(0, 1)}  # final-and: both words unaligned
+
+
+def run_cli(capsys, *argv):
+    from nmt.cli import main
+
+    code = main(["align", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_nmt_align_prints_one_pharaoh_line_per_pair(tmp_path, capsys):
+    src, tgt = tmp_path / "s.en", tmp_path / "t.de.gz"
+    src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    with gzip.open(tgt, "wt", encoding="utf-8") as f:
+        f.write("Die Hunde laufen im Park.\nIch mag grüne Äpfel.\n\n")
+    for method in METHODS:
+        code, out, err = run_cli(capsys, "--src", str(src), "--tgt", str(tgt), "--bundle", str(BUNDLE),
+                                 "--method", method, "--device", "cpu")
+        assert code == 0, err
+        lines = out.split("\n")
+        assert len(lines) == 4 and lines[-1] == "" and lines[2] == ""  # the empty translation: no links
+        for line, (s, t) in zip(lines[:2], [(SOURCES[0], "Die Hunde laufen im Park."),
+                                            (SOURCES[1], "Ich mag grüne Äpfel.")]):
+            links = [tuple(map(int, p.split("-"))) for p in line.split()]
+            assert links and links == sorted(set(links))
+            assert all(0 <= i < len(s.split()) and 0 <= j < len(t.split()) for i, j in links)
+    code, out, _ = run_cli(capsys, "--src", str(src), "--tgt", str(tgt), "--bundle", str(BUNDLE), "--device", "cpu")
+    assert out.split("\n")[1] == "0-0 1-1 2-2 3-3"  # default method (grow): I-Ich like-mag green-grüne apples.-Äpfel.
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "is empty"),
+    (b"one\ntwo\n", "has 3 lines but"),
+    (b"\xff\xfeb\x00a\x00d\x00\n\x00", "UTF-16"),
+    (b"caf\xe9\n", "UTF-8"),
+])
+def test_nmt_align_errors(tmp_path, capsys, content, message):
+    src, tgt = tmp_path / "s.en", tmp_path / "t.de"
+    src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    tgt.write_bytes(content)
+    code, out, err = run_cli(capsys, "--src", str(src), "--tgt", str(tgt), "--bundle", str(BUNDLE))
+    assert code == 2 and out == ""
+    assert err.startswith("nmt align: error: ") and message in err and len(err.strip().splitlines()) == 1

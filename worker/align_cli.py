@@ -1,0 +1,69 @@
+"""``nmt align``: word alignment of given translations by forced decoding (``worker.forced``).
+
+One Pharaoh line per sentence pair on stdout: ``i-j`` links source whitespace word i to target word j,
+both counted from 0; an empty line for a pair with nothing to align.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
+from .forced import DEFAULT_METHOD, METHODS
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    a = subparsers.add_parser(
+        "align", help="word-align given translations with a bundle (Pharaoh i-j lines)",
+        description="Force-decode each target line as the translation of its source line and print the word "
+                    "alignment read from the attention: one line per pair, 'i-j' = source word i, target word j "
+                    "(whitespace-separated words, from 0).")
+    a.add_argument("--src", required=True, help="source sentences, one a line (UTF-8, plain or .gz)")
+    a.add_argument("--tgt", required=True, help="their translations, one a line (UTF-8, plain or .gz)")
+    a.add_argument("--bundle", default=None, help=f"model bundle directory (default: {DEFAULT_BUNDLE})")
+    a.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+                   help=f"how links are read from the attention (default: {DEFAULT_METHOD}; "
+                        "see docs/quality.md, 'Word alignment quality')")
+    a.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    a.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: its default)")
+    a.set_defaults(handler=run_align)
+
+
+def read_pairs(src: Path, tgt: Path) -> tuple[list[str], list[str]]:
+    """Both files' lines; ``UserError`` for unreadable or non-UTF-8 files, an empty file, or line
+    counts that differ."""
+    from nmt.cli import UserError
+    from queue_config.textfiles import DocumentError
+
+    from .evaluation import read_lines
+
+    try:
+        sources, targets = read_lines(src), read_lines(tgt)
+    except DocumentError as exc:
+        raise UserError(str(exc)) from None
+    for path, lines in ((src, sources), (tgt, targets)):
+        if not lines:
+            raise UserError(f"{path} is empty")
+    if len(sources) != len(targets):
+        raise UserError(f"{src} has {len(sources)} lines but {tgt} has {len(targets)}")
+    return sources, targets
+
+
+def run_align(args: argparse.Namespace) -> int:
+    from nmt.cli import UserError
+
+    from .engine import Translator
+    from .forced import align_pairs, pharaoh
+    from .ort_model import ProviderError
+    from .settings import EngineSettings
+
+    sources, targets = read_pairs(Path(args.src), Path(args.tgt))
+    try:
+        translator = Translator(resolve_bundle_path(args.bundle),
+                                EngineSettings(provider=args.device, intra_op_threads=args.threads))
+    except ProviderError as exc:
+        raise UserError(str(exc)) from None
+    links = align_pairs(translator, sources, targets, (args.method,))
+    sys.stdout.write("".join(pharaoh(pair[args.method]) + "\n" for pair in links))
+    return 0

@@ -1,0 +1,182 @@
+"""Forced decoding: score a given translation with the step model and align its words to the source.
+
+The decoder is fed the given target tokens (teacher forcing, one row per sentence, no search); each
+step's attention row and the given token's log-probability are kept. Word links are read from the
+attention matrix by one of ``METHODS``:
+
+- ``argmax``: target piece t links to the source piece with the largest weight in row t, the row
+  that predicts it (what ``worker.alignment.align`` does for translations).
+- ``shift``: target piece t links to the argmax of row t + 1, the row that reads piece t as its
+  input (some attention models look one step late; Koehn and Knowles 2017, section 3.5). Kept
+  for comparison: this model does not, and ``shift`` is far worse (docs/quality.md).
+- ``words``: word-level weights (rows summed over the source pieces of each word, averaged over the
+  target pieces of each word), then one link per target word.
+- ``grow`` (default): ``words`` in both directions (argmax per target word and per source word),
+  joined with grow-diag-final-and (Koehn et al. 2003) as statistical aligners symmetrise.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .alignment import piece_words, word_spans
+from .batching import pack_by_tokens
+from .search import BOS_ID, PAD_ID, StepModel
+
+METHODS = ("argmax", "shift", "words", "grow")
+DEFAULT_METHOD = "grow"
+
+
+@dataclass(frozen=True)
+class Forced:
+    """One sentence pair, force-decoded."""
+
+    attention: np.ndarray  # float32 [T+1, S+1]: one row per target token and eos, one column per source token and eos
+    token_log_probs: np.ndarray  # float32 [T+1]: each given token's log-probability, eos last
+
+    @property
+    def log_prob(self) -> float:
+        return float(self.token_log_probs.sum())
+
+
+def force_decode(model: StepModel, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]], eos: int,
+                 max_sentences: int = 64, max_tokens: int = 6000) -> list[Forced]:
+    """Teacher-forced decoding of ``targets`` (ids without eos; eos is appended) given ``sources``
+    (ids with eos, as the search takes them), in length-sorted batches; results in input order."""
+    if len(sources) != len(targets):
+        raise ValueError(f"{len(sources)} sources but {len(targets)} targets")
+    if any(len(s) < 1 for s in sources):
+        raise ValueError("every source needs at least one token")
+    lengths = [max(len(s), len(t) + 1) for s, t in zip(sources, targets)]
+    results: list[Forced | None] = [None] * len(sources)
+    for batch in pack_by_tokens(lengths, max_tokens, max_sentences):
+        for index, forced in zip(batch, _force_batch(model, [sources[i] for i in batch],
+                                                     [targets[i] for i in batch], eos)):
+            results[index] = forced
+    return results  # type: ignore[return-value]
+
+
+def _force_batch(model: StepModel, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]],
+                 eos: int) -> list[Forced]:
+    batch = len(sources)
+    src_lengths = np.array([len(s) for s in sources], dtype=np.int64)
+    tgt_lengths = np.array([len(t) + 1 for t in targets], dtype=np.int64)  # eos included
+    src = np.full((batch, int(src_lengths.max())), PAD_ID, dtype=np.int64)
+    gold = np.full((batch, int(tgt_lengths.max())), PAD_ID, dtype=np.int64)
+    for row, (s, t) in enumerate(zip(sources, targets)):
+        src[row, : len(s)] = s
+        gold[row, : len(t) + 1] = (*t, eos)
+
+    # (1) encode; one decoder row per sentence (K = 1).
+    encoded = model.expand(model.encode(src, src_lengths), 1)
+    state = model.initial_state(encoded)
+    prev = np.full(batch, BOS_ID, dtype=np.int64)
+    steps = gold.shape[1]
+    attention = np.zeros((batch, steps, src.shape[1]), dtype=np.float32)
+    log_probs = np.zeros((batch, steps), dtype=np.float32)
+    rows = np.arange(batch)
+    # (2) feed the given tokens; rows past their eos run on with pad and are cut off below.
+    for t in range(steps):
+        scores = model.step(prev, state, encoded, 0)
+        state = scores.state
+        attention[:, t] = scores.attention
+        log_probs[:, t] = scores.log_probs[rows, gold[:, t]]
+        prev = gold[:, t]
+    return [Forced(attention[b, : tgt_lengths[b], : src_lengths[b]].copy(), log_probs[b, : tgt_lengths[b]].copy())
+            for b in range(batch)]
+
+
+def word_links(source_pieces: Sequence[str], target_pieces: Sequence[str], attention: np.ndarray,
+               source_text: str, target_text: str, method: str = DEFAULT_METHOD) -> tuple[tuple[int, int], ...]:
+    """Sorted (source word, target word) links of one pair; words are whitespace words from 0.
+
+    attention: float [T+1, S+1] from ``force_decode`` (T target pieces, S source pieces)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown alignment method {method!r} (choose from {', '.join(METHODS)})")
+    n_src, n_tgt = len(word_spans(source_text)), len(word_spans(target_text))
+    if not (source_pieces and target_pieces and n_src and n_tgt):
+        return ()
+    # Clamp: text normalisation can, rarely, make piece words and text words disagree.
+    src_words = np.minimum(piece_words(source_pieces), n_src - 1)
+    tgt_words = np.minimum(piece_words(target_pieces), n_tgt - 1)
+    weights = np.asarray(attention, dtype=np.float64)
+    n_t, n_s = len(target_pieces), len(source_pieces)
+    offset = 1 if method == "shift" else 0
+    rows = weights[offset: n_t + offset, :n_s]
+    if method in ("argmax", "shift"):
+        return tuple(sorted({(int(src_words[s]), int(tgt_words[t])) for t, s in enumerate(rows.argmax(axis=1))}))
+    matrix = word_matrix(rows, src_words, tgt_words, n_src, n_tgt)  # [target words, source words]
+    forward = {(int(i), j) for j, i in enumerate(matrix.argmax(axis=1)) if matrix[j].any()}
+    if method == "words":
+        return tuple(sorted(forward))
+    backward = {(i, int(j)) for i, j in enumerate(matrix.argmax(axis=0)) if matrix[:, i].any()}
+    return tuple(sorted(grow_diag_final_and(forward, backward)))
+
+
+def word_matrix(weights: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray, n_src: int,
+                n_tgt: int) -> np.ndarray:
+    """Piece weights float [T, S] -> word weights float [target words, source words]: summed over
+    a source word's pieces, averaged over a target word's pieces."""
+    by_source = np.zeros((weights.shape[0], n_src))
+    np.add.at(by_source.T, src_words, weights.T)
+    matrix = np.zeros((n_tgt, n_src))
+    np.add.at(matrix, tgt_words, by_source)
+    counts = np.bincount(tgt_words, minlength=n_tgt)[:, None]
+    return matrix / np.maximum(counts, 1)
+
+
+_NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
+
+
+def grow_diag_final_and(forward: set[tuple[int, int]], backward: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """Symmetrised links (Koehn et al. 2003; the Moses ``grow-diag-final-and`` heuristic): start
+    from the intersection, grow into neighbouring union links that cover an unaligned word, then add
+    union links whose both words are still unaligned."""
+    union = forward | backward
+    links = forward & backward
+    src_done = {i for i, _ in links}
+    tgt_done = {j for _, j in links}
+    grew = True
+    while grew:
+        grew = False
+        for i, j in sorted(links):
+            for di, dj in _NEIGHBOURS:
+                link = (i + di, j + dj)
+                if link in union and link not in links and (link[0] not in src_done or link[1] not in tgt_done):
+                    links.add(link)
+                    src_done.add(link[0])
+                    tgt_done.add(link[1])
+                    grew = True
+    for direction in (forward, backward):
+        for i, j in sorted(direction):
+            if i not in src_done and j not in tgt_done:
+                links.add((i, j))
+                src_done.add(i)
+                tgt_done.add(j)
+    return links
+
+
+def pharaoh(links: Sequence[tuple[int, int]]) -> str:
+    return " ".join(f"{i}-{j}" for i, j in links)
+
+
+def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
+                methods: Sequence[str] = (DEFAULT_METHOD,)) -> list[dict[str, tuple[tuple[int, int], ...]]]:
+    """Word links of each (source, target) text pair, per method, from one forced decoding.
+
+    ``translator``: a ``worker.engine.Translator`` (its step model, SentencePiece models and eos id).
+    A pair whose source or target has no pieces gets no links."""
+    src_pieces = [translator.source_sp.encode(s, out_type=str) for s in sources]
+    tgt_pieces = [translator.target_sp.encode(t, out_type=str) for t in targets]
+    todo = [k for k, (s, t) in enumerate(zip(src_pieces, tgt_pieces)) if s and t]
+    forced = force_decode(
+        translator.model,
+        [[*(translator.source_sp.piece_to_id(p) for p in src_pieces[k]), translator.eos] for k in todo],
+        [[translator.target_sp.piece_to_id(p) for p in tgt_pieces[k]] for k in todo], translator.eos)
+    results: list[dict[str, tuple[tuple[int, int], ...]]] = [{m: () for m in methods} for _ in sources]
+    for k, f in zip(todo, forced):
+        results[k] = {m: word_links(src_pieces[k], tgt_pieces[k], f.attention, sources[k], targets[k], m)
+                      for m in methods}
+    return results
