@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import re
 import sys
 import time
@@ -32,6 +31,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+from span_fidelity import cpu_model  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 _WORD = re.compile(r"[^\W\d_]+")
 STOP_EN = frozenset("""about above after again against also among another around because been before being
@@ -187,16 +188,6 @@ def run_set(translator, name: str, sources: list[str], references: list[str], te
         "signature": str(bleu.get_signature()),
         "seconds_without": round(plain_seconds, 1), "seconds_with": round(forced_seconds, 1),
     }
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import platform
 import random
 import statistics
 import sys
@@ -33,6 +32,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+from span_fidelity import cpu_model  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 
 def build_document(source: Path, sentences: int, repeat_share: float, seed: int = 0) -> tuple[str, int]:
@@ -49,16 +50,6 @@ def build_document(source: Path, sentences: int, repeat_share: float, seed: int 
     for _ in range(repeats):
         lines.insert(rng.randrange(len(lines) + 1), rng.choice(distinct))
     return "\n".join(lines) + "\n", repeats
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv: list[str] | None = None) -> int:
