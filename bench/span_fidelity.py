@@ -74,7 +74,7 @@ def dev_bleu(translator, options, lines: int) -> dict:
     import sacrebleu
 
     from worker.evaluation import read_lines
-    from worker.text.pipeline import TextOptions
+    from worker.text.pipeline import RESTORED_SPAN, TextOptions
 
     out = {}
     for name, (src, ref) in DEV_SETS.items():
