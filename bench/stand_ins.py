@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from span_fidelity import cpu_model
-    from queue_config.outputs import write_atomically
+    from worker.bundle import update_manifest
     from worker.engine import Translator
     from worker.settings import EngineSettings, local_cpu_settings
 
@@ -71,10 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     print(", ".join(f"{w} {100 * rates[w][1]:.0f}%" for w in ranked))
     best = ranked[:KEEP]
     if args.write:
-        path = Path(args.bundle) / "manifest.json"
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        manifest["stand_ins"] = best
-        write_atomically(path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+        path = update_manifest(args.bundle, stand_ins=best)
         print(f"wrote stand_ins {best} to {path}")
     if args.json:
         print(json.dumps({"bundle": translator.bundle.signature, "rates": {w: rates[w][1] for w in ranked}, "best": best}))

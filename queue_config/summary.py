@@ -20,9 +20,9 @@ class FlagSummary:
     def __init__(self) -> None:
         self.segments = 0
         self.flagged = 0
-        self.flags: Counter[str] = Counter()
+        self.flags: Counter[str] = Counter()  # segments carrying each flag
+        self.with_confidence = 0  # segments that have a confidence
         self._confidence_sum = 0.0
-        self._confidence_count = 0
 
     def add(self, segments: Iterable[Mapping[str, Any]]) -> "FlagSummary":
         for segment in segments:
@@ -32,8 +32,12 @@ class FlagSummary:
             self.flags.update(set(flags))
             if segment.get("confidence") is not None:
                 self._confidence_sum += float(segment["confidence"])
-                self._confidence_count += 1
+                self.with_confidence += 1
         return self
+
+    @property
+    def mean_confidence(self) -> float | None:
+        return self._confidence_sum / self.with_confidence if self.with_confidence else None
 
     def line(self) -> str:
         parts = [f"{self.segments:,} segment{'s' if self.segments != 1 else ''}"]
@@ -45,6 +49,6 @@ class FlagSummary:
         else:
             parts.append("none flagged")
         text = ", ".join(parts)
-        if self._confidence_count:
-            text += f"; mean confidence {self._confidence_sum / self._confidence_count:.2f}"
+        if self.mean_confidence is not None:
+            text += f"; mean confidence {self.mean_confidence:.2f}"
         return text

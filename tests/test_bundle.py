@@ -91,3 +91,21 @@ def test_valid_bundle_loads(tiny_bundle):
     bundle = load_bundle(tiny_bundle)
     verify_graphs(bundle)
     assert onnx.load(str(bundle.graph_path("encoder"))).opset_import[0].version >= 17
+
+
+def test_update_manifest_sets_decoding_settings_keeps_the_signature_and_refuses_identity_keys(tmp_path):
+    from worker.bundle import update_manifest
+
+    from .conftest import REPO_ROOT
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(REPO_ROOT / "models" / "multi30k-en-de", bundle)
+    before = load_bundle(bundle)
+    update_manifest(bundle, stand_ins=["Paris", "Tom"])
+    after = load_bundle(bundle)
+    assert after.manifest["stand_ins"] == ["Paris", "Tom"] and after.signature == before.signature
+    assert {k: v for k, v in after.manifest.items() if k != "stand_ins"} == \
+        {k: v for k, v in before.manifest.items() if k != "stand_ins"}
+    with pytest.raises(BundleError, match="files, signature define the bundle's files and cannot be updated"):
+        update_manifest(bundle, signature="x", files={})
+    assert load_bundle(bundle).signature == before.signature

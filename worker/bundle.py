@@ -181,6 +181,29 @@ def verify_graphs(bundle: Bundle) -> None:
             raise BundleError(f"{bundle.path}: graph '{name}' has outputs {list(outputs)}, manifest says {list(spec.outputs)}")
 
 
+# Manifest keys that define the bundle's files and identity: ``update_manifest`` never sets them.
+_IDENTITY_KEYS = frozenset({"format", "format_version", "files", "signature", "graphs", "vocab", "precision",
+                            "source_language", "target_language", "special_ids"})
+
+
+def update_manifest(bundle_dir: str | os.PathLike[str], **settings: Any) -> Path:
+    """Set top-level manifest settings that shape decoding but not the model files (``stand_ins``,
+    ``quality``, ``decoding_defaults``), atomically and keeping the file's permissions. The
+    signature names the files, so it stays valid."""
+    identity = sorted(set(settings) & _IDENTITY_KEYS)
+    if identity:
+        raise BundleError(f"{bundle_dir}: {', '.join(identity)} define the bundle's files and cannot be updated")
+    path = Path(bundle_dir) / MANIFEST
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest.update(settings)
+    handle, staging = tempfile.mkstemp(prefix=f".{MANIFEST}.", dir=path.parent)
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    shutil.copymode(path, staging)
+    os.replace(staging, path)
+    return path
+
+
 def write_bundle_atomically(staging: Path, destination: Path, force: bool) -> None:
     """Move a fully written ``staging`` directory to ``destination``.
 

@@ -305,14 +305,14 @@ class Translator:
             return SegmentResult(sentence, "", 0.0, Alignment((), source_spans, ()), warnings=warnings)
         bests = [hyps[0] for _, hyps in units]
         texts = [self.target_sp.decode(list(best.tokens)) for best in bests]
+        target_pieces = [[self.target_sp.id_to_piece(t) for t in best.tokens] for best in bests]
         translation = " ".join(t for t in texts if t)
         target_spans = tuple(word_spans(translation))
         source_starts, target_starts = [a for a, _ in source_spans], [a for a, _ in target_spans]
         pairs: set[tuple[int, int]] = set()
         target_start = 0
-        for (unit, _), best, text in zip(units, bests, texts):
-            target_pieces = [self.target_sp.id_to_piece(t) for t in best.tokens]
-            local = align(unit.pieces, target_pieces, best.attention, unit.text, text, unit.start, target_start)
+        for (unit, _), best, text, pieces in zip(units, bests, texts, target_pieces):
+            local = align(unit.pieces, pieces, best.attention, unit.text, text, unit.start, target_start)
             # A chunk's words are counted from 0 and a word cut into pieces spans several chunks,
             # so words are matched to the sentence's (and translation's) by where they start.
             pairs |= {(word_at(source_starts, local.source_spans[i][0]), word_at(target_starts, local.target_spans[j][0]))
@@ -328,9 +328,9 @@ class Translator:
         if len(units) == 1 and len(units[0][1]) > 1:
             n_best = tuple((self.target_sp.decode(list(h.tokens)), h.score) for h in units[0][1])
         score = sum(best.score for best in bests) / len(bests)
-        facts = decoder_facts([Unit(unit.pieces, unit.ids[:-1], [self.target_sp.id_to_piece(t) for t in best.tokens],
-                                    best.token_log_probs, best.attention, unit.start, unit.text)
-                               for (unit, _), best in zip(units, bests)])
+        facts = decoder_facts([Unit(unit.pieces, unit.ids[:-1], pieces, best.token_log_probs, best.attention,
+                                    unit.start, unit.text)
+                               for (unit, _), best, pieces in zip(units, bests, target_pieces)])
         return SegmentResult(sentence, translation, score, alignment, n_best, attention, warnings, facts=facts)
 
 

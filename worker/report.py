@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from queue_config.outputs import write_atomically
+from queue_config.summary import FlagSummary
 
 from .text.pipeline import FLAGS
 
@@ -52,12 +53,9 @@ def write_report(path: str | Path, documents: Sequence[Document]) -> None:
 def summarize(documents: Sequence[Document]) -> dict[str, Any]:
     """The header's figures: bundles used, segment and flag counts, mean confidence (None: no
     segment has one). Also embedded in the page as JSON (``#report-data``) for other tools."""
-    segments = [s for _, payload in documents for s in payload.get("segments", ())]
-    flags: dict[str, int] = {}
-    for segment in segments:
-        for flag in segment.get("flags") or ():
-            flags[flag] = flags.get(flag, 0) + 1
-    confidences = [float(s["confidence"]) for s in segments if s.get("confidence") is not None]
+    counts = FlagSummary()
+    for _, payload in documents:
+        counts.add(payload.get("segments", ()))
     bundles = []
     for _, payload in documents:
         provenance = payload.get("provenance") or {}
@@ -68,11 +66,11 @@ def summarize(documents: Sequence[Document]) -> dict[str, Any]:
         "documents": [{"name": name, "segments": len(payload.get("segments", ())),
                        "warnings": len(payload.get("warnings") or ())} for name, payload in documents],
         "bundles": bundles,
-        "segments": len(segments),
-        "flagged": sum(1 for s in segments if s.get("flags")),
-        "flags": {flag: flags[flag] for flag in _flag_order(flags)},
-        "mean_confidence": round(sum(confidences) / len(confidences), 4) if confidences else None,
-        "with_confidence": len(confidences),
+        "segments": counts.segments,
+        "flagged": counts.flagged,
+        "flags": {flag: counts.flags[flag] for flag in _flag_order(counts.flags)},
+        "mean_confidence": None if counts.mean_confidence is None else round(counts.mean_confidence, 4),
+        "with_confidence": counts.with_confidence,
     }
 
 

@@ -7,7 +7,6 @@ Newton's method): its output reads as an expected chrF, so ``low_confidence`` at
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -131,10 +130,6 @@ def evaluate(model: ConfidenceModel, data: Sequence[Sample]) -> dict[str, float]
 def write_to_bundle(bundle_dir: str | Path, model: ConfidenceModel) -> Path:
     """Store ``model`` in the bundle's manifest under ``quality`` (atomically). The manifest is not
     part of the bundle's signature, which names its model files, so the signature stays."""
-    from queue_config.outputs import write_atomically
+    from ..bundle import update_manifest
 
-    path = Path(bundle_dir) / "manifest.json"
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    manifest["quality"] = model.to_json()
-    write_atomically(path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    return path
+    return update_manifest(bundle_dir, quality=model.to_json())

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from ..alignment import WORD_MARKER, piece_words
+from ..alignment import WORD_MARKER, piece_words, word_spans
 
 if TYPE_CHECKING:
     from ..engine import SegmentResult
@@ -78,6 +78,7 @@ def decoder_facts(units: Sequence[Unit], unk_id: int = 1) -> DecoderFacts:
     ids = [i for u in units for i in u.source_ids]
     target = [p for u in units for p in u.target_pieces]
     coverage, entropies, unattended = [], [], []
+    words = 0
     for unit in units:
         s = len(unit.source_pieces)
         att = np.asarray(unit.attention, dtype=np.float64)[:, : s + 1]
@@ -85,9 +86,11 @@ def decoder_facts(units: Sequence[Unit], unk_id: int = 1) -> DecoderFacts:
         coverage.append(cover)
         rows = np.clip(att, 1e-12, 1.0)
         entropies.append(float((-(rows * np.log(rows)).sum(1) / math.log(s + 1)).mean()) if s else 0.0)
-        unattended += _unattended_words(unit, cover)
+        piece_word = piece_words(unit.source_pieces)
+        words += piece_word[-1] + 1 if piece_word else 0
+        unattended += _unattended_words(unit, cover, piece_word)
     cover = np.concatenate(coverage) if coverage else np.zeros(0)
-    words = max(1, len({(i, w) for i, u in enumerate(units) for w in piece_words(u.source_pieces)}))
+    words = max(1, words)
     trigrams = [tuple(target[i:i + 3]) for i in range(len(target) - 2)]
     repeated = len(trigrams) - len(set(trigrams))
     features = {
@@ -106,18 +109,18 @@ def decoder_facts(units: Sequence[Unit], unk_id: int = 1) -> DecoderFacts:
     return DecoderFacts(features, tuple(unattended), _loop(target))
 
 
-def _unattended_words(unit: Unit, cover: np.ndarray) -> list[tuple[int, int]]:
+def _unattended_words(unit: Unit, cover: np.ndarray, piece_word: Sequence[int]) -> list[tuple[int, int]]:
     """Words of the unit (character spans in the decoded sentence) none of whose pieces reached
-    the attention threshold, with enough letters to matter (not punctuation or a stray letter)."""
+    the attention threshold, with enough letters to matter (not punctuation or a stray letter).
+    cover float [S]: each source piece's summed attention; piece_word: each piece's word index."""
+    best = np.full(piece_word[-1] + 1 if piece_word else 0, -np.inf)
+    np.maximum.at(best, np.asarray(piece_word, dtype=np.int64), cover)
     out = []
-    words = piece_words(unit.source_pieces)
-    text_words = [(m.start(), m.end()) for m in re.finditer(r"\S+", unit.text)]
-    for w, (a, b) in enumerate(text_words):
-        pieces = [i for i, pw in enumerate(words) if pw == w]
-        if not pieces or max(cover[i] for i in pieces) >= UNATTENDED:
+    for w, (a, b) in enumerate(word_spans(unit.text, unit.start)):
+        if w >= len(best) or best[w] >= UNATTENDED:
             continue
-        if sum(c.isalpha() for c in unit.text[a:b]) >= UNTRANSLATED_MIN_LETTERS:
-            out.append((unit.start + a, unit.start + b))
+        if sum(c.isalpha() for c in unit.text[a - unit.start:b - unit.start]) >= UNTRANSLATED_MIN_LETTERS:
+            out.append((a, b))
     return out
 
 
