@@ -173,15 +173,19 @@ def test_nmt_calibrate_fits_and_writes_a_model_the_engine_then_uses(tmp_path):
     import subprocess
     import sys
 
+    from .conftest import REPO_ROOT, make_toy_pairs
+
     bundle = tmp_path / "bundle"
-    shutil.copytree("models/multi30k-en-de", bundle)
+    shutil.copytree(REPO_ROOT / "models" / "multi30k-en-de", bundle)
     manifest = json.loads((bundle / "manifest.json").read_text())
     manifest.pop("quality", None)
     (bundle / "manifest.json").write_text(json.dumps(manifest))
     assert "confidence_model" in Translator(bundle).translate_sentences(["A dog runs."])[0].details
-    data = "../shared/data/multi30k/"
+    pairs = make_toy_pairs(60, seed=3)  # toy captions ("A man sees a dog."), translated well and badly
+    (tmp_path / "dev.en").write_text("".join(f"{s}\n" for s, _ in pairs), encoding="utf-8")
+    (tmp_path / "dev.de").write_text("".join(f"{t}\n" for _, t in pairs), encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "nmt", "calibrate", "--bundle", str(bundle), "--lines", "60",
-                           "--fit", data + "val.en.gz", data + "val.de.gz", "--write"],
+                           "--fit", str(tmp_path / "dev.en"), str(tmp_path / "dev.de"), "--write"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "Spearman" in done.stdout and "wrote the confidence model" in done.stdout
