@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+
+DEFAULT_TIMEOUT = 3600.0
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -19,9 +22,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="a model the workers serve, e.g. multi30k-en-de (default: the pair's default model)")
     p.add_argument("--glossary", metavar="FILE",
                    help="force these translations of terms: a UTF-8 file of 'source<TAB>target' lines ('#' comments)")
-    p.add_argument("--timeout", type=float, default=None, help="seconds to wait for all jobs")
-    p.add_argument("--broker-url", help="default: $NMT_BROKER_URL")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
+                   help=f"with --wait: seconds to wait for each job (default {DEFAULT_TIMEOUT:g}; 0: no limit)")
+    p.add_argument("--broker-url", help="the Redis broker (default: $NMT_BROKER_URL, else redis://127.0.0.1:6379/0)")
     p.set_defaults(handler=run)
+
+    for name, handler, what in (("status", run_status, "print a job's state and progress"),
+                                ("result", run_result, "fetch a finished job's translation"),
+                                ("cancel", run_cancel, "cancel a queued or running job")):
+        q = subparsers.add_parser(name, help=what, description=f"{what[0].upper()}{what[1:]} (by the id 'nmt submit' printed).")
+        q.add_argument("job_id", metavar="JOB", help="the job id")
+        if name == "result":
+            q.add_argument("--out", help="write <name>.<tgt>.txt and <name>.<tgt>.json here (default: the text to stdout)")
+        q.add_argument("--broker-url", help="the Redis broker (default: $NMT_BROKER_URL, else redis://127.0.0.1:6379/0)")
+        q.set_defaults(handler=handler)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,7 +46,12 @@ def run(args: argparse.Namespace) -> int:
     from queue_config.summary import FlagSummary
     from queue_config.textfiles import DocumentError, collision_message, output_collisions, read_text_file
 
-    from .client import JobFailedError, TranslationClient
+    import redis
+
+    from queue_config.messages import MessageError
+    from queue_config.settings import SettingsError, redacted
+
+    from .client import ClientError, TranslationClient
 
     if args.out and not args.wait:
         print("nmt submit: error: --out needs --wait", file=sys.stderr)
@@ -47,7 +66,14 @@ def run(args: argparse.Namespace) -> int:
     except GlossaryError as exc:
         print(f"nmt submit: error: {exc}", file=sys.stderr)
         return 2
-    client = TranslationClient(broker_url=args.broker_url)
+    if not args.broker_url and "NMT_BROKER_URL" not in os.environ:
+        print("nmt submit: NMT_BROKER_URL is not set: using redis://127.0.0.1:6379/0", file=sys.stderr)
+    try:
+        client = TranslationClient(broker_url=args.broker_url)
+    except SettingsError as exc:
+        print(f"nmt submit: error: {exc}", file=sys.stderr)
+        return 2
+    url = redacted(client.settings.broker_url)
     options = {"beam": args.beam} if args.beam else {}
     jobs, failures = [], 0
     for name in args.files:
@@ -60,10 +86,16 @@ def run(args: argparse.Namespace) -> int:
                 job = client.submit(text=read_text_file(path), src=args.src, tgt=args.tgt,
                                     options=options, name=output_stem(path, args.src), model=args.model,
                                     glossary=glossary)
-        except DocumentError as exc:
+        except (DocumentError, MessageError) as exc:
             failures += 1
             print(f"nmt submit: skipped {path}: {exc}", file=sys.stderr)
             continue
+        except ClientError as exc:
+            print(f"nmt submit: error: {exc}", file=sys.stderr)
+            return 1
+        except redis.RedisError as exc:
+            print(f"nmt submit: error: cannot reach the broker at {url}: {exc}", file=sys.stderr)
+            return 1
         jobs.append((path, job))
         if not args.wait:
             print(f"{job.id}\t{path}")
@@ -74,8 +106,8 @@ def run(args: argparse.Namespace) -> int:
     with tqdm(total=len(jobs), desc="jobs", unit="doc", disable=None) as bar:
         for path, job in jobs:
             try:
-                result = job.wait(timeout=args.timeout)
-            except (JobFailedError, TimeoutError) as exc:
+                result = job.wait(timeout=args.timeout or None)
+            except (ClientError, TimeoutError) as exc:
                 failures += 1
                 tqdm.write(f"nmt submit: {path}: {exc}", file=sys.stderr)
                 bar.update(1)
@@ -88,3 +120,73 @@ def run(args: argparse.Namespace) -> int:
             bar.update(1)
     print(f"nmt submit: {summary.line()}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _job(args: argparse.Namespace):
+    """The client's Job for ``args.job_id`` (SettingsError for a bad broker URL)."""
+    from .client import TranslationClient
+
+    if not args.broker_url and "NMT_BROKER_URL" not in os.environ:
+        print(f"nmt {args.command}: NMT_BROKER_URL is not set: using redis://127.0.0.1:6379/0", file=sys.stderr)
+    return TranslationClient(broker_url=args.broker_url).job(args.job_id)
+
+
+def _guard(command: str, action) -> int:
+    """Run ``action()``; client errors and an unreachable broker are one line, exit status 1."""
+    import redis
+
+    from queue_config.settings import SettingsError
+
+    from .client import ClientError
+
+    try:
+        return action()
+    except SettingsError as exc:
+        print(f"nmt {command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ClientError as exc:
+        print(f"nmt {command}: {exc}", file=sys.stderr)
+        return 1
+    except redis.RedisError as exc:
+        print(f"nmt {command}: error: cannot reach the broker: {exc}", file=sys.stderr)
+        return 1
+
+
+def run_status(args: argparse.Namespace) -> int:
+    def show() -> int:
+        status = _job(args).status()
+        if status.state == "unknown":
+            print(f"nmt status: job {args.job_id}: {status.error}", file=sys.stderr)
+            return 1
+        progress = f"{status.done}/{status.total} segments" if status.total else "not started"
+        print(f"{status.job_id}\t{status.state}\t{progress}" + (f"\t{status.error}" if status.error else ""))
+        return 0
+    return _guard("status", show)
+
+
+def run_result(args: argparse.Namespace) -> int:
+    from queue_config.outputs import write_translation
+
+    def fetch() -> int:
+        job = _job(args)
+        result = job.result()  # JobFailedError / JobNotFinishedError: one line
+        if args.out:
+            name = result.raw.get("name") or "document"
+            target = result.provenance.get("target_language") or "out"
+            for path in write_translation(Path(args.out), name, target, result.text, dict(result.raw)):
+                print(path)
+        else:
+            sys.stdout.write(result.text)
+        return 0
+    return _guard("result", fetch)
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    def cancel() -> int:
+        job = _job(args)
+        if job.cancel():
+            print(f"{args.job_id}\tcancelled")
+            return 0
+        print(f"nmt cancel: job {args.job_id} is {job.status().state}: nothing to cancel", file=sys.stderr)
+        return 1
+    return _guard("cancel", cancel)

@@ -9,12 +9,15 @@ message classes the worker uses, and job state is read from the Redis job store.
 """
 from __future__ import annotations
 
+import logging
+import os
 import time
 import uuid
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+import redis
 from celery import Celery
 
 from queue_config.celery_config import celery_config
@@ -22,7 +25,10 @@ from queue_config.glossary import read_glossary
 from queue_config.jobstore import JobStatus, JobStore
 from queue_config.messages import JobOptions, JobRequest, JobResult
 from queue_config.names import TRANSLATE_TASK, queue_for
-from queue_config.settings import QueueSettings, load_settings
+from queue_config.settings import QueueSettings, load_settings, redacted
+
+log = logging.getLogger(__name__)
+TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
 
 
 class ClientError(RuntimeError):
@@ -37,8 +43,16 @@ class UnknownLanguagePairError(ClientError, ValueError):
     """No worker has announced the requested language pair."""
 
 
+class JobExistsError(ClientError, ValueError):
+    """The job id is taken by a job still on record (queued, running or finished)."""
+
+
 class JobFailedError(ClientError):
     """The job failed (or was cancelled); the message is the worker's error."""
+
+
+class JobNotFoundError(ClientError):
+    """Redis has no record of the job: never submitted, or expired (NMT_RESULT_EXPIRES)."""
 
 
 class JobNotFinishedError(ClientError):
@@ -68,29 +82,56 @@ class Job:
         raise JobNotFinishedError(f"job {self.id} is {status.state} ({status.done}/{status.total} segments)")
 
     def wait(self, timeout: float | None = None, progress: bool = False, poll: float = 0.2) -> JobResult:
-        """Block until the job ends; ``TimeoutError`` after ``timeout`` seconds."""
+        """Block until the job ends and return its result.
+
+        Redis outages are ridden out: polling backs off (up to 5 s) until Redis answers again.
+        ``JobNotFoundError`` when Redis has no record of the job, ``JobFailedError`` when it failed
+        or was cancelled, and ``TimeoutError`` after ``timeout`` seconds, saying why it stopped:
+        the broker unreachable, no worker consuming the job's queue, or the job still running.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
         bar = None
         if progress:
             from tqdm import tqdm
 
             bar = tqdm(desc=self.name, unit="seg", total=0)
+        delay, outage, status = poll, None, None
         try:
             while True:
-                status = self.status()
-                if bar is not None and status.total:
-                    bar.total = status.total
-                    bar.n = status.done
-                    bar.refresh()
-                if status.finished:
-                    return self.result()
+                try:
+                    status = self.status()
+                    delay, outage = poll, None
+                except TRANSIENT as exc:
+                    outage = outage or exc
+                    delay = min(delay * 2, 5.0)
+                if status is not None and outage is None:
+                    if bar is not None and status.total:
+                        bar.total = status.total
+                        bar.n = status.done
+                        bar.refresh()
+                    if status.state == "unknown":
+                        raise JobNotFoundError(f"job {self.id}: {status.error}")
+                    if status.finished:
+                        return self.result()
                 if deadline is not None and time.monotonic() > deadline:
-                    raise TimeoutError(f"job {self.id} still {status.state} after {timeout} s "
-                                       f"({status.done}/{status.total} segments)")
-                time.sleep(poll)
+                    raise TimeoutError(f"job {self.id}: gave up after {timeout:g} s: {self._why(status, outage)}")
+                time.sleep(delay if deadline is None else max(0.0, min(delay, deadline - time.monotonic())))
         finally:
             if bar is not None:
                 bar.close()
+
+    def _why(self, status: JobStatus | None, outage: BaseException | None) -> str:
+        """One line on why a job is not finished."""
+        url = redacted(self.client.settings.backend_url)
+        if outage is not None:
+            return f"the broker at {url} is unreachable ({type(outage).__name__})"
+        assert status is not None
+        where = f"{status.done}/{status.total} segments" if status.total else "not started"
+        if status.state == "queued":
+            queue = self.client.queue_of(self.id)
+            if queue and not self.client.consumers(queue):
+                return f"still queued: no worker is consuming {queue} on {url}"
+        return f"still {status.state} ({where})"
 
     def cancel(self) -> bool:
         """Cancel the job if it has not ended; workers stop at their next checkpoint."""
@@ -109,6 +150,8 @@ class TranslationClient:
         if result_backend:
             settings = replace(settings, result_backend=result_backend)
         self.settings = settings.validate()
+        if not broker_url and "NMT_BROKER_URL" not in os.environ and settings.broker_url == QueueSettings.broker_url:
+            log.warning("NMT_BROKER_URL is not set: using %s", settings.broker_url)
         self.app = Celery("nmt-client")
         self.app.conf.update(celery_config(self.settings))
         self.store = JobStore.from_url(self.settings.backend_url, self.settings.result_expires,
@@ -163,9 +206,21 @@ class TranslationClient:
             if request.model is not None and models and models.get(request.model) != pair:
                 names = ", ".join(sorted(m for m, p in models.items() if p == pair)) or "none"
                 raise UnknownModelError(f"no worker serves the model {request.model!r} for {pair} (served: {names})")
+        ids = [request.job_id for request in requests]
+        problems = [f"{i!r} is given twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
+        for job_id in dict.fromkeys(ids):
+            state = self.store.status(job_id).state
+            if state != "unknown":
+                problems.append(f"{job_id!r} is already in use (state {state})")
+        if problems:  # checked for all before any is sent
+            raise JobExistsError(f"job id {'; '.join(problems[:5])}: fetch an existing job with client.job(id), "
+                                 "or submit under a new id")
         jobs = []
         for request in requests:
-            self.store.create(request.job_id, request.src, request.tgt, request.name)
+            if not self.store.create(request.job_id, request.src, request.tgt, request.name):
+                raise JobExistsError(f"job id {request.job_id!r} is already in use (state "
+                                     f"{self.store.status(request.job_id).state}): fetch it with client.job(id), "
+                                     "or submit under a new id")
             self.app.send_task(TRANSLATE_TASK, args=[request.to_json()], queue=queue_for(request.src, request.tgt),
                                task_id=request.job_id)
             jobs.append(Job(self, request.job_id, request.name))
@@ -173,6 +228,16 @@ class TranslationClient:
 
     def job(self, job_id: str) -> Job:
         return Job(self, job_id)
+
+    def queue_of(self, job_id: str) -> str | None:
+        """The queue a job was sent to, from its record (None when Redis has no record of it)."""
+        record = self.store.redis.hmget(self.store.key(job_id), ["src", "tgt"])
+        return queue_for(*record) if all(record) else None
+
+    def consumers(self, queue: str, timeout: float = 1.0) -> list[str]:
+        """Names of the live workers consuming ``queue`` (asked by broadcast; waits ``timeout`` s)."""
+        replies = self.app.control.inspect(timeout=timeout).active_queues() or {}
+        return sorted(name for name, queues in replies.items() if any(q.get("name") == queue for q in queues))
 
 
 def _glossary_pairs(glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]]) -> list:

@@ -1,4 +1,4 @@
-# GPU worker: CUDA 13 runtime with cuDNN, onnxruntime-gpu, the project's `worker` extra only (no torch).
+# GPU worker: CUDA 13 runtime with cuDNN, onnxruntime-gpu, the project's `gpu` extra only (no torch).
 FROM nvidia/cuda:13.0.0-cudnn-runtime-ubuntu24.04
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_BREAK_SYSTEM_PACKAGES=1
 RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip \
@@ -12,8 +12,8 @@ COPY queue_config ./queue_config
 COPY client ./client
 COPY nmt ./nmt
 COPY models ./models
-# The worker extra pulls the CPU onnxruntime; replace it with the CUDA build.
-RUN pip install ".[worker]" && pip uninstall -y onnxruntime && pip install "onnxruntime-gpu>=1.20" \
+# The gpu extra is the worker extra with the CUDA build of ONNX Runtime in place of the CPU one.
+RUN pip install ".[gpu]" \
     && python3 -c "import onnxruntime as o; assert 'CUDAExecutionProvider' in o.get_available_providers()" \
     && ! python3 -c "import torch" 2>/dev/null
 RUN useradd --create-home nmt

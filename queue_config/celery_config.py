@@ -37,7 +37,9 @@ def celery_config(settings: QueueSettings) -> dict[str, Any]:
         "result_backend_transport_options": dict(transport),
         "visibility_timeout": visibility,
         "result_expires": settings.result_expires,
-        "result_extended": True,
+        # Celery's task records keep the state and the error only, never the task's arguments: the
+        # document lives in the message until a worker acknowledges it, and then nowhere but the job's result.
+        "result_extended": False,
         "task_track_started": True,
         "worker_cancel_long_running_tasks_on_connection_loss": True,
         "broker_connection_retry_on_startup": True,

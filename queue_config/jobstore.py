@@ -4,7 +4,7 @@ and the final result. Shared by the client (reads, cancel) and the worker (write
 Writes are idempotent because delivery is at-least-once: a result is stored with SET NX, so a
 redelivered job never replaces or duplicates it, and a failure never overwrites a success.
 
-    nmt:job:<id>            hash: state, done, total, error, src, tgt, name, chunks, submitted, finished
+    nmt:job:<id>            hash: state, done, total, error, src, tgt, name, submitted, finished, seconds (chunks)
     nmt:job:<id>:result     JSON of the finished job (JobResult)
     nmt:job:<id>:attempts   deliveries of the document task
     nmt:job:<id>:lease      the worker currently running it (SET NX with expiry, renewed)
@@ -50,11 +50,22 @@ class JobStatus:
         return self.state in FINAL_STATES
 
 
+# Create unless the id is in use: KEYS[1] hash, KEYS[2] result; ARGV src, tgt, name, time, ttl.
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'queued', 'done', 0, 'total', 0, 'error', '', 'src', ARGV[1], 'tgt', ARGV[2],
+           'name', ARGV[3], 'submitted', ARGV[4])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+return 1
+"""
+
+
 class JobStore:
     def __init__(self, client: redis.Redis, ttl: int) -> None:
         self.redis = client
         self.ttl = ttl
         self._finish = client.register_script(_FINISH)
+        self._create = client.register_script(_CREATE)
 
     @classmethod
     def from_url(cls, url: str, ttl: int, **kwargs: Any) -> "JobStore":
@@ -64,13 +75,10 @@ class JobStore:
         return ":".join((KEY_PREFIX, "job", job_id, *parts))
 
     # -- client side ----------------------------------------------------------------------------
-    def create(self, job_id: str, src: str, tgt: str, name: str) -> None:
-        key = self.key(job_id)
-        with self.redis.pipeline() as pipe:
-            pipe.hset(key, mapping={"state": "queued", "done": 0, "total": 0, "error": "", "src": src,
-                                    "tgt": tgt, "name": name, "submitted": time.time()})
-            pipe.expire(key, self.ttl)
-            pipe.execute()
+    def create(self, job_id: str, src: str, tgt: str, name: str) -> bool:
+        """A new queued job; False (and nothing changed) if the id is taken by a job still on record."""
+        return bool(self._create(keys=[self.key(job_id), self.key(job_id, "result")],
+                                 args=[src, tgt, name, time.time(), self.ttl]))
 
     def status(self, job_id: str) -> JobStatus:
         record = self.redis.hgetall(self.key(job_id))
@@ -126,10 +134,11 @@ class JobStore:
         return int(count)
 
     def put_result(self, job_id: str, payload: dict[str, Any]) -> bool:
-        """Store the result once; returns False if a result was already there."""
+        """Store the result once; returns False if a result was already there. Either way the job
+        ends "done" (unless it had already ended): a stored result is never left behind a
+        "running" record."""
         stored = self.redis.set(self.key(job_id, "result"), json.dumps(payload, ensure_ascii=False), nx=True, ex=self.ttl)
-        if stored:
-            self._finish(keys=[self.key(job_id)], args=["done", "", time.time(), self.ttl])
+        if self._finish(keys=[self.key(job_id)], args=["done", "", time.time(), self.ttl]):
             self.redis.hset(self.key(job_id), "done", len(payload.get("segments", ())))
         return bool(stored)
 
@@ -159,8 +168,8 @@ class JobStore:
         raw = self.redis.get(self.key(job_id, "plan"))
         return None if raw is None else json.loads(raw)
 
-    def put_chunk(self, job_id: str, index: int, segments: list[dict[str, Any]]) -> int:
-        """Store chunk ``index`` once and return how many chunks are finished."""
+    def put_chunk(self, job_id: str, index: int, segments: list[dict[str, Any]], seconds: float = 0.0) -> int:
+        """Store chunk ``index`` once (and the seconds it took) and return how many chunks are finished."""
         stored = self.redis.set(self.key(job_id, "chunk", str(index)), json.dumps(segments, ensure_ascii=False),
                                 nx=True, ex=self.ttl)
         with self.redis.pipeline() as pipe:
@@ -168,8 +177,13 @@ class JobStore:
             pipe.expire(self.key(job_id, "chunks"), self.ttl)
             if stored:
                 pipe.hincrby(self.key(job_id), "done", len(segments))
+                pipe.hincrbyfloat(self.key(job_id), "seconds", seconds)
             pipe.scard(self.key(job_id, "chunks"))
             return int(pipe.execute()[-1])
+
+    def chunk_seconds(self, job_id: str) -> float:
+        """Decoding seconds summed over a chunked job's stored chunks."""
+        return float(self.redis.hget(self.key(job_id), "seconds") or 0.0)
 
     def chunks_finished(self, job_id: str) -> int:
         return int(self.redis.scard(self.key(job_id, "chunks")))

@@ -15,6 +15,8 @@ from .textfiles import DocumentError, check_text
 
 MESSAGE_VERSION = 1
 _JOB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+MAX_NAME = 100  # characters of a job name (the output file stem; file systems allow 255 bytes)
+_NAME = re.compile(r"[^/\\\x00-\x1f\x7f\ud800-\udfff]{1,%d}" % MAX_NAME)  # and at most 200 bytes of UTF-8
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -52,21 +54,26 @@ class JobOptions:
         for name, value in raw.items():
             values[name] = _check_option(name, value)
         options = cls(**values)
-        if options.beam is not None and not 1 <= options.beam <= 64:
-            raise MessageError(f"option 'beam' must be in [1, 64], got {options.beam}")
-        if not 1 <= options.n_best <= (options.beam or 64):
-            raise MessageError(f"option 'n_best' must be in [1, beam], got {options.n_best}")
-        for name in ("length_penalty", "coverage_penalty", "max_len_a", "max_len_b", "min_len"):
+        for name, (low, high) in _OPTION_RANGES.items():
             value = getattr(options, name)
-            if value is not None and value < 0:
-                raise MessageError(f"option '{name}' must be >= 0, got {value}")
-        if options.no_repeat_ngram is not None and (options.no_repeat_ngram < 0 or options.no_repeat_ngram == 1):
+            if value is not None and not low <= value <= high:  # also refuses nan (no comparison holds)
+                raise MessageError(f"option '{name}' must be in [{low}, {high}], got {value}")
+        if options.n_best > (options.beam or MAX_BEAM):
+            raise MessageError(f"option 'n_best' must be in [1, beam], got {options.n_best} with beam {options.beam}")
+        if options.max_len_a == 0 and options.max_len_b == 0:
+            raise MessageError("options 'max_len_a' and 'max_len_b' are both 0: a translation could have no token")
+        if options.no_repeat_ngram == 1:
             raise MessageError(f"option 'no_repeat_ngram' must be 0 (off) or >= 2, got {options.no_repeat_ngram}")
-        if options.refuse_foreign is not None and not 0.0 <= options.refuse_foreign < 1.0:
-            raise MessageError(f"option 'refuse_foreign' must be in [0, 1), got {options.refuse_foreign}")
         return options
 
 
+MAX_BEAM = 64
+MAX_TARGET_TOKENS = 1024  # the longest translation of one segment a job may ask for (max_len_b, min_len)
+# Inclusive bounds of every numeric option: what a job may allocate stays bounded.
+_OPTION_RANGES = {"beam": (1, MAX_BEAM), "n_best": (1, MAX_BEAM), "length_penalty": (0.0, 10.0),
+                  "coverage_penalty": (0.0, 10.0), "max_len_a": (0.0, 10.0), "max_len_b": (0, MAX_TARGET_TOKENS),
+                  "min_len": (0, MAX_TARGET_TOKENS), "no_repeat_ngram": (0, MAX_TARGET_TOKENS),
+                  "refuse_foreign": (0.0, 0.999999)}
 _OPTION_TYPES = {"beam": int, "n_best": int, "length_penalty": float, "coverage_penalty": float,
                  "max_len_a": float, "max_len_b": int, "min_len": int, "attention": bool, "no_repeat_ngram": int,
                  "refuse_foreign": float}
@@ -141,8 +148,10 @@ class JobRequest:
         if path is not None and (not isinstance(path, str) or not path):
             raise MessageError(f"'path' must be a non-empty string, got {path!r}")
         name = raw.get("name", "document")
-        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-            raise MessageError(f"'name' must be a plain file stem, got {name!r}")
+        if (not isinstance(name, str) or not _NAME.fullmatch(name) or name.startswith(".")
+                or len(name.encode("utf-8")) > 2 * MAX_NAME):
+            raise MessageError(f"'name' must be a file stem of 1-{MAX_NAME} characters without '/', '\\', "
+                               f"control characters or a leading '.', got {str(name)[:80]!r}")
         model = raw.get("model")
         if model is not None and (not isinstance(model, str) or not _MODEL.match(model)):
             raise MessageError(f"'model' must be a bundle name such as 'en-de' (letters, digits, '_', '.', '-'), got {model!r}")

@@ -25,7 +25,7 @@ class QueueSettings:
     # comma-separated bundle directories a worker serves; per language pair, the first is the default
     bundles: str = "models/en-de,models/multi30k-en-de"
     output_dir: str = ""  # also write <job>.txt/.json here (shared storage); empty: Redis only
-    input_root: str = ""  # jobs given by path must lie under this directory; empty: any path
+    input_root: str = ""  # jobs given by path must lie under this directory; empty: no job by path
     soft_time_limit: int = 600  # seconds; the job fails cleanly after this
     time_limit: int = 660  # seconds; hard kill
     visibility_timeout: int = 0  # seconds; 0: 2 x time_limit

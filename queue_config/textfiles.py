@@ -45,10 +45,16 @@ def decode_text(data: bytes) -> str:
 
 
 def check_text(text: str) -> str:
-    """Text handed in as a string (a job message): NUL characters are refused as in files."""
+    """Text handed in as a string (a job message): NUL characters are refused as in files, and so
+    are lone surrogates (``"\\udcff"``), which no UTF-8 file can hold."""
     nul = text.find("\x00")
     if nul >= 0:
         raise DocumentError(f"contains NUL characters ({_where(text, nul)}): binary data, not text")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise DocumentError(f"contains a lone surrogate U+{ord(text[exc.start]):04X} ({_where(text, exc.start)}): "
+                            "not valid Unicode text") from None
     return text
 
 

@@ -75,7 +75,27 @@ def test_stdin_line_that_is_not_utf8_is_left_empty_and_named(tiny_bundle):
     lines = done.stdout.decode().split("\n")
     assert done.returncode == 1
     assert len(lines) == 5 and lines[0] and lines[1] == "" and lines[2] == "" and lines[3] and lines[4] == ""
-    assert "stdin line 2 not valid UTF-8 (line 1, byte offset 3); left empty" in done.stderr.decode()
+    assert "stdin line 2: not valid UTF-8 at byte offset 3; its output line is left empty" in done.stderr.decode()
+
+
+def test_n_best_on_stdin_prints_every_alternative_in_moses_format(tiny_bundle):
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", "--beam", "4", "--n-best", "3",
+                   stdin=b"A dog runs.\nThe cat sees a ball.\n", text=False)
+    assert done.returncode == 0, done.stderr.decode()
+    rows = [line.split(" ||| ") for line in done.stdout.decode().splitlines()]
+    assert [row[0] for row in rows] == ["0", "0", "0", "1", "1", "1"]
+    assert all(len(row) == 3 and float(row[2]) <= 0 for row in rows)
+    assert len({row[1] for row in rows[:3]}) == 3  # three different alternatives of line 0
+
+
+def test_out_naming_an_existing_file_is_a_one_line_error(tiny_bundle, tmp_path):
+    (tmp_path / "a.txt").write_text("A dog.", encoding="utf-8")
+    (tmp_path / "taken").write_text("x", encoding="utf-8")
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", str(tmp_path / "a.txt"),
+                   "--out", str(tmp_path / "taken"), text=False)
+    stderr = done.stderr.decode()
+    assert done.returncode == 2 and "Traceback" not in stderr and "Errno" not in stderr
+    assert "is a file; it must be a directory" in stderr
 
 
 def test_eval_refuses_empty_and_non_utf8_files_naming_them(tiny_bundle, tmp_path):

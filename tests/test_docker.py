@@ -69,3 +69,14 @@ def test_flower_uses_the_monitor_extra():
     spec = COMPOSE["services"]["flower"]
     assert spec["command"][:4] == ["celery", "-A", "worker", "flower"]
     assert "monitor" in spec["build"]["args"]["EXTRAS"] and "flower" in EXTRAS["monitor"][0]
+
+
+def test_flower_needs_a_password_and_listens_on_this_host_only():
+    spec = COMPOSE["services"]["flower"]
+    assert any(arg.startswith("--basic-auth=") and "NMT_FLOWER_PASSWORD:?" in arg for arg in spec["command"])
+    assert all(port.startswith("127.0.0.1:") for port in spec["ports"])
+
+
+def test_gpu_extra_is_the_worker_extra_with_the_cuda_runtime():
+    assert "onnxruntime-gpu>=1.20" in EXTRAS["gpu"] and not any(d.startswith("onnxruntime>") for d in EXTRAS["gpu"])
+    assert {d for d in EXTRAS["worker"] if not d.startswith("onnxruntime")} <= set(EXTRAS["gpu"])

@@ -218,12 +218,12 @@ def test_worker_keeps_serving_across_a_redis_restart(workers, client, redis_serv
     ({"job_id": "j-pair", "src": "fr", "tgt": "cs", "text": "Un chien."}, "unknown language pair fr-cs"),
     ({"job_id": "j-empty", "src": "en", "tgt": "de", "text": "  \n\n "}, "document is empty"),
     ({"job_id": "j-both", "src": "en", "tgt": "de", "text": "x", "path": "/tmp/x"}, "exactly one of 'text' or 'path'"),
-    ({"job_id": "j-missing", "src": "en", "tgt": "de", "path": "/nonexistent/doc.txt"}, "input file not found"),
+    ({"job_id": "j-missing", "src": "en", "tgt": "de", "path": "missing/doc.txt"}, "input file not found: missing/doc.txt"),
     ({"job_id": "j-big", "src": "en", "tgt": "de", "text": "A dog. " * 400}, "exceeds the limit of 2000 bytes"),
     ({"job_id": "j-lang", "src": "English", "tgt": "de", "text": "A dog."}, "'src' must be a language code"),
 ])
-def test_malformed_or_impossible_jobs_fail_with_a_clear_error(workers, client, payload, error):
-    workers(max_document_bytes=2000)
+def test_malformed_or_impossible_jobs_fail_with_a_clear_error(workers, client, payload, error, tmp_path):
+    workers(max_document_bytes=2000, input_root=str(tmp_path))
     client.store.create(payload["job_id"], "en", "de", "document")
     client.app.send_task(TRANSLATE_TASK, args=[payload], queue=queue_for("en", "de"))
     with pytest.raises(JobFailedError, match=error.replace("(", r"\(").replace(")", r"\)")):
@@ -232,7 +232,7 @@ def test_malformed_or_impossible_jobs_fail_with_a_clear_error(workers, client, p
 
 
 def test_undecodable_file_and_messages_without_a_job(workers, client, tmp_path):
-    workers()
+    workers(input_root=str(tmp_path))
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("Un caf\xe9.\n".encode("latin-1"))
     job = client.submit(path=str(bad), src="en", tgt="de")

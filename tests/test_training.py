@@ -121,3 +121,28 @@ def test_evaluate_scores_a_checkpoint_on_a_split(tiny_checkpoint, toy_corpus):
     result = json.loads(out.getvalue().strip().splitlines()[-1])
     assert result["sentences"] == 200 and 0.0 <= result["bleu"] <= 100.0
     assert result["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
+
+
+def test_budget_schedule_warms_up_then_anneals_to_min_lr_at_the_time_budget(toy_corpus, tiny_config_path, tmp_path):
+    """lr_schedule: budget rises over warmup_steps, and the last logged rate before the time
+    budget ends is annealed towards min_lr (the run is bounded by max_seconds, not by epochs)."""
+    import dataclasses
+
+    config = load_config(tiny_config_path)
+    train = dataclasses.replace(config.train, lr_schedule="budget", warmup_steps=4, anneal_fraction=0.5,
+                                max_seconds=2.0, max_epochs=50, log_every=1, min_lr=1e-5)
+    run_dir = tmp_path / "run"
+    Trainer(dataclasses.replace(config, train=train), run_dir, toy_corpus).train()
+    rates = [r["lr"] for r in train_records(run_dir) if r["kind"] == "train"]
+    # Logged after steps 1..3: the rate for steps 2..4 of the warm-up.
+    assert rates[:3] == pytest.approx([train.lr * 2 / 4, train.lr * 3 / 4, train.lr * 4 / 4])
+    assert max(rates) == pytest.approx(train.lr)
+    assert rates[-1] < train.lr * 0.2  # the budget ran out: the rate had fallen most of the way
+    assert all(later <= earlier + 1e-12 for earlier, later in zip(rates[rates.index(max(rates)):], rates[rates.index(max(rates)) + 1:]))
+
+
+def test_budget_schedule_needs_a_time_budget():
+    from training.config import Config, ConfigError
+
+    with pytest.raises(ConfigError, match="max_seconds"):
+        Config.from_dict({"train": {"lr_schedule": "budget"}})

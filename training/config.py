@@ -172,6 +172,9 @@ class TrainConfig:
     clip_norm: float = 1.0
     label_smoothing: float = 0.1
     max_epochs: int = 30
+    lr_schedule: str = "plateau"  # plateau: decay on a BLEU plateau | budget: training.schedule.budget_lr
+    warmup_steps: int = 0  # budget: steps of linear warm-up
+    anneal_fraction: float = 0.3  # budget: the last share of max_seconds over which the rate falls to min_lr
     lr_decay: float = 0.5  # multiply on a validation BLEU plateau
     lr_patience: int = 1  # validations without improvement before decaying
     min_lr: float = 1e-5
@@ -202,6 +205,11 @@ class TrainConfig:
         _require(self.device in ("auto", "cpu", "cuda"), "train.device", "must be 'auto', 'cpu' or 'cuda'")
         _require(0.0 < self.lr_decay < 1.0, "train.lr_decay", "must be in (0, 1)")
         _require(self.max_seconds >= 0, "train.max_seconds", "must be >= 0")
+        _require(self.lr_schedule in ("plateau", "budget"), "train.lr_schedule", "must be 'plateau' or 'budget'")
+        _require(self.lr_schedule != "budget" or self.max_seconds > 0, "train.lr_schedule",
+                 "'budget' needs train.max_seconds > 0 (the time the rate is annealed over)")
+        _require(0.0 < self.anneal_fraction <= 1.0, "train.anneal_fraction", "must be in (0, 1]")
+        _require(self.warmup_steps >= 0, "train.warmup_steps", "must be >= 0")
         for name in ("lr_patience", "early_stop_patience", "checkpoint_every", "valid_max_sentences", "threads", "valid_every"):
             _require(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
 

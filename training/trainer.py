@@ -33,6 +33,7 @@ from .distributed import World, init_world, step_groups, teardown
 from .evaluate import Scores, score_hypotheses
 from .greedy import greedy_decode
 from .model import ModelSpec, Seq2Seq
+from .schedule import budget_lr
 from .vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -251,6 +252,12 @@ class Trainer:
         def result(interrupted: int = 0) -> TrainResult:
             return TrainResult(self.run_dir, progress.best_bleu, progress.step, progress.epoch, interrupted)
 
+        def set_lr(lr: float) -> None:
+            for param_group in optimizer.param_groups:
+                param_group["lr"] = lr
+
+        if cfg.lr_schedule == "budget" and progress.step == 0:
+            set_lr(budget_lr(cfg, 0, 0.0))
         model.train()
         while not progress.finished and progress.epoch < cfg.max_epochs:
             # Replaying the deterministic stream and skipping what was trained puts a resumed run
@@ -268,7 +275,11 @@ class Trainer:
                 out_of_time = world.is_main and bool(cfg.max_seconds) and progress.elapsed >= cfg.max_seconds
                 # One collective per step: the step's loss over all ranks, and whether any rank
                 # was signalled or rank 0 ran out of time, so that every rank stops together.
-                loss_sum, stop, out_of_time = world.sum([loss_sum, float(bool(signals.signum)), float(out_of_time)])
+                # Rank 0's clock also sets the next step's rate under the budget schedule.
+                loss_sum, stop, out_of_time, elapsed = world.sum(
+                    [loss_sum, float(bool(signals.signum)), float(out_of_time), progress.elapsed if world.is_main else 0.0])
+                if cfg.lr_schedule == "budget":
+                    set_lr(budget_lr(cfg, progress.step, elapsed))
                 window_loss += loss_sum
                 window_tokens += tokens
                 bar.update(1)
@@ -364,7 +375,8 @@ class Trainer:
             (self.run_dir / "valid.best.txt").write_text("\n".join(hyps) + "\n", encoding="utf-8")
         else:
             progress.bad_validations += 1
-        scheduler.step(bleu)
+        if cfg.lr_schedule == "plateau":
+            scheduler.step(bleu)
         lr = optimizer.param_groups[0]["lr"]
         if progress.bad_validations >= cfg.early_stop_patience:
             progress.finished = True

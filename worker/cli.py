@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Callable
@@ -57,7 +58,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bundle", default=None, help=f"model bundle directory (default: {DEFAULT_BUNDLE})")
     p.add_argument("--beam", type=int, default=None, help="beam size (default: the bundle's)")
-    p.add_argument("--n-best", type=int, default=1)
+    p.add_argument("--n-best", type=int, default=1,
+                   help="keep the N best translations of each segment (JSON 'n_best'); on stdin, print N lines per "
+                        "input line as 'LINE ||| translation ||| score' (Moses n-best format, lines from 0)")
     p.add_argument("--length-penalty", type=float, default=None, help="GNMT alpha (default: the bundle's)")
     p.add_argument("--coverage-penalty", type=float, default=0.0, help="GNMT beta")
     p.add_argument("--no-repeat-ngram", type=int, default=None, metavar="N",
@@ -152,6 +155,9 @@ def run_translate(args: argparse.Namespace) -> int:
     if collisions:  # refused before anything is translated
         print(f"nmt translate: error: output names collide in {args.out}: {collision_message(collisions)}; "
               "rename them or translate them into separate directories", file=sys.stderr)
+        return 2
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        print(f"nmt translate: error: --out {args.out} is a file; it must be a directory (made if missing)", file=sys.stderr)
         return 2
     Path(args.out).mkdir(parents=True, exist_ok=True)
     failures = _translate_files(translator, options, paths, Path(args.out), args.attention, _text_options(args), collect,
@@ -258,7 +264,10 @@ def _translate_stream(translator, options, stdin, stdout, text_options=None,
     def flush() -> None:
         nonlocal done
         for result in translator.translate_documents(lines, options, text_options=text_options):
-            stdout.write(result.translation.replace("\n", " ") + "\n")
+            if options.n_best > 1:
+                stdout.writelines(f"{done} ||| {text} ||| {score:.4f}\n" for text, score in _n_best_lines(result, options.n_best))
+            else:
+                stdout.write(result.translation.replace("\n", " ") + "\n")
             done += 1
             if collect is not None:
                 collect(f"stdin:{done}", result.to_json())
@@ -270,13 +279,28 @@ def _translate_stream(translator, options, stdin, stdout, text_options=None,
             lines.append(decode_text(raw.rstrip(b"\n").rstrip(b"\r")))
         except DocumentError as exc:
             bad += 1
-            print(f"nmt translate: stdin line {number} {exc}; left empty", file=sys.stderr)
+            reason = re.sub(r"\(line 1, (byte offset \d+)\)", r"at \1", str(exc))  # offsets within this line
+            print(f"nmt translate: stdin line {number}: {reason}; its output line is left empty", file=sys.stderr)
             lines.append("")
         if len(lines) >= block:
             flush()
     if lines:
         flush()
     return 1 if bad else 0
+
+
+def _n_best_lines(result, n: int) -> list[tuple[str, float]]:
+    """The k-th best translation of a line for k < n: each segment's k-th alternative (its best when
+    it has fewer), joined; the score sums the segments' scores."""
+    lines = []
+    for k in range(n):
+        texts, score = [], 0.0
+        for segment in result.segments:
+            text, seg_score = segment.n_best[k] if k < len(segment.n_best) else (segment.translation, segment.score)
+            texts.append(text)
+            score += seg_score
+        lines.append((" ".join(texts).replace("\n", " "), score))
+    return lines
 
 
 def run_eval(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ from .bundle import MANIFEST, BundleError, resolve_bundle_path
 from .cache import SegmentCache
 from .documents import Layout, split_document
 from .engine import SegmentResult, Translator, assemble_document
-from .search import SearchOptions
+from .search import SearchError, SearchOptions
 from .settings import EngineSettings
 from .text.glossary import Glossary
 from .text.language import DocumentLanguageError, refuse_foreign_text
@@ -111,7 +111,11 @@ class Runtime:
 
 def search_options(translator: Translator, options: JobOptions) -> SearchOptions:
     changes = {k: v for k, v in vars(options).items() if k not in ("attention", "refuse_foreign") and v is not None}
-    return replace(translator.default_options, **changes).validate()
+    try:
+        return replace(translator.default_options, **changes).validate()
+    except SearchError as exc:  # e.g. n_best above the bundle's default beam
+        name = translator.bundle.manifest.get("name")
+        raise JobError(f"options cannot be used with the model {name!r}: {exc}") from None
 
 
 def text_options(request: JobRequest) -> TextOptions:
@@ -127,22 +131,28 @@ def read_document(request: JobRequest, settings: QueueSettings) -> str:
             raise JobError(f"document of {size} bytes exceeds the limit of {settings.max_document_bytes} bytes")
         return request.text
     path = Path(request.path)  # type: ignore[arg-type]
-    if settings.input_root:
-        root = Path(settings.input_root).resolve()
-        if not path.resolve().is_relative_to(root):
-            raise JobError(f"path {path} is outside the workers' input directory {root}")
+    if not settings.input_root:
+        raise JobError("jobs by path are off on this worker: it reads files only under NMT_INPUT_ROOT, "
+                       "which is not set; send the text instead")
+    root = Path(settings.input_root).resolve()
+    path = (root / path).resolve() if not path.is_absolute() else path.resolve()
+    if not path.is_relative_to(root):  # symbolic links are followed first: they cannot lead out
+        raise JobError(f"path {request.path} is outside NMT_INPUT_ROOT, the directory this worker reads from")
+    shown = request.path  # errors show the path as the job gave it, never the worker's root
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        raise JobError(f"input file not found: {path}") from None
+        raise JobError(f"input file not found: {shown}") from None
+    except OSError as exc:
+        raise JobError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     if not path.is_file():
-        raise JobError(f"input path is not a file: {path}")
+        raise JobError(f"input path is not a file: {shown}")
     if size > settings.max_document_bytes:
-        raise JobError(f"{path}: {size} bytes exceeds the limit of {settings.max_document_bytes} bytes")
+        raise JobError(f"{shown}: {size} bytes exceeds the limit of {settings.max_document_bytes} bytes")
     try:
         return read_text_file(path)
     except DocumentError as exc:
-        raise JobError(f"{path}: {exc}") from None
+        raise JobError(f"{shown}: {exc}") from None
 
 
 def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[str, int], None]) -> dict[str, Any]:
@@ -199,9 +209,10 @@ def run_chunk(runtime: Runtime, job_id: str, index: int) -> dict[str, Any]:
         translator = runtime.translator(request.src, request.tgt, request.model)
         size = settings.chunk_sentences
         sentences = [s.text for s in layout.sentences[index * size:(index + 1) * size]]
+        started = time.perf_counter()
         results = translator.translate_sentences(sentences, search_options(translator, request.options),
                                                  request.options.attention, text_options=text_options(request))
-        finished = store.put_chunk(job_id, index, [r.to_json() for r in results])
+        finished = store.put_chunk(job_id, index, [r.to_json() for r in results], time.perf_counter() - started)
     if finished is None:
         finished = store.chunks_finished(job_id)
     if finished < plan["chunks"] or store.result(job_id) is not None:
@@ -210,7 +221,7 @@ def run_chunk(runtime: Runtime, job_id: str, index: int) -> dict[str, Any]:
     translator = runtime.translator(request.src, request.tgt, request.model)
     results = [SegmentResult.from_json(s) for chunk in store.chunks(job_id, plan["chunks"]) for s in chunk]
     options = search_options(translator, request.options)
-    provenance = translator.provenance(options, 0.0, len(results)) | {"chunks": plan["chunks"]}
+    provenance = translator.provenance(options, store.chunk_seconds(job_id), len(results)) | {"chunks": plan["chunks"]}
     return finish(runtime, request, layout, results, provenance)
 
 
@@ -220,9 +231,17 @@ def finish(runtime: Runtime, request: JobRequest, layout: Layout, results: list[
         provenance = provenance | {"timings": provenance["timings"] | {"cache_hits": sum(r.cached for r in results)}}
     document = assemble_document(layout, results, provenance | {"job_id": request.job_id})
     payload = document.to_json() | {"job_id": request.job_id, "text": document.translation, "name": request.name}
-    stored = runtime.store.put_result(request.job_id, payload)
     if runtime.settings.output_dir:
-        final = runtime.store.result(request.job_id) or payload  # what is stored wins
-        write_translation(Path(runtime.settings.output_dir) / request.job_id, request.name, request.tgt,
-                          final["text"], final)
+        # Written before the result is stored: a job is never "done" without its files.
+        final = runtime.store.result(request.job_id) or payload  # a redelivery writes what is stored
+        try:
+            write_translation(Path(runtime.settings.output_dir) / request.job_id, request.name, request.tgt,
+                              final["text"], final)
+        except OSError as exc:
+            raise JobError(f"could not write the translation to NMT_OUTPUT_DIR: {exc.strerror or exc}") from None
+    stored = runtime.store.put_result(request.job_id, payload)
+    timings = provenance["timings"]
+    log.info("job %s done: %s-%s, model %s, %d segments, %.2f s, %s%s", request.job_id, request.src, request.tgt,
+             provenance.get("bundle"), len(results), timings["translate_seconds"], provenance.get("provider"),
+             "" if stored else " (a result was already stored: kept it)")
     return {"job_id": request.job_id, "state": "done", "segments": len(results), "stored": stored}

@@ -20,6 +20,7 @@ import numpy as np
 from .batching import pack_by_tokens
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+MAX_TARGET_TOKENS = 1024  # no hypothesis grows past this, whatever max_len_a/b say (bounded memory)
 
 
 class SearchError(ValueError):
@@ -39,6 +40,9 @@ class SearchOptions:
     no_repeat_ngram: int = 0  # n > 1: a hypothesis never holds the same n-gram of tokens twice (0: off)
 
     def validate(self) -> "SearchOptions":
+        for name in ("max_len_a", "length_penalty", "coverage_penalty"):
+            if not math.isfinite(getattr(self, name)):
+                raise SearchError(f"{name} must be a finite number, got {getattr(self, name)}")
         if self.beam < 1:
             raise SearchError(f"beam must be >= 1, got {self.beam}")
         if not 1 <= self.n_best <= self.beam:
@@ -123,7 +127,7 @@ def coverage_penalty(attention: np.ndarray, source_length: int, beta: float) -> 
 
 
 def max_target_length(source_length: int, options: SearchOptions) -> int:
-    return int(math.floor(options.max_len_a * source_length + options.max_len_b))
+    return min(int(math.floor(options.max_len_a * source_length + options.max_len_b)), MAX_TARGET_TOKENS)
 
 
 def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: SearchOptions) -> list[list[Hypothesis]]:

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import redis
 from celery import Celery, Task, signals
-from celery.exceptions import SoftTimeLimitExceeded
+from celery.exceptions import Retry, SoftTimeLimitExceeded
 from kombu import Queue
 
 from queue_config.celery_config import celery_config
@@ -36,6 +36,8 @@ MODELS = served_models(settings)
 PAIRS = sorted({m.pair for m in MODELS.values()})
 app = Celery("nmt")
 app.conf.update(celery_config(settings))
+if settings.broker_url.startswith(("redis://", "rediss://")):
+    app.conf.broker_transport = "worker.transport:Transport"  # drops poison items instead of dying on them
 # With no -Q, a worker consumes the queues of the language pairs its bundles serve.
 app.conf.task_queues = [Queue(queue_for(*pair.split("-"))) for pair in PAIRS]
 
@@ -77,9 +79,14 @@ def translate_document(self: JobTask, payload: Any) -> dict[str, Any]:
 
 
 @app.task(name=CHUNK_TASK, **RETRY)
-def translate_chunk(self: JobTask, job_id: str, index: int) -> dict[str, Any]:
-    if not isinstance(job_id, str) or not isinstance(index, int):
+def translate_chunk(self: JobTask, job_id: Any, index: Any) -> dict[str, Any]:
+    # A chunk message changes its job only if the job's stored plan has that chunk: a stray or
+    # forged message is refused without touching any job.
+    if not isinstance(job_id, str) or isinstance(index, bool) or not isinstance(index, int):
         raise InvalidJobError(f"malformed chunk message: job_id={job_id!r}, index={index!r}")
+    plan = self.runtime.store.plan(job_id)
+    if plan is None or not 0 <= index < int(plan.get("chunks", 0)):
+        raise InvalidJobError(f"chunk message refused: job {job_id!r} has no chunk {index}")
     return _guarded(self, job_id, f"chunk-{index}", lambda: run_chunk(self.runtime, job_id, index))
 
 
@@ -106,16 +113,25 @@ def _guarded(task: JobTask, job_id: str, scope: str, work) -> dict[str, Any]:
             error = (f"job failed: its {scope} task was delivered {attempts - 1} times and its worker died each "
                      f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings.max_attempts}")
             store.fail(job_id, error)
-            return {"job_id": job_id, "state": "failed", "error": error}
+            raise InvalidJobError(error)  # a FAILURE in Celery and Flower too, not a success
         with _heartbeat(store, lease_key, owner):
             return work()
+    except InvalidJobError:
+        raise
     except (JobError, MessageError, BundleError) as exc:
         store.fail(job_id, str(exc))
         raise InvalidJobError(str(exc)) from None
     except SoftTimeLimitExceeded:
         error = f"job exceeded the soft time limit of {settings.soft_time_limit} s (NMT_SOFT_TIME_LIMIT)"
         store.fail(job_id, error)
-        return {"job_id": job_id, "state": "failed", "error": error}
+        raise InvalidJobError(error) from None
+    except (*TRANSIENT, Retry):
+        raise  # Celery retries these (the lease and the attempt count stay honest)
+    except Exception as exc:  # a bug or an input nothing above foresaw: the job fails, never hangs
+        log.exception("job %s (%s) failed unexpectedly", job_id, scope)
+        error = f"job failed in the worker: {type(exc).__name__}: {str(exc)[:300]}"
+        store.fail(job_id, error)
+        raise InvalidJobError(error) from None
     finally:
         store.release_lease(lease_key, owner)
 
