@@ -1,7 +1,8 @@
 """Every queue and worker setting, read from ``NMT_*`` environment variables in this one place.
 
-Invariants checked on load: the visibility timeout is at least twice the hard time limit (Redis
-redelivers a message still running after it), retry delays stay well below it, and a
+Invariants checked on load: the visibility timeout is at least twice the job lease (Redis redelivers
+a message still running after it; the lease keeps that copy from running while the job's worker
+lives), retry delays stay well below it, and a
 ``rediss://`` URL verifies certificates (kombu otherwise skips verification with a warning).
 """
 from __future__ import annotations
@@ -28,10 +29,13 @@ class QueueSettings:
     input_root: str = ""  # jobs given by path must lie under this directory; empty: no job by path
     soft_time_limit: int = 600  # seconds; the job fails cleanly after this
     time_limit: int = 660  # seconds; hard kill
-    visibility_timeout: int = 0  # seconds; 0: 2 x time_limit
+    # seconds a delivered message may stay unacknowledged before Redis hands it to another worker:
+    # a job whose worker host died is redelivered within this plus RESTORE_INTERVAL (kombu's sweep).
+    # A live job outlasting it is not run twice: the copy finds the job's lease held and waits.
+    visibility_timeout: int = 90
     result_expires: int = 7 * 24 * 3600  # seconds results stay in Redis
     max_attempts: int = 3  # deliveries of one job (worker deaths count) before it fails
-    retry_backoff_max: int = 60  # seconds; transient-error retries back off up to this
+    retry_backoff_max: int = 20  # seconds; transient-error retries back off up to this
     max_retries: int = 5  # transient-error retries per task
     chunk_sentences: int = 200  # a document with more sentences is split into chunks across workers
     max_document_bytes: int = 20_000_000
@@ -53,7 +57,7 @@ class QueueSettings:
 
     @property
     def effective_visibility_timeout(self) -> int:
-        return self.visibility_timeout or 2 * self.time_limit
+        return self.visibility_timeout
 
     @property
     def bundle_paths(self) -> list[str]:
@@ -65,9 +69,10 @@ class QueueSettings:
         if not 0 < self.soft_time_limit < self.time_limit:
             raise SettingsError(f"{PREFIX}SOFT_TIME_LIMIT ({self.soft_time_limit}) must be > 0 and below "
                                 f"{PREFIX}TIME_LIMIT ({self.time_limit})")
-        if self.effective_visibility_timeout < 2 * self.time_limit:
+        if self.visibility_timeout < 2 * self.lease_seconds:
             raise SettingsError(f"{PREFIX}VISIBILITY_TIMEOUT ({self.visibility_timeout}) must be at least twice "
-                                f"{PREFIX}TIME_LIMIT ({self.time_limit}): Redis redelivers longer-running jobs")
+                                f"{PREFIX}LEASE_SECONDS ({self.lease_seconds}): a redelivered copy of a live job "
+                                "waits a lease period before it looks again")
         if self.retry_backoff_max * 4 > self.effective_visibility_timeout:
             raise SettingsError(f"{PREFIX}RETRY_BACKOFF_MAX ({self.retry_backoff_max}) must stay well below the "
                                 f"visibility timeout ({self.effective_visibility_timeout}); at most a quarter of it")

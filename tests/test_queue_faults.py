@@ -5,6 +5,7 @@ Every job ends in a final state with a reason, and no worker parent goes down.""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -245,3 +246,21 @@ def test_documents_are_not_kept_in_celery_task_records(workers, client):
     for key in records:
         value = r.get(key) or ""
         assert "marker" not in value, (key, value[:300])
+
+
+def test_a_job_whose_worker_host_dies_is_redelivered_within_two_minutes(workers, client):
+    """SIGKILL of the worker parent and its children together (the host died): with the default
+    settings another worker runs the job again within the visibility timeout plus one sweep."""
+    first = workers("w1", chunk_sentences=100000)
+    text, sentences = document(1500, seed=12)
+    job = client.submit(text=text, src="en", tgt="de", options=LONG)
+    wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
+    os.killpg(first.process.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    first.process.wait(timeout=10)
+    workers("w2", chunk_sentences=100000)
+    attempts = client.store.key(job.id, "attempts", "document")
+    wait_for(lambda: client.store.redis.get(attempts) == "2", 150, "the job to be redelivered")
+    redelivered = time.monotonic() - killed
+    assert redelivered < 120, redelivered
+    assert len(job.wait(timeout=240).segments) == len(sentences)

@@ -13,11 +13,12 @@ from queue_config.settings import SettingsError, load_settings, redacted
 def test_defaults_and_result_backend_defaults_to_broker():
     settings = load_settings({"NMT_BROKER_URL": "redis://:pw@redis:6379/1"})
     assert settings.backend_url == "redis://:pw@redis:6379/1"
-    assert settings.effective_visibility_timeout == 2 * settings.time_limit
+    # A dead worker's job is redelivered within the visibility timeout plus one sweep: 2 minutes.
+    assert settings.effective_visibility_timeout + 10 <= 120
 
 
 def test_celery_config_invariants():
-    config = celery_config(load_settings({"NMT_TIME_LIMIT": "100", "NMT_SOFT_TIME_LIMIT": "90", "NMT_RETRY_BACKOFF_MAX": "30"}))
+    config = celery_config(load_settings({"NMT_TIME_LIMIT": "100", "NMT_SOFT_TIME_LIMIT": "90", "NMT_RETRY_BACKOFF_MAX": "20"}))
     assert config["task_serializer"] == config["result_serializer"] == "json"
     assert config["accept_content"] == ["json"]
     assert config["task_acks_late"] and config["task_reject_on_worker_lost"]
@@ -25,12 +26,14 @@ def test_celery_config_invariants():
     assert config["worker_cancel_long_running_tasks_on_connection_loss"]
     visibility = config["broker_transport_options"]["visibility_timeout"]
     assert visibility == config["result_backend_transport_options"]["visibility_timeout"] == config["visibility_timeout"]
-    assert visibility >= 2 * config["task_time_limit"]
+    assert visibility >= 2 * 30  # the lease
+    assert config["broker_transport_options"]["unacked_restore_interval"] == 10
+    assert config["broker_transport_options"]["unacked_restore_throttle"] == 1
     assert config["task_soft_time_limit"] < config["task_time_limit"]
 
 
 @pytest.mark.parametrize("env, message", [
-    ({"NMT_VISIBILITY_TIMEOUT": "100", "NMT_TIME_LIMIT": "660"}, "at least twice NMT_TIME_LIMIT"),
+    ({"NMT_VISIBILITY_TIMEOUT": "50", "NMT_LEASE_SECONDS": "30"}, "at least twice NMT_LEASE_SECONDS"),
     ({"NMT_SOFT_TIME_LIMIT": "700"}, "NMT_SOFT_TIME_LIMIT .* below NMT_TIME_LIMIT"),
     ({"NMT_RETRY_BACKOFF_MAX": "1000"}, "NMT_RETRY_BACKOFF_MAX .* well below"),
     ({"NMT_TIME_LIMIT": "ten"}, "NMT_TIME_LIMIT='ten' is not a valid int"),
