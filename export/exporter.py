@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import tempfile
 import time
@@ -77,6 +78,9 @@ def export_bundle(checkpoint: Path, out: Path, options: ExportOptions) -> Export
     loaded = load_model(Path(checkpoint))
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging.", dir=out.parent))
+    umask = os.umask(0o022)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)  # mkdtemp makes 0700: the bundle must be readable as a plain mkdir's would be
     try:
         report = _build(loaded, staging, out, options)
         write_bundle_atomically(staging, out, options.force)

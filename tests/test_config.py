@@ -73,3 +73,15 @@ def test_data_dir_precedence_flag_then_env_then_config(tmp_path, monkeypatch):
 def test_config_round_trips_through_dict():
     config = Config.from_dict({"model": {"attention": "general"}, "train": {"seed": 3}})
     assert Config.from_dict(config.to_dict()) == config
+
+
+def test_data_dir_in_a_config_file_is_relative_to_that_file(tmp_path, monkeypatch):
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "configs" / "run.yaml").write_text("data: {dir: ../corpus}\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("NMT_DATA_DIR", raising=False)
+    config = load_config(tmp_path / "configs" / "run.yaml")
+    assert resolve_data_dir(config) == tmp_path / "corpus"

@@ -3,6 +3,8 @@ and the bundle's atomic, non-overwriting write."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 
@@ -186,3 +188,11 @@ def test_a_checkpoint_alone_exports_without_its_corpus(tiny_checkpoint, tmp_path
     assert report.search_parity["sentences"] == min(20, len(raw["valid_sample"]["src"]))
     assert "test_bleu" not in report.scores
     verify_graphs(load_bundle(tmp_path / "b"))
+
+
+def test_bundle_directory_is_readable_by_other_users(tiny_bundle):
+    """The bundle is built in a mkdtemp directory (0700) and renamed: its mode must be a plain
+    directory's (0777 less the umask), or workers running as another user cannot read it."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(tiny_bundle.stat().st_mode) == 0o777 & ~umask

@@ -5,6 +5,7 @@ Every job ends in a final state with a reason, and no worker parent goes down.""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -264,3 +265,20 @@ def test_a_job_whose_worker_host_dies_is_redelivered_within_two_minutes(workers,
     redelivered = time.monotonic() - killed
     assert redelivered < 120, redelivered
     assert len(job.wait(timeout=240).segments) == len(sentences)
+
+
+def test_worker_children_share_the_cores_when_no_thread_count_is_set(workers, client, tmp_path):
+    from worker.settings import EngineSettings, worker_child_settings
+
+    assert worker_child_settings(EngineSettings(), children=2, cores=8).intra_op_threads == 4
+    assert worker_child_settings(EngineSettings(batch_workers=2), children=2, cores=8).intra_op_threads == 2
+    assert worker_child_settings(EngineSettings(), children=4, cores=2).intra_op_threads == 1
+    assert worker_child_settings(EngineSettings(intra_op_threads=3), children=4, cores=2).intra_op_threads == 3
+    worker = workers("w1", concurrency=2)
+    job = client.submit(text="A dog runs.", src="en", tgt="de")
+    job.wait(timeout=60)
+    cores = len(os.sched_getaffinity(0))
+    assert re.search(rf"job {job.id} done: en-de, model toy-en-de, 1 segments, [0-9.]+ s, CPUExecutionProvider",
+                     worker.log.read_text())  # one line per job
+    assert f"{max(1, cores // 2)} ONNX Runtime thread(s) x 1 batch worker(s) in this child (derived from the cores, 2 children)" \
+        in worker.log.read_text()

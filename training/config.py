@@ -249,9 +249,14 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
     try:
-        return resolve_corpus_paths(Config.from_dict(raw), path.resolve().parent)
+        config = resolve_corpus_paths(Config.from_dict(raw), path.resolve().parent)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    given = ((raw or {}).get("data") or {}).get("dir")
+    if given and not Path(given).is_absolute():  # data.dir in a config file is relative to that file
+        config = dataclasses.replace(config, data=dataclasses.replace(
+            config.data, dir=str((path.resolve().parent / given).resolve())))
+    return config
 
 
 def resolve_corpus_paths(config: Config, base: Path) -> Config:
@@ -271,8 +276,10 @@ def resolve_corpus_paths(config: Config, base: Path) -> Config:
 def resolve_data_dir(config: Config, override: str | None = None, config_path: str | None = None) -> Path:
     """The corpus directory: ``--data-dir`` flag, else ``$NMT_DATA_DIR``, else the config's.
 
-    A relative ``data.dir`` in the config is taken relative to the current directory first and,
-    failing that, to the repository root (the config file's parent's parent).
+    ``load_config`` makes a ``data.dir`` written in a config file absolute against that file's
+    directory. A relative one left (the built-in default, or a dict config) is taken relative to
+    the current directory first and, failing that, to the repository root (the config file's
+    parent's parent).
     """
     if override:
         return Path(override)

@@ -27,13 +27,14 @@ from .cache import SegmentCache
 from .documents import Layout, split_document
 from .engine import SegmentResult, Translator, assemble_document
 from .search import SearchError, SearchOptions
-from .settings import EngineSettings
+from .settings import EngineSettings, worker_child_settings
 from .text.glossary import Glossary
 from .text.language import DocumentLanguageError, refuse_foreign_text
 from .text.pipeline import TextOptions
 
 log = logging.getLogger(__name__)
 SLICE = 64  # sentences translated between progress updates and cancellation checks
+POOL_CHILDREN = 1  # worker processes sharing this host's cores (set in the worker parent before it forks)
 
 
 class JobError(ValueError):
@@ -103,9 +104,13 @@ class Runtime:
             if self.cache is None and (s.cache_size or s.cache_redis):
                 shared = redis.Redis.from_url(s.broker_url, socket_timeout=s.socket_timeout) if s.cache_redis else None
                 self.cache = SegmentCache(s.cache_size, s.cache_ttl, shared)
-            self.translators[served.name] = Translator(served.path, EngineSettings(
+            engine = worker_child_settings(EngineSettings(
                 provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens,
-                batch_workers=s.batch_workers), self.cache)
+                batch_workers=s.batch_workers), POOL_CHILDREN)
+            log.info("loading %s: %d ONNX Runtime thread(s) x %d batch worker(s) in this child (%s, %d children)",
+                     served.name, engine.intra_op_threads, engine.batch_workers,
+                     f"NMT_THREADS={s.threads}" if s.threads else "derived from the cores", POOL_CHILDREN)
+            self.translators[served.name] = Translator(served.path, engine, self.cache)
         return self.translators[served.name]
 
 

@@ -42,3 +42,13 @@ def local_cpu_settings(settings: EngineSettings, cores: int | None = None) -> En
 def host_cores() -> int:
     """Cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def worker_child_settings(settings: EngineSettings, children: int, cores: int | None = None) -> EngineSettings:
+    """For one of ``children`` worker processes sharing the host: with no thread count chosen
+    (``NMT_THREADS`` 0), the host's cores are shared out, each child's batch workers taking one
+    intra-op thread each, so that children x batch workers x threads never exceeds the cores."""
+    if settings.intra_op_threads:
+        return settings
+    per_child = max(1, (cores or host_cores()) // max(1, children))
+    return replace(settings, intra_op_threads=max(1, per_child // settings.batch_workers))

@@ -157,6 +157,16 @@ def _heartbeat(store: JobStore, lease_key: str, owner: str) -> Iterator[None]:
         thread.join(timeout=5)
 
 
+@signals.worker_init.connect
+def _record_concurrency(sender: Any = None, **_: Any) -> None:
+    """In the worker parent, before the pool forks: how many children will share the host's cores
+    (each child derives its ONNX Runtime threads from it when NMT_THREADS is 0)."""
+    from . import jobs
+
+    concurrency = getattr(sender, "concurrency", None)
+    jobs.POOL_CHILDREN = concurrency if isinstance(concurrency, int) and concurrency > 0 else 1  # "auto": unknown yet
+
+
 @signals.worker_ready.connect
 def _announce(**_: Any) -> None:
     """Tell clients which language pairs are served (clients reject others at submit time)."""
