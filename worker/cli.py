@@ -25,6 +25,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     _engine_arguments(t)
     t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 plain-text documents")
     t.add_argument("--out", help="output directory for <stem>.<tgt>.txt and <stem>.<tgt>.json (required with FILEs)")
+    t.add_argument("--format", choices=("txt", "srt", "po"), default=None,
+                   help="read every FILE as this format (default: by extension: .srt subtitles, .po/.pot gettext "
+                        "catalogues, anything else plain UTF-8 text); a file in a format is written back in it")
     t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
     t.add_argument("--refuse-foreign", type=float, default=None, metavar="SHARE",
                    help="with FILEs: refuse a file (not translated, reported, exit status 1) when more than SHARE (0-1) "
@@ -160,8 +163,20 @@ def run_translate(args: argparse.Namespace) -> int:
         print(f"nmt translate: error: --out {args.out} is a file; it must be a directory (made if missing)", file=sys.stderr)
         return 2
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    failures = _translate_files(translator, options, paths, Path(args.out), args.attention, _text_options(args), collect,
-                                args.refuse_foreign)
+    from .formats import FormatError, format_of
+
+    try:
+        formats = {path: format_of(path, args.format) for path in paths}
+    except FormatError as exc:
+        print(f"nmt translate: error: {exc}", file=sys.stderr)
+        return 2
+    plain = [path for path in paths if formats[path] == "txt"]
+    failures = _translate_files(translator, options, plain, Path(args.out), args.attention, _text_options(args), collect,
+                                args.refuse_foreign) if plain else 0
+    for path in paths:
+        if formats[path] != "txt":
+            failures += not _translate_formatted(translator, options, path, formats[path], Path(args.out),
+                                                 _text_options(args), collect)
     _write_report(args.report, reported)
     print(f"nmt translate: {summary.line()}", file=sys.stderr)
     if failures:
@@ -250,6 +265,42 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
         if group:
             translate(group)
     return failures
+
+
+def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Path, text_options=None,
+                         collect: Callable[[str, dict], None] | None = None) -> bool:
+    """Translate one file in a format (``worker.formats``) and write ``<stem>.<tgt><ext>`` in the
+    same format plus ``<stem>.<tgt>.json`` (its units, each with its segments); False on failure."""
+    from .documents import split_document
+    from .formats import FormatError, parse
+
+    source, target = translator.bundle.source_language, translator.bundle.target_language
+    try:
+        parsed = parse(fmt, read_text_file(path))
+    except (DocumentError, FormatError) as exc:
+        print(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
+        return False
+    results = translator.translate_layouts([split_document(unit.text, source) for unit in parsed.units], options,
+                                           text_options=text_options)
+    rendered = parsed.render([result.translation for result in results])
+    units, segments, warnings = [], [], []
+    for unit, result in zip(parsed.units, results):
+        own = result.to_json()
+        units.append({"where": unit.where, "source": unit.text, "translation": result.translation,
+                      "segments": own["segments"], "warnings": list(unit.warnings) + own["warnings"]})
+        segments += own["segments"]
+        warnings += units[-1]["warnings"]
+    provenance = results[0].provenance if results else translator.provenance(options, 0.0, 0)
+    payload = {"format": fmt, "source_file": str(path), "units": units, "segments": segments,
+               "provenance": provenance, "warnings": warnings}
+    stem = output_stem(path, source)
+    write_atomically(out_dir / f"{stem}.{target}{path.suffix or '.' + fmt}", rendered)
+    write_atomically(out_dir / f"{stem}.{target}.json", json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    for warning in warnings:
+        print(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
+    if collect is not None:
+        collect(str(path), payload)
+    return True
 
 
 def _translate_stream(translator, options, stdin, stdout, text_options=None,

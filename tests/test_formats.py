@@ -1,0 +1,125 @@
+"""File formats: subtitles (SRT) and gettext catalogues (PO) read into units and written back with
+every byte outside the translated text kept."""
+from __future__ import annotations
+
+import json
+
+import polib
+import pytest
+
+from worker.formats import FormatError, format_of, parse, rebreak
+
+from .conftest import run_nmt
+
+SRT = ("1\r\n00:00:01,000 --> 00:00:02,500\r\nA man sees\r\na dog.\r\n\r\n"
+       "2\r\n00:00:03,000 --> 00:00:04,000 X1:10 X2:20\r\n<i>The cat runs home.</i>\r\n\r\n"
+       "3\r\n00:00:05,000 --> 00:00:06,000\r\nA <b>big</b> red ball.\r\n")
+
+PO = '''# Translations of the toy program.
+msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+"Plural-Forms: nplurals=2; plural=(n != 1);\\n"
+
+#: src/main.c:10
+#, c-format
+msgid "A man sees %s."
+msgstr ""
+
+msgctxt "menu"
+msgid ""
+"The cat "
+"runs home."
+msgstr ""
+
+#, fuzzy
+msgid "A dog."
+msgstr "Ein Hund?"
+
+msgid "A red ball."
+msgstr "Ein roter Ball."
+
+msgid "A big dog."
+msgid_plural "%d big dogs."
+msgstr[0] ""
+msgstr[1] ""
+
+#~ msgid "A ball."
+#~ msgstr ""
+'''
+
+
+def test_rebreak_balances_lines_and_keeps_every_word():
+    assert rebreak("one two three four", 2) == ["one two", "three four"]
+    assert rebreak("one", 2) == ["one", ""]
+    assert rebreak("a bb ccc dddd eeeee", 3) == ["a bb ccc", "dddd", "eeeee"]
+    assert " ".join(rebreak("a b c d e f g", 3)).split() == list("abcdefg")
+
+
+def test_srt_units_and_an_identity_render_keeps_every_byte():
+    parsed = parse("srt", SRT)
+    assert [(u.text, u.where, u.lines) for u in parsed.units] == [
+        ("A man sees a dog.", "cue 1", 2), ("The cat runs home.", "cue 2", 1), ("A <b>big</b> red ball.", "cue 3", 1)]
+    assert parsed.units[2].warnings == ("cue 3: inline markup is translated as text",)
+    assert parsed.render([u.text for u in parsed.units]).replace("A man sees a dog.", "") == SRT.replace(
+        "A man sees\r\na dog.", "A man sees\r\na dog.").replace("A man sees a dog.", "")
+    out = parsed.render(["Ein Mann sieht einen Hund.", "Die Katze rennt.", "Ein Ball."])
+    assert out == SRT.replace("A man sees\r\na dog.", "Ein Mann sieht\r\neinen Hund.").replace(
+        "<i>The cat runs home.</i>", "<i>Die Katze rennt.</i>").replace("A <b>big</b> red ball.", "Ein Ball.")
+
+
+def test_po_translates_only_untranslated_messages_and_marks_them_fuzzy():
+    parsed = parse("po", PO)
+    assert [u.text for u in parsed.units] == ["A man sees %s.", "The cat runs home.", "A big dog.", "%d big dogs."]
+    out = parsed.render(["Ein Mann sieht %s.", "Die Katze \"rennt\".", "Ein großer Hund.", "%d große Hunde."])
+    catalogue = polib.pofile(out)
+    by_id = {e.msgid: e for e in catalogue}
+    assert by_id["A man sees %s."].msgstr == "Ein Mann sieht %s." and by_id["A man sees %s."].flags == ["fuzzy", "c-format"]
+    assert by_id["The cat runs home."].msgstr == 'Die Katze "rennt".' and by_id["The cat runs home."].msgctxt == "menu"
+    assert by_id["A big dog."].msgstr_plural == {0: "Ein großer Hund.", 1: "%d große Hunde."}
+    assert by_id["A dog."].msgstr == "Ein Hund?" and by_id["A red ball."].msgstr == "Ein roter Ball."
+    assert catalogue.obsolete_entries()[0].msgid == "A ball."
+    # Everything but the new msgstr lines and fuzzy flags is byte-identical, the header included.
+    assert out.startswith(PO[:PO.index("#: src/main.c:10")])
+    removed = [line for line in PO.splitlines() if line not in out.splitlines()]
+    assert removed == ["#, c-format", 'msgstr[0] ""', 'msgstr[1] ""']  # "#, fuzzy, c-format"; filled plurals
+
+
+@pytest.mark.parametrize("fmt, text, error", [
+    ("srt", "1\n00:00:01,000 -> nonsense\nText\n", "not a valid SRT file"),
+    ("po", 'msgid "a"\nmsgstr ""\nthis is not po\n', "not a valid gettext PO file.*line 3"),
+])
+def test_malformed_files_are_a_format_error(fmt, text, error):
+    with pytest.raises(FormatError, match=error):
+        parse(fmt, text)
+
+
+def test_format_by_extension_or_name():
+    assert format_of("a/movie.SRT") == "srt" and format_of("x.pot") == "po" and format_of("notes.md") == "txt"
+    assert format_of("x.txt", "po") == "po"
+    with pytest.raises(FormatError, match="unknown format 'docx'"):
+        format_of("x.docx", "docx")
+
+
+def test_nmt_translate_writes_subtitles_and_catalogues_back_in_their_format(tiny_bundle, tmp_path):
+    (tmp_path / "movie.srt").write_bytes(SRT.encode("utf-8"))
+    (tmp_path / "app.po").write_text(PO, encoding="utf-8")
+    (tmp_path / "broken.srt").write_text("1\nnot a timing\nText\n", encoding="utf-8")
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", str(tmp_path / "movie.srt"),
+                   str(tmp_path / "app.po"), str(tmp_path / "broken.srt"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 1 and "skipped" in done.stderr and "broken.srt: not a valid SRT file" in done.stderr
+    srt_out = (tmp_path / "out" / "movie.de.srt").read_bytes().decode("utf-8")
+    source_lines, out_lines = SRT.split("\r\n"), srt_out.split("\r\n")
+    assert len(out_lines) == len(source_lines)
+    for before, after in zip(source_lines, out_lines):  # indices, timings and blank lines unchanged
+        if "-->" in before or before.isdigit() or not before:
+            assert after == before
+    assert out_lines[8].startswith("<i>") and out_lines[8].endswith("</i>")
+    payload = json.loads((tmp_path / "out" / "movie.de.json").read_text(encoding="utf-8"))
+    assert payload["format"] == "srt" and [u["where"] for u in payload["units"]] == ["cue 1", "cue 2", "cue 3"]
+    assert all(0.0 <= s["confidence"] <= 1.0 for s in payload["segments"])
+    catalogue = polib.pofile((tmp_path / "out" / "app.de.po").read_text(encoding="utf-8"))
+    # The three untranslated messages got a machine translation, marked fuzzy; the rest is as it was.
+    assert sorted(e.msgid for e in catalogue if "fuzzy" in e.flags) == ["A big dog.", "A dog.", "A man sees %s.",
+                                                                         "The cat runs home."]
+    assert {e.msgid: e.msgstr for e in catalogue}["A red ball."] == "Ein roter Ball."

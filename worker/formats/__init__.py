@@ -1,0 +1,36 @@
+"""File formats: a reader turns a file into translatable units and an untouched skeleton, and the
+same object writes the translations back into that skeleton (``Parsed.render``).
+
+Formats never import the engine: they hand unit texts over and take translations back.
+Plain text keeps its own path (``worker.documents``); the formats here are chosen by file
+extension or by name (``nmt translate --format``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .model import FormatError, Parsed, Unit, rebreak
+from .po import parse_po
+from .subtitles import parse_srt
+
+READERS = {"srt": parse_srt, "po": parse_po}
+EXTENSIONS = {".srt": "srt", ".po": "po", ".pot": "po", ".txt": "txt", ".text": "txt"}
+FORMATS = ("txt", *READERS)
+
+
+def format_of(path: str | Path, name: str | None = None) -> str:
+    """The format to read ``path`` as: ``name`` if given, else by extension; ``txt`` for any
+    unknown extension (plain text is read as UTF-8 and refused if it is not)."""
+    if name is not None:
+        if name not in FORMATS:
+            raise FormatError(f"unknown format {name!r}; choose one of {', '.join(FORMATS)}")
+        return name
+    return EXTENSIONS.get(Path(path).suffix.lower(), "txt")
+
+
+def parse(fmt: str, text: str) -> Parsed:
+    """``text`` (a decoded file) read as ``fmt``; ``FormatError`` names what is malformed."""
+    return READERS[fmt](text)
+
+
+__all__ = ["EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Unit", "format_of", "parse", "rebreak"]

@@ -1,0 +1,80 @@
+"""The document model shared by the format readers: units to translate, and a skeleton that
+holds everything else byte for byte.
+
+A skeleton is a list of verbatim strings and slots; each unit owns one slot per line its
+translation must fill (a subtitle cue of two lines owns two slots, and its translation is broken
+into two lines again).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+
+class FormatError(ValueError):
+    """A file is malformed for its format; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str  # what is translated (a cue's lines joined by spaces, a message's msgid)
+    where: str  # for messages: "cue 3", "line 12"
+    lines: int = 1  # lines the translation is broken into
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class Skeleton:
+    """Verbatim text with numbered slots: ``parts`` holds strings and slot numbers (ints)."""
+
+    parts: list[str | int] = field(default_factory=list)
+    slots: int = 0
+
+    def text(self, value: str) -> None:
+        if value:
+            self.parts.append(value)
+
+    def slot(self) -> int:
+        self.parts.append(self.slots)
+        self.slots += 1
+        return self.slots - 1
+
+    def fill(self, values: Sequence[str]) -> str:
+        if len(values) != self.slots:
+            raise ValueError(f"{len(values)} values for {self.slots} slots")
+        return "".join(values[p] if isinstance(p, int) else p for p in self.parts)
+
+
+@dataclass
+class Parsed:
+    units: list[Unit]
+    _render: Callable[[Sequence[str]], str]
+
+    def render(self, translations: Sequence[str]) -> str:
+        """The file with each unit's translation in place (one translation per unit, in order)."""
+        if len(translations) != len(self.units):
+            raise ValueError(f"{len(translations)} translations for {len(self.units)} units")
+        return self._render(translations)
+
+
+def rebreak(text: str, lines: int) -> list[str]:
+    """``text`` broken at spaces into ``lines`` lines of about equal length (fewer words than
+    lines leave the last lines empty)."""
+    words = text.split()
+    if lines <= 1 or len(words) <= 1:
+        return [" ".join(words)] + [""] * (lines - 1)
+    ends, length = [], -1  # ends[i]: characters of words[: i + 1] joined by spaces
+    for word in words:
+        length += len(word) + 1
+        ends.append(length)
+    breaks, previous = [], -1  # the index of the last word on each line but the last
+    for k in range(1, min(lines, len(words))):
+        target = ends[-1] * k / lines
+        last_allowed = len(words) - (min(lines, len(words)) - k) - 1  # leave a word for each later line
+        previous = min(range(previous + 1, last_allowed + 1), key=lambda i: abs(ends[i] - target))
+        breaks.append(previous)
+    out, start = [], 0
+    for end in breaks + [len(words) - 1]:
+        out.append(" ".join(words[start:end + 1]))
+        start = end + 1
+    return out + [""] * (lines - len(out))
