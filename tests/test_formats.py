@@ -68,6 +68,23 @@ def test_srt_units_and_an_identity_render_keeps_every_byte():
         "<i>The cat runs home.</i>", "<i>Die Katze rennt.</i>").replace("A <b>big</b> red ball.", "Ein Ball.")
 
 
+VTT = ("WEBVTT - toy\n\nSTYLE\n::cue { color: yellow }\n\nNOTE reviewed --- keep\n\n"
+       "intro\n00:01.000 --> 00:02.500 align:start line:0\n<v Bob>A man sees\na dog.\n\n"
+       "00:03.000 --> 00:04.000\n<i>The cat runs home.</i>\n")
+
+
+def test_vtt_keeps_header_blocks_identifiers_settings_and_voice_tags():
+    parsed = parse("vtt", VTT)
+    assert [(u.text, u.where, u.lines) for u in parsed.units] == [
+        ("A man sees a dog.", "cue intro", 2), ("The cat runs home.", "cue 2", 1)]
+    assert parsed.render([u.text for u in parsed.units]) == VTT
+    out = parsed.render(["Ein Mann sieht einen Hund.", "Die Katze rennt."])
+    assert out == VTT.replace("<v Bob>A man sees\na dog.", "<v Bob>Ein Mann sieht\neinen Hund.").replace(
+        "The cat runs home.", "Die Katze rennt.")
+    with pytest.raises(FormatError, match="not a valid WebVTT file"):
+        parse("vtt", "no header\n00:01.000 --> 00:02.000\nText\n")
+
+
 def test_po_translates_only_untranslated_messages_and_marks_them_fuzzy():
     parsed = parse("po", PO)
     assert [u.text for u in parsed.units] == ["A man sees %s.", "The cat runs home.", "A big dog.", "%d big dogs."]

@@ -25,8 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     _engine_arguments(t)
     t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 plain-text documents")
     t.add_argument("--out", help="output directory for <stem>.<tgt>.txt and <stem>.<tgt>.json (required with FILEs)")
-    t.add_argument("--format", choices=("txt", "srt", "po"), default=None,
-                   help="read every FILE as this format (default: by extension: .srt subtitles, .po/.pot gettext "
+    t.add_argument("--format", choices=("txt", "srt", "vtt", "po"), default=None,
+                   help="read every FILE as this format (default: by extension: .srt/.vtt subtitles, .po/.pot gettext "
                         "catalogues, anything else plain UTF-8 text); a file in a format is written back in it")
     t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
     t.add_argument("--refuse-foreign", type=float, default=None, metavar="SHARE",

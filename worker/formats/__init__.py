@@ -11,10 +11,10 @@ from pathlib import Path
 
 from .model import FormatError, Parsed, Unit, rebreak
 from .po import parse_po
-from .subtitles import parse_srt
+from .subtitles import parse_srt, parse_vtt
 
-READERS = {"srt": parse_srt, "po": parse_po}
-EXTENSIONS = {".srt": "srt", ".po": "po", ".pot": "po", ".txt": "txt", ".text": "txt"}
+READERS = {"srt": parse_srt, "vtt": parse_vtt, "po": parse_po}
+EXTENSIONS = {".srt": "srt", ".vtt": "vtt", ".po": "po", ".pot": "po", ".txt": "txt", ".text": "txt"}
 FORMATS = ("txt", *READERS)
 
 
