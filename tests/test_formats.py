@@ -131,7 +131,7 @@ def test_nmt_translate_writes_subtitles_and_catalogues_back_in_their_format(tiny
     for before, after in zip(source_lines, out_lines):  # indices, timings and blank lines unchanged
         if "-->" in before or before.isdigit() or not before:
             assert after == before
-    assert out_lines[8].startswith("<i>") and out_lines[8].endswith("</i>")
+    assert out_lines[7].startswith("<i>") and out_lines[7].endswith("</i>")
     payload = json.loads((tmp_path / "out" / "movie.de.json").read_text(encoding="utf-8"))
     assert payload["format"] == "srt" and [u["where"] for u in payload["units"]] == ["cue 1", "cue 2", "cue 3"]
     assert all(0.0 <= s["confidence"] <= 1.0 for s in payload["segments"])
