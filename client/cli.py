@@ -12,9 +12,9 @@ DEFAULT_TIMEOUT = 3600.0
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("submit", help="submit documents to the Celery workers",
                               description=__doc__)
-    p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--src", required=True)
-    p.add_argument("--tgt", required=True)
+    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 plain-text documents")
+    p.add_argument("--src", required=True, help="source language code, e.g. en")
+    p.add_argument("--tgt", required=True, help="target language code, e.g. de")
     p.add_argument("--wait", action="store_true", help="wait for the results (with a progress bar)")
     p.add_argument("--out", help="with --wait: write <stem>.<tgt>.txt and <stem>.<tgt>.json here")
     p.add_argument("--by-path", action="store_true", help="send paths (storage the workers share), not the text")

@@ -16,7 +16,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("checkpoint", help="training checkpoint (best.pt or last.pt)")
     p.add_argument("--out", required=True, help="bundle directory to write")
-    p.add_argument("--precision", choices=("fp32", "int8", "fp16"), default="fp32")
+    p.add_argument("--precision", choices=("fp32", "int8", "fp16"), default="fp32",
+                   help="weights of the exported graphs: fp32, int8 (dynamic quantization, faster on CPU) or fp16 (GPU)")
     p.add_argument("--force", action="store_true", help="replace an existing bundle")
     p.add_argument("--data-dir", help="corpus directory for parity and BLEU (default: the checkpoint's config)")
     p.add_argument("--parity-sentences", type=int, default=200, help="validation sentences for token parity")

@@ -144,3 +144,18 @@ def test_progress_bar_counts_sentences_across_files_on_a_terminal(tiny_bundle, t
     assert done.returncode == 0
     assert b"translating: 100%" in shown and b"9/9" in shown and b"sent" in shown
     assert len(list((tmp_path / "out").glob("*.de.txt"))) == 3
+
+
+def test_every_option_of_every_command_has_a_help_text_without_markup():
+    import argparse
+
+    from nmt.cli import build_parser
+
+    missing = []
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                for option in sub._actions:
+                    if not isinstance(option, argparse._HelpAction) and (not option.help or "`" in option.help):
+                        missing.append(f"{name} {'/'.join(option.option_strings) or option.dest}")
+    assert not missing, missing

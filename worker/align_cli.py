@@ -25,7 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
                    help=f"how links are read from the attention (default: {DEFAULT_METHOD}; "
                         "see docs/quality.md, 'Word alignment quality')")
-    a.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    a.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="ONNX Runtime provider: auto takes CUDA when it is usable, cuda refuses to fall back to the CPU")
     a.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: its default)")
     a.set_defaults(handler=run_align)
 

@@ -68,12 +68,14 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--coverage-penalty", type=float, default=0.0, help="GNMT beta")
     p.add_argument("--no-repeat-ngram", type=int, default=None, metavar="N",
                    help="never repeat an n-gram of N subword tokens within a translation (0: off; default: the bundle's)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="ONNX Runtime provider: auto takes CUDA when it is usable, cuda refuses to fall back to the CPU")
     p.add_argument("--threads", type=int, default=0,
                    help="ONNX Runtime intra-op threads per batch (default on CPU: 1, with --batch-workers = cores)")
     p.add_argument("--batch-workers", type=int, default=0,
                    help="batches decoded at once, one thread each (default on CPU: one per core; GPU: 1)")
-    p.add_argument("--max-batch-tokens", type=int, default=6000)
+    p.add_argument("--max-batch-tokens", type=int, default=6000,
+                   help="padded source tokens per decoding batch, before beam expansion (default 6000)")
     p.add_argument("--no-protect-spans", action="store_true",
                    help="translate URLs, e-mail addresses, paths, numbers, codes and placeholders like any "
                         "other text (default: they are kept verbatim)")
