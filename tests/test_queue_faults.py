@@ -4,6 +4,7 @@ names the file system refuses, reads outside the input root, and Redis outages w
 Every job ends in a final state with a reason, and no worker parent goes down."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -247,6 +248,9 @@ def test_documents_are_not_kept_in_celery_task_records(workers, client):
     for key in records:
         value = r.get(key) or ""
         assert "marker" not in value, (key, value[:300])
+    failure = json.loads(r.get(f"celery-task-meta-{refused.id}"))
+    assert failure["status"] == "FAILURE" and failure["traceback"] is None  # the reason, never a traceback
+    assert "exceeds the limit" in failure["result"]["exc_message"][0]
 
 
 def test_a_job_whose_worker_host_dies_is_redelivered_within_two_minutes(workers, client):

@@ -38,6 +38,8 @@ app = Celery("nmt")
 app.conf.update(celery_config(settings))
 if settings.broker_url.startswith(("redis://", "rediss://")):
     app.conf.broker_transport = "worker.transport:Transport"  # drops poison items instead of dying on them
+if settings.backend_url.startswith(("redis://", "rediss://")):
+    app.conf.result_backend = f"worker.results:ReasonOnlyRedisBackend+{settings.backend_url}"  # no tracebacks stored
 # With no -Q, a worker consumes the queues of the language pairs its bundles serve.
 app.conf.task_queues = [Queue(queue_for(*pair.split("-"))) for pair in PAIRS]
 
