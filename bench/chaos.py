@@ -102,11 +102,14 @@ class Fleet:
             self.redis.wait(timeout=10)
 
 
-def running_jobs(client: TranslationClient, ids: list[str]) -> list[str]:
-    pipe = client.store.redis.pipeline()
-    for job_id in ids:
-        pipe.exists(client.store.key(job_id, "lease"))
-    return [job_id for job_id, held in zip(ids, pipe.execute()) if held]
+def jobs_held_by(client: TranslationClient, pids: list[int]) -> list[str]:
+    """Ids of the jobs whose lease is held by one of these worker children (owner "host:pid:tag")."""
+    held = []
+    for key in client.store.redis.scan_iter("nmt:job:*:lease"):
+        owner = client.store.redis.get(key) or ""
+        if owner.count(":") >= 2 and int(owner.split(":")[-2]) in pids:
+            held.append(key.split(":")[2])
+    return held
 
 
 def main() -> int:
@@ -115,6 +118,9 @@ def main() -> int:
     parser.add_argument("--chunked", type=int, default=20, help="documents of 100 sentences (5 chunks each)")
     parser.add_argument("--bundle", default=str(REPO / "models" / "multi30k-en-de-int8"))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for every job to end")
+    parser.add_argument("--settle", type=float, default=150.0,
+                        help="stop waiting once no job has ended for this long (past the 90 s visibility timeout "
+                             "and its sweep, a job still not final is stuck)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -141,14 +147,16 @@ def main() -> int:
     ids = [job.id for job in jobs]
 
     redeliveries: list[float] = []
-    time.sleep(3)
+    time.sleep(2)
     fleet.kill_child("w1")  # a child dies (out of memory): its message is requeued at once
-    time.sleep(3)
-    held = running_jobs(client, ids)
+    deadline = time.monotonic() + 30
+    held: list[str] = []
+    while not held and time.monotonic() < deadline:  # kill w2 while it runs a job
+        held = jobs_held_by(client, fleet.children("w2"))
+        time.sleep(0.05)
     fleet.kill_worker("w2")  # a host dies: parent and children
     killed_at = time.monotonic()
     fleet.start_worker("w4")
-    time.sleep(3)
     time.sleep(1.5)  # appendfsync everysec
     fleet.kill_redis()  # Redis crashes and comes back from its AOF after 5 s
     time.sleep(5)
@@ -157,13 +165,15 @@ def main() -> int:
     pending = {job_id for job_id in ids + fuzz_ids}
     waiting_held = set(held)
     states: dict[str, str] = {}
-    while pending and time.monotonic() - started < args.timeout:
+    last_change = time.monotonic()
+    while pending and time.monotonic() - started < args.timeout and time.monotonic() - last_change < args.settle:
         try:
             for job_id in list(pending):
                 status = client.store.status(job_id)
                 if status.finished or status.state == "unknown":
                     states[job_id] = status.state
                     pending.discard(job_id)
+                    last_change = time.monotonic()
             for job_id in list(waiting_held):
                 attempts = client.store.redis.get(client.store.key(job_id, "attempts", "document"))
                 if (attempts and int(attempts) >= 2) or client.store.status(job_id).finished:
