@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from queue_config.messages import MessageError
     from queue_config.settings import SettingsError, redacted
 
-    from .client import ClientError, TranslationClient
+    from .client import ClientError
 
     if args.out and not args.wait:
         print("nmt submit: error: --out needs --wait", file=sys.stderr)
@@ -66,10 +66,8 @@ def run(args: argparse.Namespace) -> int:
     except GlossaryError as exc:
         print(f"nmt submit: error: {exc}", file=sys.stderr)
         return 2
-    if not args.broker_url and "NMT_BROKER_URL" not in os.environ:
-        print("nmt submit: NMT_BROKER_URL is not set: using redis://127.0.0.1:6379/0", file=sys.stderr)
     try:
-        client = TranslationClient(broker_url=args.broker_url)
+        client = _client(args)
     except SettingsError as exc:
         print(f"nmt submit: error: {exc}", file=sys.stderr)
         return 2
@@ -122,13 +120,23 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def _job(args: argparse.Namespace):
-    """The client's Job for ``args.job_id`` (SettingsError for a bad broker URL)."""
+def _client(args: argparse.Namespace):
+    """The client for ``--broker-url``, else $NMT_BROKER_URL; an unset one is said, once, before
+    the default is used (SettingsError for a bad URL)."""
+    from queue_config.settings import QueueSettings
+
     from .client import TranslationClient
 
-    if not args.broker_url and "NMT_BROKER_URL" not in os.environ:
-        print(f"nmt {args.command}: NMT_BROKER_URL is not set: using redis://127.0.0.1:6379/0", file=sys.stderr)
-    return TranslationClient(broker_url=args.broker_url).job(args.job_id)
+    broker_url = args.broker_url
+    if not broker_url and "NMT_BROKER_URL" not in os.environ:
+        broker_url = QueueSettings.broker_url
+        print(f"nmt {args.command}: NMT_BROKER_URL is not set: using {broker_url}", file=sys.stderr)
+    return TranslationClient(broker_url=broker_url)
+
+
+def _job(args: argparse.Namespace):
+    """The client's Job for ``args.job_id``."""
+    return _client(args).job(args.job_id)
 
 
 def _guard(command: str, action) -> int:

@@ -208,10 +208,8 @@ class TranslationClient:
                 raise UnknownModelError(f"no worker serves the model {request.model!r} for {pair} (served: {names})")
         ids = [request.job_id for request in requests]
         problems = [f"{i!r} is given twice" for i in sorted({i for i in ids if ids.count(i) > 1})]
-        for job_id in dict.fromkeys(ids):
-            state = self.store.status(job_id).state
-            if state != "unknown":
-                problems.append(f"{job_id!r} is already in use (state {state})")
+        problems += [f"{job_id!r} is already in use (state {state})"
+                     for job_id, state in self.store.states(list(dict.fromkeys(ids))).items() if state != "unknown"]
         if problems:  # checked for all before any is sent
             raise JobExistsError(f"job id {'; '.join(problems[:5])}: fetch an existing job with client.job(id), "
                                  "or submit under a new id")

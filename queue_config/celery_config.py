@@ -13,7 +13,7 @@ RESTORE_INTERVAL = 10  # seconds between sweeps for unacknowledged messages of d
 
 
 def celery_config(settings: QueueSettings) -> dict[str, Any]:
-    visibility = settings.effective_visibility_timeout
+    visibility = settings.visibility_timeout
     transport = {
         # The shortest visibility timeout of any process sharing the broker wins (celery#7651):
         # set the same value for the broker and the result backend.

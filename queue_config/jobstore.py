@@ -87,6 +87,13 @@ class JobStore:
         return JobStatus(job_id, record.get("state", "unknown"), int(record.get("done", 0)),
                          int(record.get("total", 0)), record.get("error", ""))
 
+    def states(self, job_ids: list[str]) -> dict[str, str]:
+        """``{job id: state}`` for many jobs in one round trip ("unknown" for ids with no record)."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for job_id in job_ids:
+                pipe.hget(self.key(job_id), "state")
+            return {job_id: state or "unknown" for job_id, state in zip(job_ids, pipe.execute())}
+
     def result(self, job_id: str) -> dict[str, Any] | None:
         raw = self.redis.get(self.key(job_id, "result"))
         return None if raw is None else json.loads(raw)

@@ -64,16 +64,18 @@ class JobOptions:
             raise MessageError("options 'max_len_a' and 'max_len_b' are both 0: a translation could have no token")
         if options.no_repeat_ngram == 1:
             raise MessageError(f"option 'no_repeat_ngram' must be 0 (off) or >= 2, got {options.no_repeat_ngram}")
+        if options.refuse_foreign is not None and not 0.0 <= options.refuse_foreign < 1.0:  # nan fails too
+            raise MessageError(f"option 'refuse_foreign' must be in [0, 1), got {options.refuse_foreign}")
         return options
 
 
 MAX_BEAM = 64
-MAX_TARGET_TOKENS = 1024  # the longest translation of one segment a job may ask for (max_len_b, min_len)
+MAX_TARGET_TOKENS = 1024  # the longest translation of one segment a job may ask for (max_len_b, min_len);
+# the engine caps every search at the same bound (worker.search.MAX_TARGET_TOKENS), whatever it is asked
 # Inclusive bounds of every numeric option: what a job may allocate stays bounded.
 _OPTION_RANGES = {"beam": (1, MAX_BEAM), "n_best": (1, MAX_BEAM), "length_penalty": (0.0, 10.0),
                   "coverage_penalty": (0.0, 10.0), "max_len_a": (0.0, 10.0), "max_len_b": (0, MAX_TARGET_TOKENS),
-                  "min_len": (0, MAX_TARGET_TOKENS), "no_repeat_ngram": (0, MAX_TARGET_TOKENS),
-                  "refuse_foreign": (0.0, 0.999999)}
+                  "min_len": (0, MAX_TARGET_TOKENS), "no_repeat_ngram": (0, MAX_TARGET_TOKENS)}
 _OPTION_TYPES = {"beam": int, "n_best": int, "length_penalty": float, "coverage_penalty": float,
                  "max_len_a": float, "max_len_b": int, "min_len": int, "attention": bool, "no_repeat_ngram": int,
                  "refuse_foreign": float}

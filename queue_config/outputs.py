@@ -43,9 +43,11 @@ def output_stem(path: Path, source_language: str) -> str:
     return stem[: -len(suffix)] if stem.endswith(suffix) and len(stem) > len(suffix) else stem
 
 
-def write_translation(out_dir: Path, stem: str, language: str, text: str, payload: dict[str, Any]) -> tuple[Path, Path]:
-    """``<stem>.<language>.txt`` and ``<stem>.<language>.json``, as ``nmt translate`` and ``nmt submit`` write them."""
-    txt, js = out_dir / f"{stem}.{language}.txt", out_dir / f"{stem}.{language}.json"
+def write_translation(out_dir: Path, stem: str, language: str, text: str, payload: dict[str, Any],
+                      suffix: str = ".txt") -> tuple[Path, Path]:
+    """``<stem>.<language><suffix>`` (the translated file: ``.txt``, or a format's own extension)
+    and ``<stem>.<language>.json``, as ``nmt translate`` and ``nmt submit`` write them."""
+    txt, js = out_dir / f"{stem}.{language}{suffix}", out_dir / f"{stem}.{language}.json"
     write_atomically(txt, text)
     write_atomically(js, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
     return txt, js

@@ -56,10 +56,6 @@ class QueueSettings:
         return self.result_backend or self.broker_url
 
     @property
-    def effective_visibility_timeout(self) -> int:
-        return self.visibility_timeout
-
-    @property
     def bundle_paths(self) -> list[str]:
         return [b.strip() for b in self.bundles.split(",") if b.strip()]
 
@@ -73,9 +69,9 @@ class QueueSettings:
             raise SettingsError(f"{PREFIX}VISIBILITY_TIMEOUT ({self.visibility_timeout}) must be at least twice "
                                 f"{PREFIX}LEASE_SECONDS ({self.lease_seconds}): a redelivered copy of a live job "
                                 "waits a lease period before it looks again")
-        if self.retry_backoff_max * 4 > self.effective_visibility_timeout:
+        if self.retry_backoff_max * 4 > self.visibility_timeout:
             raise SettingsError(f"{PREFIX}RETRY_BACKOFF_MAX ({self.retry_backoff_max}) must stay well below the "
-                                f"visibility timeout ({self.effective_visibility_timeout}); at most a quarter of it")
+                                f"visibility timeout ({self.visibility_timeout}); at most a quarter of it")
         for name in ("max_attempts", "chunk_sentences", "max_document_bytes", "lease_seconds", "max_batch_tokens",
                      "batch_workers", "cache_ttl"):
             if getattr(self, name) < 1:

@@ -16,6 +16,7 @@ from queue_config.textfiles import (DocumentError, collision_message, decode_tex
                                     read_text_file)
 
 from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
+from .formats import FORMATS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +26,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     _engine_arguments(t)
     t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 plain-text documents")
     t.add_argument("--out", help="output directory for <stem>.<tgt>.txt and <stem>.<tgt>.json (required with FILEs)")
-    t.add_argument("--format", choices=("txt", "srt", "vtt", "po"), default=None,
+    t.add_argument("--format", choices=FORMATS, default=None,
                    help="read every FILE as this format (default: by extension: .srt/.vtt subtitles, .po/.pot gettext "
                         "catalogues, anything else plain UTF-8 text); a file in a format is written back in it")
     t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
@@ -295,9 +296,7 @@ def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Pat
     provenance = results[0].provenance if results else translator.provenance(options, 0.0, 0)
     payload = {"format": fmt, "source_file": str(path), "units": units, "segments": segments,
                "provenance": provenance, "warnings": warnings}
-    stem = output_stem(path, source)
-    write_atomically(out_dir / f"{stem}.{target}{path.suffix or '.' + fmt}", rendered)
-    write_atomically(out_dir / f"{stem}.{target}.json", json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    write_translation(out_dir, output_stem(path, source), target, rendered, payload, path.suffix or f".{fmt}")
     for warning in warnings:
         print(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
     if collect is not None:

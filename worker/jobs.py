@@ -197,18 +197,14 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
     return finish(runtime, request, layout, results, provenance)
 
 
-def run_chunk(runtime: Runtime, job_id: str, index: int) -> dict[str, Any]:
-    """Translate one chunk of a planned document; the last chunk to finish assembles it."""
+def run_chunk(runtime: Runtime, job_id: str, index: int, plan: dict[str, Any]) -> dict[str, Any]:
+    """Translate chunk ``index`` of the job's stored ``plan`` (the caller has checked that the plan
+    has that chunk); the last chunk to finish assembles the document."""
     store, settings = runtime.store, runtime.settings
-    plan = store.plan(job_id)
-    if plan is None:
-        raise JobError(f"job {job_id}: no chunk plan (expired, or not a chunked job)")
     if store.is_cancelled(job_id):
         return {"job_id": job_id, "chunk": index, "state": "cancelled"}
     request = JobRequest.from_json(plan["request"])
     layout = Layout.from_json(plan["layout"])
-    if not 0 <= index < plan["chunks"]:
-        raise JobError(f"job {job_id}: chunk {index} out of range (0..{plan['chunks'] - 1})")
     finished = None
     if not store.chunk_done(job_id, index):
         translator = runtime.translator(request.src, request.tgt, request.model)

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import redis
 from celery import Celery, Task, signals
-from celery.exceptions import Retry, SoftTimeLimitExceeded
+from celery.exceptions import SoftTimeLimitExceeded
 from kombu import Queue
 
 from queue_config.celery_config import celery_config
@@ -89,7 +89,7 @@ def translate_chunk(self: JobTask, job_id: Any, index: Any) -> dict[str, Any]:
     plan = self.runtime.store.plan(job_id)
     if plan is None or not 0 <= index < int(plan.get("chunks", 0)):
         raise InvalidJobError(f"chunk message refused: job {job_id!r} has no chunk {index}")
-    return _guarded(self, job_id, f"chunk-{index}", lambda: run_chunk(self.runtime, job_id, index))
+    return _guarded(self, job_id, f"chunk-{index}", lambda: run_chunk(self.runtime, job_id, index, plan))
 
 
 def _send_chunk(request: JobRequest):
@@ -127,7 +127,7 @@ def _guarded(task: JobTask, job_id: str, scope: str, work) -> dict[str, Any]:
         error = f"job exceeded the soft time limit of {settings.soft_time_limit} s (NMT_SOFT_TIME_LIMIT)"
         store.fail(job_id, error)
         raise InvalidJobError(error) from None
-    except (*TRANSIENT, Retry):
+    except TRANSIENT:
         raise  # Celery retries these (the lease and the attempt count stay honest)
     except Exception as exc:  # a bug or an input nothing above foresaw: the job fails, never hangs
         log.exception("job %s (%s) failed unexpectedly", job_id, scope)

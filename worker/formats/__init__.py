@@ -7,13 +7,13 @@ extension or by name (``nmt translate --format``).
 """
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from .model import FormatError, Parsed, Unit, rebreak
-from .po import parse_po
-from .subtitles import parse_srt, parse_vtt
 
-READERS = {"srt": parse_srt, "vtt": parse_vtt, "po": parse_po}
+# format -> (module, reader); the parser libraries load only when a file of that format is read
+READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po")}
 EXTENSIONS = {".srt": "srt", ".vtt": "vtt", ".po": "po", ".pot": "po", ".txt": "txt", ".text": "txt"}
 FORMATS = ("txt", *READERS)
 
@@ -30,7 +30,8 @@ def format_of(path: str | Path, name: str | None = None) -> str:
 
 def parse(fmt: str, text: str) -> Parsed:
     """``text`` (a decoded file) read as ``fmt``; ``FormatError`` names what is malformed."""
-    return READERS[fmt](text)
+    module, reader = READERS[fmt]
+    return getattr(importlib.import_module(f".{module}", __name__), reader)(text)
 
 
 __all__ = ["EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Unit", "format_of", "parse", "rebreak"]
