@@ -146,3 +146,50 @@ def test_budget_schedule_needs_a_time_budget():
 
     with pytest.raises(ConfigError, match="max_seconds"):
         Config.from_dict({"train": {"lr_schedule": "budget"}})
+
+
+def test_weight_average_is_validated_kept_in_best_and_resumed_exactly(toy_corpus, tiny_config_path, tmp_path):
+    """train.ema_decay: each validation scores the raw weights and their moving average, best.pt
+    holds whichever scored higher, and a resumed run continues the same average."""
+    import dataclasses
+
+    from training.averaging import WeightAverage
+
+    config = load_config(tiny_config_path)
+    config = dataclasses.replace(config, train=dataclasses.replace(config.train, ema_decay=0.9))
+    Trainer(config, tmp_path / "straight", toy_corpus).train(max_steps=12)
+    Trainer(config, tmp_path / "stopped", toy_corpus).train(max_steps=5)
+    Trainer(config, tmp_path / "stopped", toy_corpus).train(resume=True, max_steps=12)
+    a = read_checkpoint(tmp_path / "straight" / "last.pt")
+    b = read_checkpoint(tmp_path / "stopped" / "last.pt")
+    assert a["ema"]["updates"] == b["ema"]["updates"] == 12
+    for name, tensor in a["ema"]["shadow"].items():
+        torch.testing.assert_close(b["ema"]["shadow"][name], tensor, msg=name)
+        assert not torch.equal(tensor, a["model"][name]), f"{name}: the average is not the raw weights"
+
+    run_dir = tmp_path / "full"
+    result = Trainer(config, run_dir, toy_corpus).train()
+    valid = [r for r in train_records(run_dir) if r["kind"] == "valid"]
+    assert valid and all(r["valid_bleu"] == max(r["valid_bleu_raw"], r["valid_bleu_average"]) for r in valid)
+    assert all(r["weights"] == ("average" if r["valid_bleu_average"] >= r["valid_bleu_raw"] else "raw") for r in valid)
+    best_record = next(r for r in valid if r["valid_bleu"] == result.best_bleu)
+    best = read_checkpoint(run_dir / "best.pt")
+    kept = best["ema"]["shadow"] if best_record["weights"] == "average" else None
+    if kept is not None:
+        for name, tensor in kept.items():
+            torch.testing.assert_close(best["model"][name], tensor, msg=name)
+    else:
+        assert any(not torch.equal(best["model"][n], t) for n, t in best["ema"]["shadow"].items())
+
+    # The average of constant weights is those weights; it follows a moved model at rate 1 - decay.
+    model = torch.nn.Linear(2, 2)
+    average = WeightAverage(model, decay=0.5)
+    with torch.no_grad():
+        model.weight.fill_(1.0)
+    average.updates = 100  # past the warm-up: the decay is 0.5
+    before = average.shadow[0].clone()
+    average.update(model)
+    torch.testing.assert_close(average.shadow[0], 0.5 * before + 0.5)
+    with average.applied(model):
+        torch.testing.assert_close(model.weight.detach(), average.shadow[0])
+    assert torch.equal(model.weight.detach(), torch.ones(2, 2))

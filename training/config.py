@@ -184,6 +184,9 @@ class TrainConfig:
     valid_max_sentences: int = 0  # 0: the whole validation set
     valid_every: int = 0  # steps between mid-epoch validations (0: at epoch ends only)
     max_seconds: float = 0.0  # stop after this much training time, validating first (0: no limit)
+    # > 0: keep a moving average of the weights (training.averaging); validation scores it too and
+    # best.pt holds whichever of the two scored higher. 0: off.
+    ema_decay: float = 0.0
     valid_batch_size: int = 128
     max_len_a: float = 1.5  # greedy validation: max target length = a * src_len + b
     max_len_b: int = 10
@@ -210,6 +213,7 @@ class TrainConfig:
                  "'budget' needs train.max_seconds > 0 (the time the rate is annealed over)")
         _require(0.0 < self.anneal_fraction <= 1.0, "train.anneal_fraction", "must be in (0, 1]")
         _require(self.warmup_steps >= 0, "train.warmup_steps", "must be >= 0")
+        _require(0.0 <= self.ema_decay < 1.0, "train.ema_decay", "must be in [0, 1) (0: off)")
         for name in ("lr_patience", "early_stop_patience", "checkpoint_every", "valid_max_sentences", "threads", "valid_every"):
             _require(getattr(self, name) >= 0, f"train.{name}", "must be >= 0")
 

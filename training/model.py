@@ -175,9 +175,10 @@ class Decoder(nn.Module):
         x = torch.cat([embedded, context], dim=-1)
         new_states = []
         for layer, cell in enumerate(self.cells):
-            h = cell(x, state[layer])
-            new_states.append(h)
-            x = self.dropout(h)
+            if layer > 0:
+                x = self.dropout(x)
+            x = cell(x, state[layer])
+            new_states.append(x)
         return StepOutput(torch.stack(new_states, 0), context, alpha)
 
     def attend(self, query: Tensor, annotations: Tensor, keys: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:

@@ -14,6 +14,7 @@ import math
 import random
 import signal
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import yaml
 from torch import Tensor, nn
 from tqdm import tqdm
 
+from .averaging import WeightAverage
 from .batching import Pair, collate, collate_pairs, make_batches, target_tokens
 from .checkpoint import CheckpointError, read_checkpoint, save_checkpoint
 from .config import Config
@@ -133,6 +135,7 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.data_dir = Path(data_dir)
         self.world = World()
+        self.average: WeightAverage | None = None
 
     def train(self, resume: bool = False, max_steps: int | None = None) -> TrainResult:
         """Train until max_epochs, early stopping, the time budget, ``max_steps`` or a signal."""
@@ -200,6 +203,10 @@ class Trainer:
             self._say(f"resumed at epoch {progress.epoch + 1}, batch {progress.batch_in_epoch}, step {progress.step}")
         elif world.is_main:
             self._write_run_files(data.vocabs)
+        if cfg.train.ema_decay:
+            self.average = WeightAverage(model, cfg.train.ema_decay)
+            if checkpoint is not None and "ema" in checkpoint:
+                self.average.load_state_dict(checkpoint["ema"])
         if world.rank:  # dropout masks differ between ranks; the weights come from rank 0 (DDP)
             torch.manual_seed(cfg.train.seed + 1_000_003 * world.rank + progress.step)
         n_params = sum(p.numel() for p in model.parameters())
@@ -246,6 +253,7 @@ class Trainer:
                     path, config=self.config, spec=spec, vocabs=data.vocabs, model=model,
                     optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
                     progress=vars(progress).copy(), rng=_rng_state(), corpora=data.corpus_info(),
+                    **({"ema": self.average.state_dict()} if self.average else {}),
                     valid_sample={"src": data.valid_texts[:VALID_SAMPLE], "tgt": data.valid_refs[:VALID_SAMPLE]},
                 )
 
@@ -347,6 +355,8 @@ class Trainer:
             loss_total += float(loss_sum.detach())
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_norm)
         optimizer.step()
+        if self.average is not None:
+            self.average.update(model)
         return loss_total, step_tokens
 
     # (3) validation, LR decay, early stopping -----------------------------------------------
@@ -366,14 +376,23 @@ class Trainer:
         cfg = self.config.train
         started = time.perf_counter()
         scores, hyps = validate_model(model, data, self.config)
-        vloss = validation_loss(model, data, self.config)
+        compared: dict[str, Any] = {}
+        if self.average is not None:
+            with self.average.applied(model):
+                average_scores, average_hyps = validate_model(model, data, self.config)
+            compared = {"valid_bleu_raw": scores.bleu, "valid_bleu_average": average_scores.bleu, "weights": "raw"}
+            if average_scores.bleu >= scores.bleu:
+                scores, hyps, compared["weights"] = average_scores, average_hyps, "average"
+        chosen = self.average.applied(model) if compared.get("weights") == "average" else nullcontext()
         bleu = scores.bleu
         improved = bleu > progress.best_bleu
-        if improved:
-            progress.best_bleu, progress.bad_validations = bleu, 0
-            checkpoint(self.run_dir / "best.pt")
-            (self.run_dir / "valid.best.txt").write_text("\n".join(hyps) + "\n", encoding="utf-8")
-        else:
+        with chosen:  # the validated weights are the ones best.pt keeps
+            vloss = validation_loss(model, data, self.config)
+            if improved:
+                progress.best_bleu, progress.bad_validations = bleu, 0
+                checkpoint(self.run_dir / "best.pt")
+                (self.run_dir / "valid.best.txt").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+        if not improved:
             progress.bad_validations += 1
         if cfg.lr_schedule == "plateau":
             scheduler.step(bleu)
@@ -384,8 +403,10 @@ class Trainer:
                    "valid_chrf": scores.chrf, "bleu_signature": scores.bleu_signature,
                    "chrf_signature": scores.chrf_signature, "valid_sentences": len(hyps),
                    "valid_loss": vloss, "valid_ppl": math.exp(min(vloss, 50)), "lr": lr,
-                   "elapsed": progress.elapsed, "valid_seconds": time.perf_counter() - started})
-        self._say(f"epoch {progress.epoch}: valid BLEU {bleu:.2f} (best {progress.best_bleu:.2f}) chrF {scores.chrf:.2f} "
+                   "elapsed": progress.elapsed, "valid_seconds": time.perf_counter() - started, **compared})
+        averaged = (f" ({compared['weights']} weights; raw {compared['valid_bleu_raw']:.2f}, "
+                    f"average {compared['valid_bleu_average']:.2f})") if compared else ""
+        self._say(f"epoch {progress.epoch}: valid BLEU {bleu:.2f}{averaged} (best {progress.best_bleu:.2f}) chrF {scores.chrf:.2f} "
                   f"on {len(hyps)} sentences, valid loss {vloss:.3f}, lr {lr:.2e}"
                   f"{' - early stop' if progress.finished else ''} [{scores.bleu_signature}; {scores.chrf_signature}]")
         plot_curves(self.run_dir / "metrics.jsonl", self.run_dir / "curve.png")
