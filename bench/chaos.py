@@ -118,9 +118,9 @@ def main() -> int:
     parser.add_argument("--chunked", type=int, default=20, help="documents of 100 sentences (5 chunks each)")
     parser.add_argument("--bundle", default=str(REPO / "models" / "multi30k-en-de-int8"))
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for every job to end")
-    parser.add_argument("--settle", type=float, default=150.0,
-                        help="stop waiting once no job has ended for this long (past the 90 s visibility timeout "
-                             "and its sweep, a job still not final is stuck)")
+    parser.add_argument("--settle", type=float, default=300.0,
+                        help="stop waiting once no job has ended for this long (past the 90 s visibility timeout, "
+                             "kombu's restore and the job store's sweep after 120 s, a job still not final is stuck)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 

@@ -10,6 +10,8 @@ redelivered job never replaces or duplicates it, and a failure never overwrites 
     nmt:job:<id>:lease      the worker currently running it (SET NX with expiry, renewed)
     nmt:job:<id>:plan       JSON layout of a chunked document
     nmt:job:<id>:chunk:<i>  JSON results of chunk i;  nmt:job:<id>:chunks  set of finished chunks
+    nmt:job:<id>:message:<scope>  the task message of a running scope (document, chunk-<i>), to re-send
+    nmt:active              sorted set "<id>|<scope>" -> when a worker last reported it alive (worker.sweep)
     nmt:pairs               hash "src-tgt" -> unix time a worker last announced it
     nmt:models              hash model name -> "src-tgt", as workers announced them
 """
@@ -24,6 +26,7 @@ import redis
 
 from .names import KEY_PREFIX
 
+ACTIVE = f"{KEY_PREFIX}:active"
 STATES = ("queued", "running", "done", "failed", "cancelled")
 FINAL_STATES = ("done", "failed", "cancelled")
 
@@ -167,6 +170,40 @@ class JobStore:
     def release_lease(self, job_id: str, owner: str) -> None:
         self.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
                         1, self.key(job_id, "lease"), owner)
+
+    # -- work in flight, for the sweep (worker.sweep) ------------------------------------------
+    def activate(self, job_id: str, scope: str, message: dict[str, Any]) -> None:
+        """A worker started the job's ``scope``: keep the task ``message`` ({"task", "args",
+        "queue"}) that would start it again, until the scope ends."""
+        with self.redis.pipeline() as pipe:
+            pipe.set(self.key(job_id, "message", scope), json.dumps(message, ensure_ascii=False), ex=self.ttl)
+            pipe.zadd(ACTIVE, {f"{job_id}|{scope}": time.time()})
+            pipe.execute()
+
+    def touch(self, job_id: str, scope: str, at: float | None = None) -> None:
+        """The scope is alive (heartbeat) at ``at`` (default now): ZADD, so an entry Redis lost comes back."""
+        self.redis.zadd(ACTIVE, {f"{job_id}|{scope}": time.time() if at is None else at})
+
+    def deactivate(self, job_id: str, scope: str) -> None:
+        with self.redis.pipeline() as pipe:
+            pipe.zrem(ACTIVE, f"{job_id}|{scope}")
+            pipe.delete(self.key(job_id, "message", scope))
+            pipe.execute()
+
+    def idle(self, before: float, limit: int = 100) -> list[tuple[str, str]]:
+        """(job id, scope) of active scopes last reported alive before ``before``, oldest first."""
+        members = self.redis.zrangebyscore(ACTIVE, "-inf", before, start=0, num=limit)
+        return [tuple(m.rsplit("|", 1)) for m in members]  # type: ignore[misc]
+
+    def message(self, job_id: str, scope: str) -> dict[str, Any] | None:
+        raw = self.redis.get(self.key(job_id, "message", scope))
+        return None if raw is None else json.loads(raw)
+
+    def lease_held(self, job_id: str, scope: str) -> bool:
+        return bool(self.redis.exists(self.key(f"{job_id}:{scope}", "lease")))
+
+    def count_resend(self, job_id: str, scope: str) -> int:
+        return int(self.redis.hincrby(self.key(job_id), f"resent:{scope}", 1))
 
     def put_plan(self, job_id: str, plan: dict[str, Any]) -> None:
         self.redis.set(self.key(job_id, "plan"), json.dumps(plan, ensure_ascii=False), nx=True, ex=self.ttl)

@@ -40,6 +40,8 @@ class QueueSettings:
     chunk_sentences: int = 200  # a document with more sentences is split into chunks across workers
     max_document_bytes: int = 20_000_000
     lease_seconds: int = 30  # a running job's lease, renewed while it runs
+    # seconds between sweeps for running jobs whose message is gone (worker.sweep); 0: this worker never sweeps
+    sweep_seconds: int = 30
     provider: str = "auto"  # ONNX Runtime execution provider: auto | cpu | cuda
     threads: int = 0  # ONNX Runtime intra-op threads per worker child (0: default)
     batch_workers: int = 1  # batches of one job decoded at once per worker child, one thread each
@@ -76,6 +78,8 @@ class QueueSettings:
                      "batch_workers", "cache_ttl"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be >= 1, got {getattr(self, name)}")
+        if self.sweep_seconds < 0:
+            raise SettingsError(f"{PREFIX}SWEEP_SECONDS must be >= 0 (0: this worker never sweeps), got {self.sweep_seconds}")
         if self.cache_size < 0:
             raise SettingsError(f"{PREFIX}CACHE_SIZE must be >= 0 (0: no local cache), got {self.cache_size}")
         if self.provider not in ("auto", "cpu", "cuda"):

@@ -286,3 +286,65 @@ def test_worker_children_share_the_cores_when_no_thread_count_is_set(workers, cl
                      worker.log.read_text())  # one line per job
     assert f"{max(1, cores // 2)} ONNX Runtime thread(s) x 1 batch worker(s) in this child (derived from the cores, 2 children)" \
         in worker.log.read_text()
+
+
+def test_the_sweep_resends_lost_work_forgets_ended_work_and_fails_what_never_finishes(redis_server):
+    """worker.sweep.sweep_once on a real Redis: what it does with each kind of idle scope."""
+    from queue_config.jobstore import JobStore
+    from queue_config.settings import QueueSettings
+    from worker.sweep import stale_after, sweep_once
+
+    store = JobStore.from_url(redis_server.url, 3600)
+    settings = QueueSettings(broker_url=redis_server.url, max_attempts=2)
+    after, sent = stale_after(settings), []
+    assert after == 120  # visibility timeout 90 + kombu's restore interval 10 + 20
+    message = {"task": TRANSLATE_TASK, "args": [{"job_id": "lost"}], "queue": QUEUE}
+    for job_id in ("lost", "ended", "leased", "bare"):
+        store.create(job_id, "en", "de", "document")
+        store.start(job_id, 10)
+        store.activate(job_id, "document", message | {"args": [{"job_id": job_id}]})
+    store.fail("ended", "it failed")
+    store.acquire_lease("leased:document", "someone", 60)
+    store.redis.delete(store.key("bare", "message", "document"))
+    now = time.time()
+    assert sweep_once(store, settings, sent.append, now=now) == {"resent": 0, "failed": 0, "forgotten": 0, "alive": 0}
+
+    counts = sweep_once(store, settings, sent.append, now=now + after + 1)
+    assert counts == {"resent": 1, "failed": 1, "forgotten": 1, "alive": 1}
+    assert sent == [message]
+    assert store.status("bare").state == "failed" and "message is gone" in store.status("bare").error
+    assert store.idle(now + 10 ** 6) == [("leased", "document"), ("lost", "document")]  # ended ones forgotten
+    # The next re-send waits twice as long; after max_attempts re-sends the job fails with the reason.
+    assert sweep_once(store, settings, sent.append, now=now + 2 * after)["resent"] == 0
+    assert sweep_once(store, settings, sent.append, now=now + 3 * after + 2)["resent"] == 1
+    assert sweep_once(store, settings, sent.append, now=now + 5 * after)["resent"] == 0  # waits 2 x after
+    assert sweep_once(store, settings, sent.append, now=now + 5 * after + 3)["failed"] == 1
+    assert len(sent) == 2
+    status = store.status("lost")
+    assert status.state == "failed" and "sent again 2 times" in status.error and "NMT_MAX_ATTEMPTS=2" in status.error
+    assert store.idle(now + 10 ** 6) == [("leased", "document")]
+
+
+def test_a_running_job_whose_message_is_lost_is_sent_again_and_finishes(workers, client):
+    """A Redis crash can lose the message of a running job (its acknowledgement or requeue falls
+    in the AOF window). Simulated: the worker host dies and Redis forgets the unacknowledged
+    message, so no visibility timeout can bring it back. The sweep of another worker sends it again."""
+    fast = {"visibility_timeout": 12, "retry_backoff_max": 3, "sweep_seconds": 2, "chunk_sentences": 100000}
+    first = workers("w1", **fast)
+    text, sentences = document(1500, seed=13)
+    job = client.submit(text=text, src="en", tgt="de", options=LONG)
+    wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
+    r = client.store.redis
+    assert r.zcard("nmt:active") == 1 and client.store.message(job.id, "document")["args"][0]["job_id"] == job.id
+    os.killpg(first.process.pid, signal.SIGKILL)
+    first.process.wait(timeout=10)
+    r.delete("unacked", "unacked_index")  # the message is gone: only the job store's record is left
+    assert r.llen(QUEUE) == 0
+    killed = time.monotonic()
+    second = workers("w2", **fast)
+    attempts = client.store.key(job.id, "attempts", "document")
+    wait_for(lambda: r.get(attempts) == "2", 120, "the sweep to send the job again")
+    assert time.monotonic() - killed < 12 + 10 + 20 + 2 + 15
+    assert len(job.wait(timeout=240).segments) == len(sentences)
+    assert "its message was sent again (1 of 3)" in second.log.read_text()
+    assert r.zcard("nmt:active") == 0 and client.store.message(job.id, "document") is None

@@ -27,6 +27,7 @@ from queue_config.settings import load_settings
 
 from .bundle import BundleError
 from .jobs import JobError, Runtime, run_chunk, run_document, served_models
+from .sweep import Sweeper
 
 log = logging.getLogger(__name__)
 TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
@@ -77,7 +78,9 @@ def translate_document(self: JobTask, payload: Any) -> dict[str, Any]:
         if isinstance(job_id, str) and job_id:
             store.fail(job_id, f"malformed job message: {exc}")
         raise InvalidJobError(f"malformed job message: {exc}") from None
-    return _guarded(self, request.job_id, "document", lambda: run_document(self.runtime, request, _send_chunk(request)))
+    message = {"task": TRANSLATE_TASK, "args": [payload], "queue": queue_for(request.src, request.tgt)}
+    return _guarded(self, request.job_id, "document", message,
+                    lambda: run_document(self.runtime, request, _send_chunk(request)))
 
 
 @app.task(name=CHUNK_TASK, **RETRY)
@@ -89,7 +92,8 @@ def translate_chunk(self: JobTask, job_id: Any, index: Any) -> dict[str, Any]:
     plan = self.runtime.store.plan(job_id)
     if plan is None or not 0 <= index < int(plan.get("chunks", 0)):
         raise InvalidJobError(f"chunk message refused: job {job_id!r} has no chunk {index}")
-    return _guarded(self, job_id, f"chunk-{index}", lambda: run_chunk(self.runtime, job_id, index, plan))
+    message = {"task": CHUNK_TASK, "args": [job_id, index], "queue": queue_for(plan["request"]["src"], plan["request"]["tgt"])}
+    return _guarded(self, job_id, f"chunk-{index}", message, lambda: run_chunk(self.runtime, job_id, index, plan))
 
 
 def _send_chunk(request: JobRequest):
@@ -98,8 +102,10 @@ def _send_chunk(request: JobRequest):
     return send
 
 
-def _guarded(task: JobTask, job_id: str, scope: str, work) -> dict[str, Any]:
-    """Run ``work`` once per job scope: skip finished jobs, cap deliveries, hold a lease."""
+def _guarded(task: JobTask, job_id: str, scope: str, message: dict[str, Any], work) -> dict[str, Any]:
+    """Run ``work`` once per job scope: skip finished jobs, cap deliveries, hold a lease, and keep
+    the scope's ``message`` in the job store's active set while it runs (``worker.sweep`` sends it
+    again if the scope stops with no live worker and its message is gone)."""
     store = task.runtime.store
     status = store.status(job_id)
     if status.finished:
@@ -109,6 +115,7 @@ def _guarded(task: JobTask, job_id: str, scope: str, work) -> dict[str, Any]:
     if not store.acquire_lease(lease_key, owner, settings.lease_seconds):
         # Another worker runs this right now (a redelivery while it is alive): try again later.
         raise task.retry(countdown=settings.lease_seconds, max_retries=None)
+    keep_active = False
     try:
         attempts = store.attempt(job_id, scope)
         if attempts > settings.max_attempts:
@@ -116,7 +123,8 @@ def _guarded(task: JobTask, job_id: str, scope: str, work) -> dict[str, Any]:
                      f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings.max_attempts}")
             store.fail(job_id, error)
             raise InvalidJobError(error)  # a FAILURE in Celery and Flower too, not a success
-        with _heartbeat(store, lease_key, owner):
+        store.activate(job_id, scope, message)
+        with _heartbeat(store, job_id, scope, owner):
             return work()
     except InvalidJobError:
         raise
@@ -128,6 +136,7 @@ def _guarded(task: JobTask, job_id: str, scope: str, work) -> dict[str, Any]:
         store.fail(job_id, error)
         raise InvalidJobError(error) from None
     except TRANSIENT:
+        keep_active = True  # if the retry cannot be published either, the sweep sends the message again
         raise  # Celery retries these (the lease and the attempt count stay honest)
     except Exception as exc:  # a bug or an input nothing above foresaw: the job fails, never hangs
         log.exception("job %s (%s) failed unexpectedly", job_id, scope)
@@ -135,18 +144,22 @@ def _guarded(task: JobTask, job_id: str, scope: str, work) -> dict[str, Any]:
         store.fail(job_id, error)
         raise InvalidJobError(error) from None
     finally:
+        if not keep_active:
+            store.deactivate(job_id, scope)
         store.release_lease(lease_key, owner)
 
 
 @contextmanager
-def _heartbeat(store: JobStore, lease_key: str, owner: str) -> Iterator[None]:
-    """Renew the lease every third of its length while the job runs."""
+def _heartbeat(store: JobStore, job_id: str, scope: str, owner: str) -> Iterator[None]:
+    """Renew the lease, and report the scope alive, every third of the lease while the job runs."""
     stop = threading.Event()
+    lease_key = f"{job_id}:{scope}"
 
     def renew() -> None:
         while not stop.wait(settings.lease_seconds / 3):
             try:
                 store.renew_lease(lease_key, owner, settings.lease_seconds)
+                store.touch(job_id, scope)
             except TRANSIENT:
                 log.warning("could not renew the lease of %s", lease_key)
 
@@ -171,11 +184,19 @@ def _record_concurrency(sender: Any = None, **_: Any) -> None:
 
 @signals.worker_ready.connect
 def _announce(**_: Any) -> None:
-    """Tell clients which language pairs are served (clients reject others at submit time)."""
+    """In the worker parent: tell clients which language pairs are served (clients reject others
+    at submit time), and start the sweep for jobs whose message is gone (``worker.sweep``)."""
+    store = JobStore.from_url(settings.backend_url, settings.result_expires, socket_timeout=settings.socket_timeout)
     try:
-        store = JobStore.from_url(settings.backend_url, settings.result_expires)
         store.announce_pairs(PAIRS)
         store.announce_models({m.name: m.pair for m in MODELS.values()})
     except TRANSIENT as exc:
         log.warning("could not announce served pairs: %s", exc)
+    if settings.sweep_seconds:
+        Sweeper(store, settings, _resend).start()
+
+
+def _resend(message: dict[str, Any]) -> None:
+    with app.connection_for_write() as connection:
+        app.send_task(message["task"], args=message["args"], queue=message["queue"], connection=connection)
 
