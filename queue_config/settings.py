@@ -49,6 +49,8 @@ class QueueSettings:
     shutdown_timeout: float = 30.0  # soft-shutdown seconds for running jobs on SIGTERM
     proc_alive_timeout: float = 60.0  # seconds a new worker child may take to report up
     socket_timeout: float = 30.0
+    metrics_port: int = 0  # serve Prometheus metrics from the worker parent on this port; 0: off
+    metrics_host: str = "127.0.0.1"  # the metrics endpoint's address (0.0.0.0 exposes it to the network)
     cache_size: int = 10_000  # translated segments each worker child keeps (LRU); 0: none
     cache_redis: bool = False  # also share translated segments between workers through the broker's Redis
     cache_ttl: int = 24 * 3600  # seconds a cached segment lives
@@ -78,6 +80,8 @@ class QueueSettings:
                      "batch_workers", "cache_ttl"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be >= 1, got {getattr(self, name)}")
+        if not 0 <= self.metrics_port <= 65535:
+            raise SettingsError(f"{PREFIX}METRICS_PORT must be a port number (0: off), got {self.metrics_port}")
         if self.sweep_seconds < 0:
             raise SettingsError(f"{PREFIX}SWEEP_SECONDS must be >= 0 (0: this worker never sweeps), got {self.sweep_seconds}")
         if self.cache_size < 0:

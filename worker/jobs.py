@@ -22,6 +22,7 @@ from queue_config.outputs import write_translation
 from queue_config.settings import QueueSettings
 from queue_config.textfiles import DocumentError, read_text_file
 
+from . import metrics
 from .bundle import MANIFEST, BundleError, resolve_bundle_path
 from .cache import SegmentCache
 from .documents import Layout, split_document
@@ -242,6 +243,9 @@ def finish(runtime: Runtime, request: JobRequest, layout: Layout, results: list[
             raise JobError(f"could not write the translation to NMT_OUTPUT_DIR: {exc.strerror or exc}") from None
     stored = runtime.store.put_result(request.job_id, payload)
     timings = provenance["timings"]
+    if stored:  # counted once, however often the job was delivered
+        metrics.record_job(f"{request.src}-{request.tgt}", str(provenance.get("bundle")), str(provenance.get("provider")),
+                           len(results), sum(len(r.translation.split()) for r in results), timings["translate_seconds"])
     log.info("job %s done: %s-%s, model %s, %d segments, %.2f s, %s%s", request.job_id, request.src, request.tgt,
              provenance.get("bundle"), len(results), timings["translate_seconds"], provenance.get("provider"),
              "" if stored else " (a result was already stored: kept it)")

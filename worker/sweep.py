@@ -31,6 +31,8 @@ from queue_config.jobstore import FINAL_STATES, JobStore
 from queue_config.names import KEY_PREFIX
 from queue_config.settings import QueueSettings
 
+from . import metrics
+
 log = logging.getLogger(__name__)
 LOCK = f"{KEY_PREFIX}:sweep:lock"
 MARGIN = 20  # seconds beyond a redelivery's start before a scope counts as lost
@@ -67,6 +69,7 @@ def sweep_once(store: JobStore, settings: QueueSettings, send: Callable[[dict[st
             store.fail(job_id, f"job lost: its {scope} task stopped without a live worker and {why} "
                                f"(NMT_MAX_ATTEMPTS={settings.max_attempts}); submit it again")
             store.deactivate(job_id, scope)
+            metrics.record_failure("lost")
             counts["failed"] += 1
             continue
         send(message)

@@ -26,6 +26,7 @@ from queue_config.names import CHUNK_TASK, TRANSLATE_TASK, queue_for
 from queue_config.settings import load_settings
 
 from .bundle import BundleError
+from . import metrics
 from .jobs import JobError, Runtime, run_chunk, run_document, served_models
 from .sweep import Sweeper
 
@@ -77,6 +78,7 @@ def translate_document(self: JobTask, payload: Any) -> dict[str, Any]:
     except MessageError as exc:
         if isinstance(job_id, str) and job_id:
             store.fail(job_id, f"malformed job message: {exc}")
+            metrics.record_failure("malformed_message")
         raise InvalidJobError(f"malformed job message: {exc}") from None
     message = {"task": TRANSLATE_TASK, "args": [payload], "queue": queue_for(request.src, request.tgt)}
     return _guarded(self, request.job_id, "document", message,
@@ -122,6 +124,7 @@ def _guarded(task: JobTask, job_id: str, scope: str, message: dict[str, Any], wo
             error = (f"job failed: its {scope} task was delivered {attempts - 1} times and its worker died each "
                      f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings.max_attempts}")
             store.fail(job_id, error)
+            metrics.record_failure("attempt_cap")
             raise InvalidJobError(error)  # a FAILURE in Celery and Flower too, not a success
         store.activate(job_id, scope, message)
         with _heartbeat(store, job_id, scope, owner):
@@ -129,11 +132,13 @@ def _guarded(task: JobTask, job_id: str, scope: str, message: dict[str, Any], wo
     except InvalidJobError:
         raise
     except (JobError, MessageError, BundleError) as exc:
-        store.fail(job_id, str(exc))
+        if store.fail(job_id, str(exc)):
+            metrics.record_failure("invalid_job")
         raise InvalidJobError(str(exc)) from None
     except SoftTimeLimitExceeded:
         error = f"job exceeded the soft time limit of {settings.soft_time_limit} s (NMT_SOFT_TIME_LIMIT)"
-        store.fail(job_id, error)
+        if store.fail(job_id, error):
+            metrics.record_failure("time_limit")
         raise InvalidJobError(error) from None
     except TRANSIENT:
         keep_active = True  # if the retry cannot be published either, the sweep sends the message again
@@ -141,7 +146,8 @@ def _guarded(task: JobTask, job_id: str, scope: str, message: dict[str, Any], wo
     except Exception as exc:  # a bug or an input nothing above foresaw: the job fails, never hangs
         log.exception("job %s (%s) failed unexpectedly", job_id, scope)
         error = f"job failed in the worker: {type(exc).__name__}: {str(exc)[:300]}"
-        store.fail(job_id, error)
+        if store.fail(job_id, error):
+            metrics.record_failure("worker_error")
         raise InvalidJobError(error) from None
     finally:
         if not keep_active:
@@ -180,6 +186,8 @@ def _record_concurrency(sender: Any = None, **_: Any) -> None:
 
     concurrency = getattr(sender, "concurrency", None)
     jobs.POOL_CHILDREN = concurrency if isinstance(concurrency, int) and concurrency > 0 else 1  # "auto": unknown yet
+    if settings.metrics_port:
+        metrics.enable()  # before the fork: the children write their counters where the parent reads them
 
 
 @signals.worker_ready.connect
@@ -194,6 +202,9 @@ def _announce(**_: Any) -> None:
         log.warning("could not announce served pairs: %s", exc)
     if settings.sweep_seconds:
         Sweeper(store, settings, _resend).start()
+    if settings.metrics_port:
+        metrics.serve(settings.metrics_port, settings.metrics_host, store.redis, [q.name for q in app.conf.task_queues],
+                      {"models": ",".join(MODELS), "provider_setting": settings.provider})
 
 
 def _resend(message: dict[str, Any]) -> None:
