@@ -28,7 +28,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("--out", help="output directory for <stem>.<tgt>.txt and <stem>.<tgt>.json (required with FILEs)")
     t.add_argument("--format", choices=FORMATS, default=None,
                    help="read every FILE as this format (default: by extension: .srt/.vtt subtitles, .po/.pot gettext "
-                        "catalogues, anything else plain UTF-8 text); a file in a format is written back in it")
+                        "catalogues, .html/.htm pages, anything else plain UTF-8 text); a file in a format is written "
+                        "back in it")
     t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
     t.add_argument("--refuse-foreign", type=float, default=None, metavar="SHARE",
                    help="with FILEs: refuse a file (not translated, reported, exit status 1) when more than SHARE (0-1) "
@@ -275,7 +276,7 @@ def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Pat
     """Translate one file in a format (``worker.formats``) and write ``<stem>.<tgt><ext>`` in the
     same format plus ``<stem>.<tgt>.json`` (its units, each with its segments); False on failure."""
     from .documents import split_document
-    from .formats import FormatError, parse
+    from .formats import FormatError, document_links, parse
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
     try:
@@ -285,12 +286,15 @@ def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Pat
         return False
     results = translator.translate_layouts([split_document(unit.text, source) for unit in parsed.units], options,
                                            text_options=text_options)
-    rendered = parsed.render([result.translation for result in results])
+    rendered = parsed.render([result.translation for result in results],
+                             [document_links(result.segments) for result in results] if parsed.marked else None)
+    notes = getattr(parsed, "notes", {})
     units, segments, warnings = [], [], []
-    for unit, result in zip(parsed.units, results):
+    for index, (unit, result) in enumerate(zip(parsed.units, results)):
         own = result.to_json()
         units.append({"where": unit.where, "source": unit.text, "translation": result.translation,
-                      "segments": own["segments"], "warnings": list(unit.warnings) + own["warnings"]})
+                      "segments": own["segments"],
+                      "warnings": list(unit.warnings) + notes.get(index, []) + own["warnings"]})
         segments += own["segments"]
         warnings += units[-1]["warnings"]
     provenance = results[0].provenance if results else translator.provenance(options, 0.0, 0)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from .model import FormatError, Parsed, Unit, rebreak
+from .model import FormatError, Parsed, Tag, Unit, rebreak
 
 # format -> (module, reader); the parser libraries load only when a file of that format is read
-READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po")}
-EXTENSIONS = {".srt": "srt", ".vtt": "vtt", ".po": "po", ".pot": "po", ".txt": "txt", ".text": "txt"}
+READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po"),
+           "html": ("html", "parse_html")}
+EXTENSIONS = {".srt": "srt", ".vtt": "vtt", ".po": "po", ".pot": "po", ".html": "html", ".htm": "html",
+              ".txt": "txt", ".text": "txt"}
 FORMATS = ("txt", *READERS)
 
 
@@ -28,10 +30,17 @@ def format_of(path: str | Path, name: str | None = None) -> str:
     return EXTENSIONS.get(Path(path).suffix.lower(), "txt")
 
 
+def document_links(segments) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(source word span, target word span) character pairs of a translated unit, from its
+    segments' alignments (``SegmentResult``; offsets are the unit's and its translation's)."""
+    return [(tuple(s.alignment.source_spans[i]), tuple(s.alignment.target_spans[j]))
+            for s in segments for i, j in s.alignment.pairs]
+
+
 def parse(fmt: str, text: str) -> Parsed:
     """``text`` (a decoded file) read as ``fmt``; ``FormatError`` names what is malformed."""
     module, reader = READERS[fmt]
     return getattr(importlib.import_module(f".{module}", __name__), reader)(text)
 
 
-__all__ = ["EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Unit", "format_of", "parse", "rebreak"]
+__all__ = ["document_links", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "Unit", "format_of", "parse", "rebreak"]

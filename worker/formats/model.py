@@ -16,11 +16,24 @@ class FormatError(ValueError):
 
 
 @dataclass(frozen=True)
+class Tag:
+    """Inline markup of a unit, verbatim: ``open`` before and ``close`` after the characters
+    [start, end) of the unit's text; a point tag (``<br>``, ``<img>``) has no ``close`` and start == end."""
+
+    open: str
+    close: str
+    start: int
+    end: int
+    space: tuple[bool, bool] = (False, False)  # a point tag: whitespace before it, after it in the source
+
+
+@dataclass(frozen=True)
 class Unit:
     text: str  # what is translated (a cue's lines joined by spaces, a message's msgid)
     where: str  # for messages: "cue 3", "line 12"
     lines: int = 1  # lines the translation is broken into
     warnings: tuple[str, ...] = ()
+    tags: tuple[Tag, ...] = ()  # inline markup, carried to the translation by its alignment (formats.markup)
 
 
 @dataclass
@@ -48,13 +61,20 @@ class Skeleton:
 @dataclass
 class Parsed:
     units: list[Unit]
-    _render: Callable[[Sequence[str]], str]
+    _render: Callable[..., str]
+    marked: bool = False  # the render takes each unit's alignment links, to place its tags
 
-    def render(self, translations: Sequence[str]) -> str:
-        """The file with each unit's translation in place (one translation per unit, in order)."""
+    def render(self, translations: Sequence[str], links: Sequence[Sequence] | None = None) -> str:
+        """The file with each unit's translation in place (one translation per unit, in order).
+        ``links``: per unit, (source word span, target word span) character pairs from the
+        alignment, which formats with inline markup need (``marked``); their notes about tags
+        placed without alignment land in ``notes`` (unit index -> notes)."""
         if len(translations) != len(self.units):
             raise ValueError(f"{len(translations)} translations for {len(self.units)} units")
-        return self._render(translations)
+        if not self.marked:
+            return self._render(translations)
+        self.notes: dict[int, list[str]] = {}
+        return self._render(translations, links or [()] * len(self.units), self.notes)
 
 
 def rebreak(text: str, lines: int) -> list[str]:

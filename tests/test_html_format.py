@@ -1,0 +1,162 @@
+"""HTML pages: read into units with inline tags, every byte outside the translated text kept, and
+inline markup carried to the translation by its alignment, always well nested."""
+from __future__ import annotations
+
+import json
+import random
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from worker.formats import Tag, parse
+from worker.formats.markup import transfer
+
+from .conftest import run_nmt
+from .test_report import browser  # noqa: F401 (fixture: headless Chromium)
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>A small shop</title>
+<style>p { color: #333; } .x > b { font-weight: bold; }</style>
+<script>var t = "<p>not text</p>"; if (a < b) {}</script></head>
+<body>
+  <!-- header -->
+  <h1 class="title">Welcome to <em>our</em> shop</h1>
+  <p>The <a href="https://example.com/x?a=1&amp;b=2" title="Go">big <b>red</b> dog</a> runs home.<br>A cat sleeps.</p>
+  <p>Call <span translate="no">ACME&nbsp;Corp</span> today &amp; tomorrow.</p>
+  <pre>  code   stays
+    as it is</pre>
+  <table><tr><th>Name</th><td><img src="dog.png" alt="a dog"> A dog</td></tr></table>
+  <div class="notranslate">Keep this line</div>
+</body>
+</html>
+"""
+
+
+def words(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
+
+class Nesting(HTMLParser):
+    """Fails on a closing tag that does not close the innermost open element."""
+
+    VOID = {"br", "img", "meta", "wbr", "input", "link", "hr"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack, self.tags = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes {self.stack[-1:]}"
+        self.stack.pop()
+
+
+def well_nested(markup: str) -> list[str]:
+    checker = Nesting()
+    checker.feed(markup)
+    checker.close()
+    assert not checker.stack, f"never closed: {checker.stack}"
+    return checker.tags
+
+
+def test_units_keep_inline_tags_and_an_identity_render_keeps_every_byte():
+    parsed = parse("html", PAGE)
+    assert [u.text for u in parsed.units] == [
+        "A small shop", "Welcome to our shop", "The big red dog runs home. A cat sleeps.",
+        "Call today & tomorrow.", "Name", "A dog"]
+    third = parsed.units[2]
+    assert [(t.open, t.close, third.text[t.start:t.end]) for t in third.tags] == [
+        ('<a href="https://example.com/x?a=1&amp;b=2" title="Go">', "</a>", "big red dog"),
+        ("<b>", "</b>", "red"), ("<br>", "", "")]
+    links = [[(w, w) for w in words(u.text)] for u in parsed.units]
+    assert parsed.render([u.text for u in parsed.units], links) == PAGE
+    assert parsed.notes == {}
+
+
+def test_tags_follow_the_aligned_words_and_stay_nested_when_the_order_changes():
+    source = "The big red dog runs home."
+    tags = [Tag('<a href="x">', "</a>", 4, 15), Tag("<b>", "</b>", 8, 11)]
+    translation = "Der Hund , rot und groß , rennt nach Hause."
+    s, t = words(source), words(translation)
+    # The -> Der, big -> groß, red -> rot, dog -> Hund, runs -> rennt, home. -> Hause.
+    links = [(s[0], t[0]), (s[1], t[5]), (s[2], t[3]), (s[3], t[1]), (s[4], t[7]), (s[5], t[9])]
+    pieces, notes = transfer(source, tags, translation, links)
+    out = "".join(p.text for p in pieces)
+    assert out == 'Der <a href="x">Hund , <b>rot</b> und groß</a> , rennt nach Hause.' and notes == []
+
+
+def test_crossing_spans_are_repaired_and_unaligned_tags_are_placed_by_position_with_a_note():
+    source = "A B C D"
+    tags = [Tag("<i>", "</i>", 0, 3), Tag("<b>", "</b>", 4, 7)]
+    translation = "w x y z"
+    s, t = words(source), words(translation)
+    links = [(s[0], t[0]), (s[1], t[2]), (s[2], t[1]), (s[3], t[3])]  # <i> -> w..y, <b> -> x..z: they cross
+    pieces, notes = transfer(source, tags, translation, links)
+    out = "".join(p.text for p in pieces)
+    assert sorted(well_nested(out)) == ["b", "i"] and notes == []
+    pieces, notes = transfer("A B", [Tag("<u>", "</u>", 2, 3)], "x y", [(s[0], t[0])])  # B is unaligned
+    assert "".join(p.text for p in pieces) == "x <u>y</u>" and "no aligned words" in notes[0]
+
+
+def test_random_markup_and_alignments_always_come_out_well_nested_with_every_tag():
+    rng = random.Random(7)
+    for trial in range(300):
+        n = rng.randint(1, 8)
+        source = " ".join(f"s{i}" for i in range(n))
+        s = words(source)
+        tags, names = [], []
+
+        def nest(first: int, last: int, depth: int) -> None:  # random well-nested tags over words first..last
+            i = first
+            while i <= last and depth < 3:
+                j = rng.randint(i, last)
+                if rng.random() < 0.5:
+                    name = rng.choice("abiuq")
+                    tags.append(Tag(f"<{name}>", f"</{name}>", s[i][0], s[j][1]))
+                    names.append(name)
+                    nest(i, j, depth + 1)
+                elif rng.random() < 0.3:
+                    tags.append(Tag("<br>", "", s[i][0], s[i][0], (True, rng.random() < 0.5)))
+                    names.append("br")
+                i = j + 1
+
+        nest(0, n - 1, 0)
+        m = rng.randint(0, 9)
+        translation = " ".join(f"t{j}" for j in range(m))
+        t = words(translation)
+        links = [(s[i], t[j]) for i in range(n) for j in range(m) if rng.random() < 0.3]
+        pieces, _ = transfer(source, tags, translation, links)
+        out = "".join(p.text for p in pieces)
+        assert sorted(well_nested(out)) == sorted(names), (trial, source, tags, translation, links, out)
+        assert re.sub(r"<[^>]+>", "", out).split() == translation.split()
+
+
+def test_nmt_translate_writes_an_html_page_a_browser_renders(tiny_bundle, tmp_path, browser):
+    (tmp_path / "page.html").write_text(PAGE, encoding="utf-8")
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", str(tmp_path / "page.html"),
+                   "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    out = (tmp_path / "out" / "page.de.html").read_text(encoding="utf-8")
+    assert sorted(well_nested(out)) == sorted(well_nested(PAGE))  # every tag, well nested
+    for verbatim in ('<script>var t = "<p>not text</p>"; if (a < b) {}</script>', "<pre>  code   stays\n    as it is</pre>",
+                     "<!-- header -->", '<span translate="no">ACME&nbsp;Corp</span>', '<img src="dog.png" alt="a dog">',
+                     '<div class="notranslate">Keep this line</div>', '<a href="https://example.com/x?a=1&amp;b=2" title="Go">'):
+        assert verbatim in out
+    payload = json.loads((tmp_path / "out" / "page.de.json").read_text(encoding="utf-8"))
+    assert payload["format"] == "html" and len(payload["units"]) == 6
+    page = browser.new_page()
+    page.goto((tmp_path / "out" / "page.de.html").as_uri())
+    shot = page.screenshot(full_page=True)
+    assert page.locator("pre").inner_text() == "  code   stays\n    as it is"
+    assert page.locator("a").count() == 1 and page.locator("a b").count() == 1  # the bold run stays inside the link
+    assert page.locator("h1").inner_text().strip() and page.title().strip()
+    assert len(shot) > 5000  # a rendered page, not a blank one
+    (tmp_path / "out" / "page.de.png").write_bytes(shot)
+    page.close()

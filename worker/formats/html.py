@@ -1,0 +1,200 @@
+"""HTML pages (``.html``, ``.htm``), read with the standard library's ``html.parser``.
+
+Every element that is not inline markup (``p``, ``li``, ``h1``, ``td``, ``title``, ``div``...)
+ends a unit; the text between such boundaries, with its inline markup (``a``, ``b``, ``em``,
+``span``, ``code``, ``br``, ``img``...), is one unit. Inline tags become ``Tag`` spans of the unit's
+text, whitespace collapsed as a browser shows it, and come back around the aligned target words
+(``formats.markup``). Everything else is copied byte for byte: the doctype, comments, every tag as
+written (attributes included), the whitespace around units, and whole elements that are not
+text to translate (``script``, ``style``, ``pre``, ``textarea``, ``svg``, ``math``, ``template``,
+and any element with ``translate="no"`` or class ``notranslate``).
+"""
+from __future__ import annotations
+
+import html
+from html.parser import HTMLParser
+from typing import Sequence
+
+from .markup import Link, transfer
+from .model import FormatError, Parsed, Skeleton, Tag, Unit
+
+INLINE = frozenset("a abbr b bdi bdo cite code data del dfn em font i ins kbd mark q s samp small span strong sub "
+                   "sup time u var".split())
+POINT = frozenset("br img wbr".split())
+VERBATIM = frozenset("script style pre textarea svg math template noscript".split())
+
+
+class _Events(HTMLParser):
+    """Records every parser event with its start offset in the text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines = [0]
+        for line in text.splitlines(keepends=True):
+            self.lines.append(self.lines[-1] + len(line))
+        self.events: list[tuple[int, str, str, dict, str]] = []  # (start, kind, tag, attributes, decoded data)
+
+    def _at(self) -> int:
+        line, column = self.getpos()
+        return self.lines[line - 1] + column
+
+    def handle_starttag(self, tag, attrs):
+        self.events.append((self._at(), "start", tag, dict(attrs), ""))
+
+    def handle_startendtag(self, tag, attrs):
+        self.events.append((self._at(), "startend", tag, dict(attrs), ""))
+
+    def handle_endtag(self, tag):
+        self.events.append((self._at(), "end", tag, {}, ""))
+
+    def handle_data(self, data):
+        self.events.append((self._at(), "data", "", {}, data))
+
+    def _other(self, *_):
+        self.events.append((self._at(), "other", "", {}, ""))
+
+    handle_comment = handle_decl = handle_pi = unknown_decl = _other
+
+
+def parse_html(text: str) -> Parsed:
+    parser = _Events(text)
+    try:
+        parser.feed(text)
+        parser.close()
+    except (AssertionError, ValueError) as exc:  # html.parser is lenient; what it refuses is broken
+        raise FormatError(f"not readable as HTML: {exc}") from None
+    events = parser.events
+    skeleton, units, shapes = Skeleton(), [], []
+    pending: list[tuple[str, str, str, str]] = []  # (kind, tag, raw, decoded data) of the unit being read
+    verbatim: list[str] = []  # the verbatim element being copied (and nested ones of its name)
+    atom: list[str] = []  # likewise, for an inline element kept whole inside a unit
+
+    def flush() -> None:
+        if not pending:
+            return
+        unit, lead, trail = _unit(pending, f"text {len(units) + 1}")
+        if unit is None:
+            skeleton.text("".join(raw for _, _, raw, _ in pending))
+        else:
+            skeleton.text(lead)
+            skeleton.slot()
+            skeleton.text(trail)
+            units.append(unit)
+        pending.clear()
+
+    for k, (start, kind, tag, attrs, data) in enumerate(events):
+        raw = text[start:events[k + 1][0] if k + 1 < len(events) else len(text)]
+        if atom:
+            if kind == "start" and tag == atom[0]:
+                atom.append(tag)
+            elif kind == "end" and tag == atom[0]:
+                atom.pop()
+            pending.append(("atom" if atom else "atom-end", tag, raw, ""))
+            continue
+        if verbatim:
+            if kind == "start" and tag == verbatim[0]:
+                verbatim.append(tag)
+            elif kind == "end" and tag == verbatim[0]:
+                verbatim.pop()
+            skeleton.text(raw)
+            continue
+        untranslatable = tag in VERBATIM or attrs.get("translate") == "no" or \
+            "notranslate" in (attrs.get("class") or "").split()
+        if kind == "start" and untranslatable and tag not in POINT:
+            if tag in INLINE:  # kept whole, as one point of the sentence around it
+                pending.append(("atom-start", tag, raw, ""))
+                atom.append(tag)
+                continue
+            flush()
+            verbatim.append(tag)
+            skeleton.text(raw)
+            continue
+        if kind == "data":
+            pending.append(("data", "", raw, data))
+        elif tag in INLINE and kind in ("start", "end"):
+            pending.append((kind, tag, raw, ""))
+        elif tag in POINT or (tag in INLINE and kind == "startend"):
+            pending.append(("point", tag, raw, ""))
+        else:
+            flush()
+            skeleton.text(raw)
+    flush()
+
+    def render(translations: Sequence[str], links: Sequence[Sequence[Link]], notes: dict[int, list[str]]) -> str:
+        values = []
+        for index, (unit, translation) in enumerate(zip(units, translations)):
+            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index])
+            if unit_notes:
+                notes[index] = unit_notes
+            values.append("".join(p.text if p.markup else html.escape(p.text, quote=False) for p in pieces))
+        return skeleton.fill(values)
+
+    return Parsed(units, render, marked=True)
+
+
+def _unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Unit | None, str, str]:
+    """The unit of one run of inline content, and the whitespace before and after it (verbatim);
+    None if it has no text to translate."""
+    text, tags, stack = "", [], []  # stack: (tag name, raw start tag, text offset)
+    atom: list[str] | None = None  # the raw text of an inline element kept whole
+    atom_from = 0
+
+    def spaced(first: int, last: int) -> tuple[bool, bool]:
+        """Whitespace right before items[first] and right after items[last], in the source."""
+        before = first > 0 and items[first - 1][0] == "data" and items[first - 1][2][-1:].isspace()
+        after = last + 1 < len(items) and items[last + 1][0] == "data" and items[last + 1][2][:1].isspace()
+        return before, after
+
+    for number, (kind, tag, raw, data) in enumerate(items):
+        if kind == "atom-start":
+            atom, atom_from = [raw], number
+        elif kind == "atom" and atom is not None:
+            atom.append(raw)
+        elif kind == "atom-end" and atom is not None:
+            tags.append(Tag("".join(atom + [raw]), "", len(text), len(text), spaced(atom_from, number)))
+            atom = None
+        elif kind == "data":
+            for ch in data:
+                if ch.isspace():
+                    if text and not text.endswith(" "):
+                        text += " "
+                else:
+                    text += ch
+        elif kind == "start":
+            stack.append((tag, raw, len(text)))
+        elif kind == "end":
+            match = next((i for i in range(len(stack) - 1, -1, -1) if stack[i][0] == tag), None)
+            if match is None:
+                tags.append(Tag(raw, "", len(text), len(text), spaced(number, number)))
+                continue
+            for name, opened, at in stack[match + 1:]:  # opened inside and never closed
+                tags.append(Tag(opened, "", at, at))
+            name, opened, at = stack[match]
+            del stack[match:]
+            tags.append(Tag(opened, raw, at, len(text)))
+        else:  # point
+            tags.append(Tag(raw, "", len(text), len(text), spaced(number, number)))
+            if tag == "br" and text and not text.endswith(" "):  # a line break separates words
+                text += " "
+    if atom is not None:  # never closed before the unit ended
+        tags.append(Tag("".join(atom), "", len(text), len(text)))
+    for name, opened, at in stack:
+        tags.append(Tag(opened, "", at, at))
+    if not any(ch.isalpha() for ch in text):
+        return None, "", ""
+    stripped = text.rstrip(" ")
+    tags = [_clamped(tag, len(stripped)) for tag in sorted(tags, key=lambda t: (t.start, -(t.end - t.start)))]
+    first, last = items[0][2], items[-1][2]
+    lead = first[:len(first) - len(first.lstrip())] if items[0][0] == "data" else ""
+    trail = last[len(last.rstrip()):] if items[-1][0] == "data" else ""
+    return Unit(stripped, where, tags=tuple(tags)), lead, trail
+
+
+def _clamped(tag: Tag, length: int) -> Tag:
+    start, end = min(tag.start, length), min(tag.end, length)
+    if tag.close and start == end:  # a pair around no text (an anchor, an icon): one point
+        return Tag(tag.open + tag.close, "", start, start, (True, True))
+    return Tag(tag.open, tag.close, start, end, tag.space)
+
+
+__all__ = ["parse_html", "FormatError"]
