@@ -6,13 +6,18 @@ import os
 import sys
 from pathlib import Path
 
+from queue_config.names import FORMAT_SUFFIXES, FORMATS, format_of_name
+
 DEFAULT_TIMEOUT = 3600.0
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("submit", help="submit documents to the Celery workers",
                               description=__doc__)
-    p.add_argument("files", nargs="+", metavar="FILE", help="UTF-8 plain-text documents")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="UTF-8 documents: plain text, or a format by extension (.html/.htm, .srt, .vtt, .po/.pot)")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="read every FILE as this format (default: by extension; anything else is plain text)")
     p.add_argument("--src", required=True, help="source language code, e.g. en")
     p.add_argument("--tgt", required=True, help="target language code, e.g. de")
     p.add_argument("--wait", action="store_true", help="wait for the results (with a progress bar)")
@@ -77,13 +82,14 @@ def run(args: argparse.Namespace) -> int:
     for name in args.files:
         path = Path(name)
         try:
+            fmt = args.format or format_of_name(path.name)
             if args.by_path:
                 job = client.submit(path=str(path.resolve()), src=args.src, tgt=args.tgt, options=options,
-                                    name=output_stem(path, args.src), model=args.model, glossary=glossary)
+                                    name=output_stem(path, args.src), model=args.model, glossary=glossary, format=fmt)
             else:
                 job = client.submit(text=read_text_file(path), src=args.src, tgt=args.tgt,
                                     options=options, name=output_stem(path, args.src), model=args.model,
-                                    glossary=glossary)
+                                    glossary=glossary, format=fmt)
         except (DocumentError, MessageError) as exc:
             failures += 1
             print(f"nmt submit: skipped {path}: {exc}", file=sys.stderr)
@@ -111,7 +117,9 @@ def run(args: argparse.Namespace) -> int:
                 bar.update(1)
                 continue
             if out is not None:
-                write_translation(out, output_stem(path, args.src), args.tgt, result.text, dict(result.raw))
+                fmt = result.raw.get("format", "txt")
+                suffix = path.suffix if fmt != "txt" and format_of_name(path.name) == fmt else FORMAT_SUFFIXES[fmt]
+                write_translation(out, output_stem(path, args.src), args.tgt, result.text, dict(result.raw), suffix)
             else:
                 sys.stdout.write(result.text)
             summary.add(result.raw.get("segments", ()))

@@ -160,13 +160,16 @@ class TranslationClient:
     def submit(self, *, src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
                options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
                job_id: str | None = None, model: str | None = None,
-               glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]] | None = None) -> Job:
+               glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]] | None = None,
+               format: str | None = None) -> Job:
         """Validate and enqueue one document (its text, or a path on storage the workers share).
         ``model`` names a bundle the workers serve (e.g. "multi30k-en-de"); None: the pair's default.
+        ``format``: "html", "srt", "vtt", "po" or "txt"; None: plain text, or a path's extension. The
+        result's ``text`` is then the translated file in that format.
         ``glossary`` forces translations of terms: a TSV file here (``source<TAB>target`` lines), a
         {source: target} mapping, or [source, target] pairs; each segment's ``details["glossary"]``
         says which were applied."""
-        [job] = self._send([self._request(src, tgt, text, path, options, name, job_id, model, glossary)])
+        [job] = self._send([self._request(src, tgt, text, path, options, name, job_id, model, glossary, format)])
         return job
 
     def submit_many(self, documents: Iterable[Mapping[str, Any]]) -> list[Job]:
@@ -178,7 +181,8 @@ class TranslationClient:
     def _request(src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
                  options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
                  job_id: str | None = None, model: str | None = None,
-                 glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]] | None = None) -> JobRequest:
+                 glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]] | None = None,
+                 format: str | None = None) -> JobRequest:
         if isinstance(options, JobOptions):
             options = {k: v for k, v in asdict(options).items() if v != getattr(JobOptions(), k)}
         payload: dict[str, Any] = {"job_id": job_id or uuid.uuid4().hex, "src": src, "tgt": tgt,
@@ -192,6 +196,8 @@ class TranslationClient:
             payload["model"] = model
         if glossary is not None:
             payload["glossary"] = _glossary_pairs(glossary)
+        if format is not None:
+            payload["format"] = format
         return JobRequest.from_json(payload)  # MessageError (a ValueError) names the bad field
 
     def _send(self, requests: list[JobRequest]) -> list[Job]:

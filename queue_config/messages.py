@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from .glossary import GlossaryError, check_terms
-from .names import valid_language
+from .names import FORMATS, valid_language
 from .textfiles import DocumentError, check_text
 
 MESSAGE_VERSION = 1
@@ -109,6 +109,7 @@ class JobRequest:
     model: str | None = None  # a bundle name the workers serve; None: the pair's default model
     # (source term, target term) pairs forced on the translation (queue_config.glossary); at most MAX_TERMS
     glossary: tuple[tuple[str, str], ...] = ()
+    format: str | None = None  # one of names.FORMATS; None: plain text, or a path's extension
 
     def to_json(self) -> dict[str, Any]:
         payload = asdict(self)
@@ -117,6 +118,8 @@ class JobRequest:
             payload["glossary"] = [list(pair) for pair in self.glossary]
         else:
             del payload["glossary"]  # requests without one stay readable by workers that predate glossaries
+        if self.format is None:
+            del payload["format"]  # likewise for formats
         return payload
 
     @classmethod
@@ -165,8 +168,11 @@ class JobRequest:
             glossary = check_terms(glossary, "'glossary'")
         except GlossaryError as exc:
             raise MessageError(str(exc)) from None
+        fmt = raw.get("format")
+        if fmt is not None and fmt not in FORMATS:
+            raise MessageError(f"'format' must be one of {', '.join(FORMATS)}, got {str(fmt)[:40]!r}")
         return cls(job_id, raw["src"], raw["tgt"], text, path, name, JobOptions.from_json(raw.get("options")), version,
-                   model, glossary)
+                   model, glossary, fmt)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from worker.formats import Tag, parse
 from worker.formats.markup import transfer
 
 from .conftest import run_nmt
+from .test_queue_integration import client, redis_server, workers  # noqa: F401 (fixtures)
 from .test_report import browser  # noqa: F401 (fixture: headless Chromium)
 
 PAGE = """<!DOCTYPE html>
@@ -160,3 +161,28 @@ def test_nmt_translate_writes_an_html_page_a_browser_renders(tiny_bundle, tmp_pa
     assert len(shot) > 5000  # a rendered page, not a blank one
     (tmp_path / "out" / "page.de.png").write_bytes(shot)
     page.close()
+
+
+def test_queue_jobs_name_a_format_or_take_it_from_the_path(workers, client, tmp_path):
+    """A job in a format comes back as that format's file (text and NMT_OUTPUT_DIR); a malformed
+    one fails naming the problem; a job by path takes its format from the extension."""
+    from queue_config.names import FORMATS as QUEUE_FORMATS
+    from worker.formats import FORMATS
+
+    assert set(QUEUE_FORMATS) == set(FORMATS)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "movie.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nA man sees\na dog.\n", encoding="utf-8")
+    workers("w1", input_root=str(tmp_path / "in"))
+    page = client.submit(text=PAGE, src="en", tgt="de", format="html", name="page")
+    result = page.wait(timeout=120)
+    assert sorted(well_nested(result.text)) == sorted(well_nested(PAGE))
+    assert "<pre>  code   stays\n    as it is</pre>" in result.text and result.raw["format"] == "html"
+    assert len(result.raw["units"]) == 6 and result.provenance["format"] == "html"
+    assert (tmp_path / "out" / page.id / "page.de.html").read_text(encoding="utf-8") == result.text
+    movie = client.submit(path="movie.srt", src="en", tgt="de").wait(timeout=120)
+    assert movie.text.startswith("1\n00:00:01,000 --> 00:00:02,000\n") and len(movie.text.split("\n")) == 5
+    broken = client.submit(text="1\nnot a timing\nA dog.\n", src="en", tgt="de", format="srt", name="broken")
+    with pytest.raises(Exception, match="broken: not a valid SRT file"):
+        broken.wait(timeout=60)
+    with pytest.raises(ValueError, match="'format' must be one of"):
+        client.submit(text="A dog.", src="en", tgt="de", format="docx")

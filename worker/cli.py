@@ -276,7 +276,7 @@ def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Pat
     """Translate one file in a format (``worker.formats``) and write ``<stem>.<tgt><ext>`` in the
     same format plus ``<stem>.<tgt>.json`` (its units, each with its segments); False on failure."""
     from .documents import split_document
-    from .formats import FormatError, document_links, parse
+    from .formats import FormatError, parse, translate_parsed
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
     try:
@@ -286,20 +286,10 @@ def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Pat
         return False
     results = translator.translate_layouts([split_document(unit.text, source) for unit in parsed.units], options,
                                            text_options=text_options)
-    rendered = parsed.render([result.translation for result in results],
-                             [document_links(result.segments) for result in results] if parsed.marked else None)
-    notes = getattr(parsed, "notes", {})
-    units, segments, warnings = [], [], []
-    for index, (unit, result) in enumerate(zip(parsed.units, results)):
-        own = result.to_json()
-        units.append({"where": unit.where, "source": unit.text, "translation": result.translation,
-                      "segments": own["segments"],
-                      "warnings": list(unit.warnings) + notes.get(index, []) + own["warnings"]})
-        segments += own["segments"]
-        warnings += units[-1]["warnings"]
+    rendered, record = translate_parsed(parsed, results)
+    warnings = record["warnings"]
     provenance = results[0].provenance if results else translator.provenance(options, 0.0, 0)
-    payload = {"format": fmt, "source_file": str(path), "units": units, "segments": segments,
-               "provenance": provenance, "warnings": warnings}
+    payload = {"format": fmt, "source_file": str(path), **record, "provenance": provenance}
     write_translation(out_dir, output_stem(path, source), target, rendered, payload, path.suffix or f".{fmt}")
     for warning in warnings:
         print(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)

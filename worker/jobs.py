@@ -18,6 +18,7 @@ import redis
 
 from queue_config.jobstore import JobStore
 from queue_config.messages import JobOptions, JobRequest
+from queue_config.names import FORMAT_SUFFIXES
 from queue_config.outputs import write_translation
 from queue_config.settings import QueueSettings
 from queue_config.textfiles import DocumentError, read_text_file
@@ -166,6 +167,9 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
     store, settings = runtime.store, runtime.settings
     translator = runtime.translator(request.src, request.tgt, request.model)
     text = read_document(request, settings)
+    fmt = job_format(request)
+    if fmt != "txt":
+        return run_formatted(runtime, request, translator, text, fmt)
     layout = split_document(text, request.src)
     if not layout.sentences:
         raise JobError("document is empty: it has no text to translate")
@@ -196,6 +200,47 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
         store.set_progress(request.job_id, len(results))
     provenance = translator.provenance(options, time.perf_counter() - started, total)
     return finish(runtime, request, layout, results, provenance)
+
+
+def job_format(request: JobRequest) -> str:
+    """The file format of a job: as it names it, else its path's extension, else plain text."""
+    if request.format is not None:
+        return request.format
+    if request.path is not None:
+        from .formats import format_of
+        return format_of(request.path)
+    return "txt"
+
+
+def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator, text: str, fmt: str) -> dict[str, Any]:
+    """A job in a file format (``worker.formats``), translated unit by unit in this task (format
+    jobs are not chunked). The result's ``text`` is the translated file; ``units`` say where each
+    translation went."""
+    from .formats import FormatError, parse, translate_parsed
+
+    store = runtime.store
+    try:
+        parsed = parse(fmt, text)
+    except FormatError as exc:
+        raise JobError(f"{request.path or request.name}: {exc}") from None
+    store.start(request.job_id, len(parsed.units))
+    options = search_options(translator, request.options)
+    around = text_options(request)
+    layouts = [split_document(unit.text, request.src) for unit in parsed.units]
+    started = time.perf_counter()
+    results = []
+    for start in range(0, len(layouts), SLICE):
+        if store.is_cancelled(request.job_id):
+            return {"job_id": request.job_id, "state": "cancelled"}
+        results += translator.translate_layouts(layouts[start:start + SLICE], options, request.options.attention,
+                                                text_options=around)
+        store.set_progress(request.job_id, len(results))
+    rendered, record = translate_parsed(parsed, results)
+    provenance = translator.provenance(options, time.perf_counter() - started, len(record["segments"])) | {"format": fmt}
+    payload = {"job_id": request.job_id, "text": rendered, "name": request.name, "format": fmt, **record,
+               "provenance": provenance | {"job_id": request.job_id}}
+    tokens = sum(len(segment["translation"].split()) for segment in record["segments"])
+    return store_result(runtime, request, payload, len(record["segments"]), tokens, provenance, FORMAT_SUFFIXES[fmt])
 
 
 def run_chunk(runtime: Runtime, job_id: str, index: int, plan: dict[str, Any]) -> dict[str, Any]:
@@ -233,20 +278,27 @@ def finish(runtime: Runtime, request: JobRequest, layout: Layout, results: list[
         provenance = provenance | {"timings": provenance["timings"] | {"cache_hits": sum(r.cached for r in results)}}
     document = assemble_document(layout, results, provenance | {"job_id": request.job_id})
     payload = document.to_json() | {"job_id": request.job_id, "text": document.translation, "name": request.name}
+    tokens = sum(len(r.translation.split()) for r in results)
+    return store_result(runtime, request, payload, len(results), tokens, provenance, ".txt")
+
+
+def store_result(runtime: Runtime, request: JobRequest, payload: dict[str, Any], segments: int, tokens: int,
+                 provenance: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """Write the job's files (if NMT_OUTPUT_DIR is set), then store its result once."""
     if runtime.settings.output_dir:
         # Written before the result is stored: a job is never "done" without its files.
         final = runtime.store.result(request.job_id) or payload  # a redelivery writes what is stored
         try:
             write_translation(Path(runtime.settings.output_dir) / request.job_id, request.name, request.tgt,
-                              final["text"], final)
+                              final["text"], final, suffix)
         except OSError as exc:
             raise JobError(f"could not write the translation to NMT_OUTPUT_DIR: {exc.strerror or exc}") from None
     stored = runtime.store.put_result(request.job_id, payload)
     timings = provenance["timings"]
     if stored:  # counted once, however often the job was delivered
         metrics.record_job(f"{request.src}-{request.tgt}", str(provenance.get("bundle")), str(provenance.get("provider")),
-                           len(results), sum(len(r.translation.split()) for r in results), timings["translate_seconds"])
+                           segments, tokens, timings["translate_seconds"])
     log.info("job %s done: %s-%s, model %s, %d segments, %.2f s, %s%s", request.job_id, request.src, request.tgt,
-             provenance.get("bundle"), len(results), timings["translate_seconds"], provenance.get("provider"),
+             provenance.get("bundle"), segments, timings["translate_seconds"], provenance.get("provider"),
              "" if stored else " (a result was already stored: kept it)")
-    return {"job_id": request.job_id, "state": "done", "segments": len(results), "stored": stored}
+    return {"job_id": request.job_id, "state": "done", "segments": segments, "stored": stored}

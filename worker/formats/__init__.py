@@ -10,13 +10,14 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from queue_config.names import FORMAT_EXTENSIONS
+
 from .model import FormatError, Parsed, Tag, Unit, rebreak
 
 # format -> (module, reader); the parser libraries load only when a file of that format is read
 READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po"),
            "html": ("html", "parse_html")}
-EXTENSIONS = {".srt": "srt", ".vtt": "vtt", ".po": "po", ".pot": "po", ".html": "html", ".htm": "html",
-              ".txt": "txt", ".text": "txt"}
+EXTENSIONS = FORMAT_EXTENSIONS  # shared with clients (queue_config.names), which never import the worker
 FORMATS = ("txt", *READERS)
 
 
@@ -37,10 +38,28 @@ def document_links(segments) -> list[tuple[tuple[int, int], tuple[int, int]]]:
             for s in segments for i, j in s.alignment.pairs]
 
 
+def translate_parsed(parsed: Parsed, results) -> tuple[str, dict]:
+    """The translated file and its JSON record from the units' translations (``DocumentResult``s,
+    one per unit): {"units": [where, source, translation, segments, warnings], "segments": all of
+    them, "warnings": all of them}."""
+    rendered = parsed.render([r.translation for r in results],
+                             [document_links(r.segments) for r in results] if parsed.marked else None)
+    notes = getattr(parsed, "notes", {})
+    units, segments, warnings = [], [], []
+    for index, (unit, result) in enumerate(zip(parsed.units, results)):
+        own = result.to_json()
+        units.append({"where": unit.where, "source": unit.text, "translation": result.translation,
+                      "segments": own["segments"],
+                      "warnings": list(unit.warnings) + notes.get(index, []) + own["warnings"]})
+        segments += own["segments"]
+        warnings += units[-1]["warnings"]
+    return rendered, {"units": units, "segments": segments, "warnings": warnings}
+
+
 def parse(fmt: str, text: str) -> Parsed:
     """``text`` (a decoded file) read as ``fmt``; ``FormatError`` names what is malformed."""
     module, reader = READERS[fmt]
     return getattr(importlib.import_module(f".{module}", __name__), reader)(text)
 
 
-__all__ = ["document_links", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "Unit", "format_of", "parse", "rebreak"]
+__all__ = ["document_links", "translate_parsed", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "Unit", "format_of", "parse", "rebreak"]
