@@ -54,6 +54,9 @@ def celery_config(settings: QueueSettings) -> dict[str, Any]:
         "worker_soft_shutdown_timeout": settings.shutdown_timeout,
         "worker_enable_soft_shutdown_on_idle": True,
         "worker_proc_alive_timeout": settings.proc_alive_timeout,
+        # Children are recycled by task count and by memory (KiB in Celery), so RSS stays bounded.
+        "worker_max_tasks_per_child": settings.max_tasks_per_child or None,
+        "worker_max_memory_per_child": settings.max_memory_per_child * 1024 or None,
         "worker_hijack_root_logger": False,
         "task_default_queue": "nmt.default",
         "enable_utc": True,

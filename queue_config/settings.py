@@ -49,6 +49,10 @@ class QueueSettings:
     shutdown_timeout: float = 30.0  # soft-shutdown seconds for running jobs on SIGTERM
     proc_alive_timeout: float = 60.0  # seconds a new worker child may take to report up
     socket_timeout: float = 30.0
+    # a worker child is replaced after this many tasks, or once it holds more than this much memory
+    # after a task (MiB); 0: never (Celery's worker_max_tasks_per_child / worker_max_memory_per_child)
+    max_tasks_per_child: int = 1000
+    max_memory_per_child: int = 3000
     metrics_port: int = 0  # serve Prometheus metrics from the worker parent on this port; 0: off
     metrics_host: str = "127.0.0.1"  # the metrics endpoint's address (0.0.0.0 exposes it to the network)
     cache_size: int = 10_000  # translated segments each worker child keeps (LRU); 0: none
@@ -80,6 +84,9 @@ class QueueSettings:
                      "batch_workers", "cache_ttl"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be >= 1, got {getattr(self, name)}")
+        for name in ("max_tasks_per_child", "max_memory_per_child"):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"{PREFIX}{name.upper()} must be >= 0 (0: no limit), got {getattr(self, name)}")
         if not 0 <= self.metrics_port <= 65535:
             raise SettingsError(f"{PREFIX}METRICS_PORT must be a port number (0: off), got {self.metrics_port}")
         if self.sweep_seconds < 0:

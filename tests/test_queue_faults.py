@@ -348,3 +348,14 @@ def test_a_running_job_whose_message_is_lost_is_sent_again_and_finishes(workers,
     assert len(job.wait(timeout=240).segments) == len(sentences)
     assert "its message was sent again (1 of 3)" in second.log.read_text()
     assert r.zcard("nmt:active") == 0 and client.store.message(job.id, "document") is None
+
+
+def test_worker_children_are_recycled_by_task_count(workers, client):
+    """NMT_MAX_TASKS_PER_CHILD: a child is replaced after that many tasks (its memory with it);
+    jobs keep being served across the replacement."""
+    worker = workers("w1", max_tasks_per_child=2)
+    first = set(worker.children())
+    for n in range(3):
+        client.submit(text=f"A dog runs {n}.", src="en", tgt="de").wait(timeout=60)
+    wait_for(lambda: worker.children() and not set(worker.children()) & first, 30, "a new child")
+    assert client.submit(text="A cat sleeps.", src="en", tgt="de").wait(timeout=60).text
