@@ -15,7 +15,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("submit", help="submit documents to the Celery workers",
                               description=__doc__)
     p.add_argument("files", nargs="+", metavar="FILE",
-                   help="UTF-8 documents: plain text, or a format by extension (.html/.htm, .srt, .vtt, .po/.pot)")
+                   help="UTF-8 documents: plain text, or a format by extension (.html/.htm, .xlf/.xliff, .srt, .vtt, .po/.pot)")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="read every FILE as this format (default: by extension; anything else is plain text)")
     p.add_argument("--src", required=True, help="source language code, e.g. en")

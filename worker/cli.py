@@ -28,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("--out", help="output directory for <stem>.<tgt>.txt and <stem>.<tgt>.json (required with FILEs)")
     t.add_argument("--format", choices=FORMATS, default=None,
                    help="read every FILE as this format (default: by extension: .srt/.vtt subtitles, .po/.pot gettext "
-                        "catalogues, .html/.htm pages, anything else plain UTF-8 text); a file in a format is written "
+                        "catalogues, .html/.htm pages, .xlf/.xliff, anything else plain UTF-8 text); a file in a format is written "
                         "back in it")
     t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
     t.add_argument("--refuse-foreign", type=float, default=None, metavar="SHARE",

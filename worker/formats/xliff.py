@@ -1,0 +1,232 @@
+"""XLIFF 1.2 and 2.x (``.xlf``, ``.xliff``), read with the standard library's expat parser.
+
+Each ``trans-unit`` (1.2) or ``segment`` (2.x) whose target is missing or empty is one unit: its
+``source`` text, with inline codes as ``Tag`` spans (paired: ``g``, ``mrk``, ``pc``; points:
+``x``, ``bx``, ``ex``, ``ph``, ``bpt``, ``ept``, ``it``, ``sc``, ``ec``, kept whole with their
+native code). The translation goes into the target with the source's inline codes placed by the
+alignment (``formats.markup``); a new 1.2 target gets ``state="needs-review-translation"``.
+Units marked ``translate="no"``, units that already have a target, and every other byte of the
+file (header, notes, contexts, attributes, whitespace) are kept as they are.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+from xml.parsers import expat
+from xml.sax.saxutils import escape
+
+from .markup import Link, transfer
+from .model import FormatError, Parsed, Skeleton, Tag, Unit
+
+PAIRED = frozenset(("g", "mrk", "pc"))
+POINTS = frozenset(("x", "bx", "ex", "ph", "bpt", "ept", "it", "sc", "ec"))
+
+
+def _local(name: str) -> str:
+    return name.rsplit(":", 1)[-1]
+
+
+def _tag_end(data: bytes, start: int) -> int:
+    """The offset just past the tag starting at ``start`` ('>' outside quoted attribute values)."""
+    quote = None
+    for i in range(start + 1, len(data)):
+        ch = data[i:i + 1]
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in (b'"', b"'"):
+            quote = ch
+        elif ch == b">":
+            return i + 1
+    raise FormatError("not a valid XLIFF file: a tag is never closed")
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.parser = expat.ParserCreate(encoding="UTF-8")
+        self.parser.StartElementHandler = self.start
+        self.parser.EndElementHandler = self.end
+        self.parser.CharacterDataHandler = self.chars
+        self.version = ""
+        self.units: list[dict] = []  # per translatable container: offsets and source items
+        self.container: dict | None = None  # the trans-unit / segment being read
+        self.skip = 0  # depth inside a unit marked translate="no"
+        self.in_source = 0  # element depth inside <source>
+        self.atom = 0  # depth inside a point code kept whole
+
+    def at(self) -> int:
+        return self.parser.CurrentByteIndex
+
+    def start(self, name: str, attrs: dict) -> None:
+        local, at = _local(name), self.at()
+        if local == "xliff":
+            self.version = attrs.get("version", "")
+        if self.skip:
+            self.skip += 1
+            return
+        if local in ("trans-unit", "unit") and attrs.get("translate") == "no":
+            self.skip = 1
+            return
+        if local in ("trans-unit", "segment"):
+            self.container = {"where": f"{local} {attrs.get('id', len(self.units) + 1)}", "items": [],
+                              "source_end": None, "target": None, "source_start": None}
+        elif self.container is None:
+            return
+        elif local == "source" and not self.in_source:
+            self.in_source = 1
+            self.container["source_start"] = at
+        elif self.in_source:
+            self.in_source += 1
+            end = _tag_end(self.data, at)
+            if self.atom or local in POINTS:
+                self.atom += 1
+                self.container["items"].append(("atom", self.data[at:end]))
+            elif local in PAIRED:
+                self.container["items"].append(("open", self.data[at:end]))
+            else:
+                self.container["items"].append(("atom", self.data[at:end]))
+        elif local == "target":
+            self.container["target"] = [at, None]
+
+    def end(self, name: str) -> None:
+        local, at = _local(name), self.at()
+        if self.skip:
+            self.skip -= 1
+            return
+        if self.container is None:
+            return
+        if self.in_source:
+            self.in_source -= 1
+            if self.in_source == 0:  # </source>
+                self.container["source_end"] = _tag_end(self.data, at)
+                return
+            empty = not self.data.startswith(b"</", at)  # <x/>: the end event sits just past it
+            raw = b"" if empty else self.data[at:_tag_end(self.data, at)]
+            if self.atom:
+                self.atom -= 1
+                self.container["items"].append(("atom-more", raw))
+            else:
+                self.container["items"].append(("close", raw))
+        elif local == "target" and self.container.get("target"):
+            empty = not self.data.startswith(b"</", at)
+            self.container["target"][1] = at if empty else _tag_end(self.data, at)
+            self.container["target_empty_tag"] = empty
+        elif local in ("trans-unit", "segment"):
+            self.units.append(self.container)
+            self.container = None
+
+    def chars(self, text: str) -> None:
+        if self.container is not None and self.in_source and not self.skip:
+            self.container["items"].append(("atom-more" if self.atom else "text", text.encode("utf-8")))
+
+
+def parse_xliff(text: str) -> Parsed:
+    data = text.encode("utf-8")
+    reader = _Reader(data)
+    try:
+        reader.parser.Parse(data, True)
+    except expat.ExpatError as exc:
+        raise FormatError(f"not a valid XLIFF file: {exc}") from None
+    if not reader.version:
+        raise FormatError("not an XLIFF file: no <xliff version=...> root")
+    skeleton, units, cursor = Skeleton(), [], 0
+    for container in reader.units:
+        target = container["target"]
+        if container["source_end"] is None or (target and not _target_is_empty(data, target, container)):
+            continue
+        unit = _unit(container)
+        if unit is None:
+            continue
+        if target:  # an empty <target/> or <target ...></target>: its content goes in
+            open_end = target[1] if container.get("target_empty_tag") else _tag_end(data, target[0])
+            open_tag = data[target[0]:open_end].decode("utf-8")
+            if container.get("target_empty_tag"):
+                open_tag = open_tag[:-2].rstrip() + ">"
+            skeleton.text(data[cursor:target[0]].decode("utf-8"))
+            skeleton.text(_with_state(open_tag, reader.version))
+            skeleton.slot()
+            skeleton.text("</target>" if container.get("target_empty_tag") else "")
+            cursor = open_end if container.get("target_empty_tag") else data.rfind(b"</", 0, target[1])
+        else:  # a new <target> after </source>, indented as <source> is
+            end = container["source_end"]
+            line_start = data.rfind(b"\n", 0, container["source_start"]) + 1
+            indent = data[line_start:container["source_start"]].decode("utf-8")
+            skeleton.text(data[cursor:end].decode("utf-8"))
+            newline = "\n" + indent if not indent.strip() else ""
+            skeleton.text(newline + _with_state("<target>", reader.version))
+            skeleton.slot()
+            skeleton.text("</target>")
+            cursor = end
+        units.append(unit)
+    skeleton.text(data[cursor:].decode("utf-8"))
+
+    def render(translations: Sequence[str], links: Sequence[Sequence[Link]], notes: dict[int, list[str]]) -> str:
+        values = []
+        for index, (unit, translation) in enumerate(zip(units, translations)):
+            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index])
+            if unit_notes:
+                notes[index] = unit_notes
+            values.append("".join(p.text if p.markup else escape(p.text) for p in pieces))
+        return skeleton.fill(values)
+
+    return Parsed(units, render, marked=True)
+
+
+def _target_is_empty(data: bytes, target: list, container: dict) -> bool:
+    if container.get("target_empty_tag"):
+        return True
+    inner = data[_tag_end(data, target[0]):data.rfind(b"</", 0, target[1])]
+    return not inner.strip()
+
+
+def _with_state(open_tag: str, version: str) -> str:
+    """A new 1.2 target says it needs review (XLIFF 2 keeps state on the segment, left as it is)."""
+    if version.startswith("1") and " state=" not in open_tag:
+        return open_tag[:-1] + ' state="needs-review-translation">'
+    return open_tag
+
+
+def _unit(container: dict) -> Unit | None:
+    text, tags, stack, atom = "", [], [], None
+    for kind, raw in container["items"]:
+        if kind == "atom":
+            if atom is not None:
+                atom.append(raw)
+            else:
+                atom = [raw]
+            continue
+        if kind == "atom-more":
+            atom = (atom or []) + [raw]
+            continue
+        if atom is not None:
+            tags.append(Tag(b"".join(atom).decode("utf-8"), "", len(text), len(text), (text.endswith(" "), True)))
+            atom = None
+        if kind == "text":
+            for ch in raw.decode("utf-8"):
+                if ch.isspace():
+                    if text and not text.endswith(" "):
+                        text += " "
+                else:
+                    text += ch
+        elif kind == "open":
+            stack.append((raw.decode("utf-8"), len(text)))
+        elif kind == "close" and stack:
+            opened, at = stack.pop()
+            tags.append(Tag(opened, raw.decode("utf-8"), at, len(text)))
+    if atom is not None:
+        tags.append(Tag(b"".join(atom).decode("utf-8"), "", len(text), len(text), (text.endswith(" "), False)))
+    for opened, at in stack:
+        tags.append(Tag(opened, "", at, at))
+    stripped = text.strip()
+    if not any(ch.isalpha() for ch in stripped):
+        return None
+    shift = len(text) - len(text.lstrip())
+    fixed = []
+    for tag in sorted(tags, key=lambda t: (t.start, -(t.end - t.start))):
+        start, end = max(0, tag.start - shift), max(0, min(len(stripped), tag.end - shift))
+        start = min(start, len(stripped))
+        if tag.close and start >= end:
+            fixed.append(Tag(tag.open + tag.close, "", start, start, (True, True)))
+        else:
+            fixed.append(Tag(tag.open, tag.close, start, end, tag.space))
+    return Unit(stripped, container["where"], tags=tuple(fixed))
