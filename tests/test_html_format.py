@@ -70,11 +70,12 @@ def well_nested(markup: str) -> list[str]:
 def test_units_keep_inline_tags_and_an_identity_render_keeps_every_byte():
     parsed = parse("html", PAGE)
     assert [u.text for u in parsed.units] == [
-        "A small shop", "Welcome to our shop", "The big red dog runs home. A cat sleeps.",
-        "Call today & tomorrow.", "Name", "A dog"]
-    third = parsed.units[2]
-    assert [(t.open, t.close, third.text[t.start:t.end]) for t in third.tags] == [
-        ('<a href="https://example.com/x?a=1&amp;b=2" title="Go">', "</a>", "big red dog"),
+        "A small shop", "Welcome to our shop", "Go", "The big red dog runs home. A cat sleeps.",
+        "Call today & tomorrow.", "Name", "a dog", "A dog"]
+    assert [u.where for u in parsed.units][2::4] == ["a title", "img alt"]  # title and alt are translated too
+    fourth = parsed.units[3]
+    assert [(t.open, t.close, fourth.text[t.start:t.end]) for t in fourth.tags] == [
+        ('<a href="https://example.com/x?a=1&amp;b=2" title="\ue0000\ue001">', "</a>", "big red dog"),
         ("<b>", "</b>", "red"), ("<br>", "", "")]
     links = [[(w, w) for w in words(u.text)] for u in parsed.units]
     assert parsed.render([u.text for u in parsed.units], links) == PAGE
@@ -147,11 +148,12 @@ def test_nmt_translate_writes_an_html_page_a_browser_renders(tiny_bundle, tmp_pa
     out = (tmp_path / "out" / "page.de.html").read_text(encoding="utf-8")
     assert sorted(well_nested(out)) == sorted(well_nested(PAGE))  # every tag, well nested
     for verbatim in ('<script>var t = "<p>not text</p>"; if (a < b) {}</script>', "<pre>  code   stays\n    as it is</pre>",
-                     "<!-- header -->", '<span translate="no">ACME&nbsp;Corp</span>', '<img src="dog.png" alt="a dog">',
-                     '<div class="notranslate">Keep this line</div>', '<a href="https://example.com/x?a=1&amp;b=2" title="Go">'):
+                     "<!-- header -->", '<span translate="no">ACME&nbsp;Corp</span>', '<img src="dog.png" alt="',
+                     '<div class="notranslate">Keep this line</div>', '<a href="https://example.com/x?a=1&amp;b=2" title="'):
         assert verbatim in out
+    assert '<img src="dog.png" alt="a dog">' not in out  # the alt text was translated
     payload = json.loads((tmp_path / "out" / "page.de.json").read_text(encoding="utf-8"))
-    assert payload["format"] == "html" and len(payload["units"]) == 6
+    assert payload["format"] == "html" and len(payload["units"]) == 8
     page = browser.new_page()
     page.goto((tmp_path / "out" / "page.de.html").as_uri())
     shot = page.screenshot(full_page=True)
@@ -177,7 +179,7 @@ def test_queue_jobs_name_a_format_or_take_it_from_the_path(workers, client, tmp_
     result = page.wait(timeout=120)
     assert sorted(well_nested(result.text)) == sorted(well_nested(PAGE))
     assert "<pre>  code   stays\n    as it is</pre>" in result.text and result.raw["format"] == "html"
-    assert len(result.raw["units"]) == 6 and result.provenance["format"] == "html"
+    assert len(result.raw["units"]) == 8 and result.provenance["format"] == "html"
     assert (tmp_path / "out" / page.id / "page.de.html").read_text(encoding="utf-8") == result.text
     movie = client.submit(path="movie.srt", src="en", tgt="de").wait(timeout=120)
     assert movie.text.startswith("1\n00:00:01,000 --> 00:00:02,000\n") and len(movie.text.split("\n")) == 5

@@ -22,6 +22,41 @@ INLINE = frozenset("a abbr b bdi bdo cite code data del dfn em font i ins kbd ma
                    "sup time u var".split())
 POINT = frozenset("br img wbr".split())
 VERBATIM = frozenset("script style pre textarea svg math template noscript".split())
+TRANSLATED_ATTRIBUTES = ("title", "alt")
+_MARK = "\ue000{}\ue001"  # stands for a translated attribute value until the page is rendered
+
+
+def _attribute_values(raw: str) -> list[tuple[str, int, int]]:
+    """(name, start, end) of each attribute value inside one start tag as written (quotes excluded)."""
+    out, i, n = [], 1, len(raw)
+    while i < n and not (raw[i].isspace() or raw[i] in "/>"):
+        i += 1  # the tag name
+    while i < n:
+        while i < n and (raw[i].isspace() or raw[i] == "/"):
+            i += 1
+        start = i
+        while i < n and not (raw[i].isspace() or raw[i] in "=>/"):
+            i += 1
+        name = raw[start:i].lower()
+        if not name:
+            break
+        while i < n and raw[i].isspace():
+            i += 1
+        if i < n and raw[i] == "=":
+            i += 1
+            while i < n and raw[i].isspace():
+                i += 1
+            if i < n and raw[i] in "\"'":
+                end = raw.find(raw[i], i + 1)
+                end = n if end < 0 else end
+                out.append((name, i + 1, end))
+                i = end + 1
+            else:
+                start = i
+                while i < n and not (raw[i].isspace() or raw[i] == ">"):
+                    i += 1
+                out.append((name, start, i))
+    return out
 
 
 class _Events(HTMLParser):
@@ -82,8 +117,27 @@ def parse_html(text: str) -> Parsed:
             units.append(unit)
         pending.clear()
 
+    attributes: dict[int, int] = {}  # mark number -> index of its unit
+
+    def translated_attributes(raw: str) -> str:
+        """``raw`` with its title/alt values replaced by marks, each value a unit of its own."""
+        if "\ue000" in text:  # the page uses the marks' private-use characters: leave attributes alone
+            return raw
+        for name, start, end in reversed(_attribute_values(raw)):
+            value = html.unescape(raw[start:end])
+            if name in TRANSLATED_ATTRIBUTES and any(ch.isalpha() for ch in value):
+                attributes[len(attributes)] = len(units)
+                units.append(Unit(" ".join(value.split()), f"{tag} {name}"))
+                quoted = start > 0 and raw[start - 1] in "\"'"
+                mark = _MARK.format(len(attributes) - 1)
+                raw = raw[:start] + (mark if quoted else f'"{mark}"') + raw[end:]  # a translation has spaces
+        return raw
+
     for k, (start, kind, tag, attrs, data) in enumerate(events):
         raw = text[start:events[k + 1][0] if k + 1 < len(events) else len(text)]
+        if kind in ("start", "startend") and not atom and not verbatim and \
+                any(attrs.get(name) for name in TRANSLATED_ATTRIBUTES) and attrs.get("translate") != "no":
+            raw = translated_attributes(raw)
         if atom:
             if kind == "start" and tag == atom[0]:
                 atom.append(tag)
@@ -120,14 +174,21 @@ def parse_html(text: str) -> Parsed:
             skeleton.text(raw)
     flush()
 
+    attribute_units = set(attributes.values())
+
     def render(translations: Sequence[str], links: Sequence[Sequence[Link]], notes: dict[int, list[str]]) -> str:
         values = []
         for index, (unit, translation) in enumerate(zip(units, translations)):
+            if index in attribute_units:
+                continue
             pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index])
             if unit_notes:
                 notes[index] = unit_notes
             values.append("".join(p.text if p.markup else html.escape(p.text, quote=False) for p in pieces))
-        return skeleton.fill(values)
+        page = skeleton.fill(values)
+        for mark, index in attributes.items():
+            page = page.replace(_MARK.format(mark), html.escape(translations[index], quote=True), 1)
+        return page
 
     return Parsed(units, render, marked=True)
 
