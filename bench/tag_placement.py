@@ -7,7 +7,8 @@ grow-diag-final-and; see ``bench/alignment_aer.py``) link to those source words.
 measured on the reference translation itself, so that it is independent of translation quality:
 
 - ours: the tag goes where ``formats.markup.transfer`` puts it, given the model's forced-decoding
-  alignment of the source to the reference (``nmt align``);
+  alignment of the source to the reference (``nmt align``), for each extraction method and span
+  rule (``grow`` + ``hull`` is what the format writers use);
 - baseline: the tag keeps its relative position and length (source word i of n -> target word
   round(i * m / n)).
 
@@ -100,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=500, help="first N pairs of each dev set")
     parser.add_argument("--train-lines", type=int, default=100000, help="training pairs for eflomal's statistics")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cache", help="keep eflomal's links in this JSON file and reuse them")
+    parser.add_argument("--placement-only", action="store_true", help="skip the end-to-end translation")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -108,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     from worker.documents import split_document
     from worker.engine import Translator
     from worker.forced import align_pairs
-    from worker.formats import Tag, document_links, parse
+    from worker.forced import segment_links
+    from worker.formats import Tag, parse
     from worker.formats.markup import transfer
     from worker.settings import EngineSettings
 
@@ -119,7 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [(s, t) for s, t in pairs if len(s.split()) >= 3 and t.split()]
     started = time.perf_counter()
     train = [p for src, tgt in TRAIN for p in zip(head(src, args.train_lines), head(tgt, args.train_lines))]
-    silver = silver_links(pairs, train)
+    if args.cache and Path(args.cache).exists():
+        silver = [set(map(tuple, links)) for links in json.loads(Path(args.cache).read_text())]
+    else:
+        silver = silver_links(pairs, train)
+        if args.cache:
+            Path(args.cache).write_text(json.dumps([sorted(links) for links in silver]))
     print(f"eflomal: {len(pairs)} pairs + {len(train)} training pairs, {time.perf_counter() - started:.0f} s")
 
     rng = random.Random(args.seed)
@@ -131,18 +140,34 @@ def main(argv: list[str] | None = None) -> int:
         aligned = sorted(j for i, j in links if first <= i <= last)
         if aligned:
             cases.append((k, first, last, set(range(aligned[0], aligned[-1] + 1))))
-    forced = align_pairs(translator, [pairs[k][0] for k, *_ in cases], [pairs[k][1] for k, *_ in cases])
-    ours, naive, expected = [], [], []
+    from worker.forced import METHODS
+
+    forced = align_pairs(translator, [pairs[k][0] for k, *_ in cases], [pairs[k][1] for k, *_ in cases], METHODS)
+    placed = {f"{method}+{rule}": [] for method in METHODS for rule in ("cluster", "hull")}
+    naive, expected = [], []
     for (k, first, last, want), found in zip(cases, forced):
         source, reference = pairs[k]
         s, t = words(source), words(reference)
-        links = [(s[i], t[j]) for i, j in next(iter(found.values()))]
-        pieces, _ = transfer(source, [Tag("<b>", "</b>", s[first][0], s[last][1])], reference, links)
-        ours.append(tagged_words(pieces))
+        tag = Tag("<b>", "</b>", s[first][0], s[last][1])
+        for name in placed:
+            method, rule = name.split("+")
+            links = [(s[i], t[j]) for i, j in found[method]]
+            placed[name].append(tagged_words(transfer(source, [tag], reference, links, rule)[0]))
         naive.append(baseline(first, last, len(s), len(t)))
         expected.append(want)
-    placement = {"ours": score(ours, expected), "baseline": score(naive, expected)}
+    # The search's own links are attention argmax per target piece; format writers place markup by
+    # worker.forced.segment_links (forced decoding of the translation, "grow"): "grow+hull" is what users get.
+    placement = {name: score(found, expected) for name, found in placed.items()} | {"baseline": score(naive, expected)}
 
+    print(f"\n{'':16} {'F1':>6} {'prec':>6} {'recall':>6} {'exact':>6}  ({len(cases)} tags on reference translations)")
+    for name, row in placement.items():
+        print(f"{name:16} {row['f1']:6.1f} {row['precision']:6.1f} {row['recall']:6.1f} {row['exact']:6.1f}")
+    report = {"bundle": translator.bundle.signature, "cpu": cpu_model(), "pairs": len(pairs), "tags": len(cases),
+              "placement": placement}
+    if args.placement_only:
+        if args.json:
+            print(json.dumps(report))
+        return 0
     # End to end: every tagged source as an HTML paragraph, translated with the default decoding.
     documents, plain = [], []
     for k, first, last, _ in cases:
@@ -155,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     parsed = [parse("html", d) for d in documents]
     results = translator.translate_layouts([split_document(p.units[0].text, "en") for p in parsed])
-    outputs = [p.render([r.translation], [document_links(r.segments)]) for p, r in zip(parsed, results)]
+    outputs = [p.render([r.translation], [segment_links(translator, r.segments)]) for p, r in zip(parsed, results)]
     plain_results = translator.translate_layouts([split_document(p, "en") for p in plain])
     seconds = time.perf_counter() - started
     nested = kept = 0
@@ -168,16 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     stripped = [html.unescape(re.sub(r"<[^>]+>", "", o)) for o in outputs]
     bleu_tags = sacrebleu.corpus_bleu(stripped, [references]).score
     bleu_plain = sacrebleu.corpus_bleu([r.translation for r in plain_results], [references]).score
-    report = {
-        "bundle": translator.bundle.signature, "cpu": cpu_model(), "pairs": len(pairs), "tags": len(cases),
-        "placement": placement,
+    report |= {
         "well_nested_percent": round(100 * nested / len(outputs), 2), "tags_kept_percent": round(100 * kept / len(outputs), 2),
         "bleu_tags_removed": round(bleu_tags, 2), "bleu_plain": round(bleu_plain, 2),
         "bleu_delta": round(bleu_tags - bleu_plain, 2), "translate_seconds": round(seconds, 1),
     }
-    print(f"\n{'':10} {'F1':>6} {'prec':>6} {'recall':>6} {'exact':>6}  ({len(cases)} tags on reference translations)")
-    for name, row in placement.items():
-        print(f"{name:10} {row['f1']:6.1f} {row['precision']:6.1f} {row['recall']:6.1f} {row['exact']:6.1f}")
     print(f"\nend to end ({len(outputs)} tagged paragraphs): well nested {report['well_nested_percent']}%, "
           f"tags kept {report['tags_kept_percent']}%; BLEU tags removed {bleu_tags:.2f} vs plain {bleu_plain:.2f}")
     if args.json:

@@ -276,6 +276,9 @@ def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Pat
     """Translate one file in a format (``worker.formats``) and write ``<stem>.<tgt><ext>`` in the
     same format plus ``<stem>.<tgt>.json`` (its units, each with its segments); False on failure."""
     from .documents import split_document
+    from functools import partial
+
+    from .forced import segment_links
     from .formats import FormatError, parse, translate_parsed
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
@@ -286,7 +289,7 @@ def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Pat
         return False
     results = translator.translate_layouts([split_document(unit.text, source) for unit in parsed.units], options,
                                            text_options=text_options)
-    rendered, record = translate_parsed(parsed, results)
+    rendered, record = translate_parsed(parsed, results, partial(segment_links, translator))
     warnings = record["warnings"]
     provenance = results[0].provenance if results else translator.provenance(options, 0.0, 0)
     payload = {"format": fmt, "source_file": str(path), **record, "provenance": provenance}

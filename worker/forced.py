@@ -180,3 +180,19 @@ def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
         results[k] = {m: word_links(src_pieces[k], tgt_pieces[k], f.attention, sources[k], targets[k], m)
                       for m in methods}
     return results
+
+
+def segment_links(translator, segments: Sequence) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(source word span, target word span) character pairs of translated segments
+    (``SegmentResult``s of one document), from one forced decoding of their translations with
+    ``DEFAULT_METHOD``: the symmetrised links place markup better than the search's own argmax
+    links (bench/tag_placement.py, docs/quality.md)."""
+    todo = [s for s in segments if s.source.strip() and s.translation.strip()]
+    found = align_pairs(translator, [s.source for s in todo], [s.translation for s in todo])
+    links = []
+    for segment, methods in zip(todo, found):
+        source, target = segment.alignment.source_spans, segment.alignment.target_spans
+        links += [(tuple(source[i]), tuple(target[j])) for i, j in methods[DEFAULT_METHOD]
+                  if i < len(source) and j < len(target)]
+    return links
+

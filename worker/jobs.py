@@ -216,6 +216,7 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
     """A job in a file format (``worker.formats``), translated unit by unit in this task (format
     jobs are not chunked). The result's ``text`` is the translated file; ``units`` say where each
     translation went."""
+    from .forced import segment_links
     from .formats import FormatError, parse, translate_parsed
 
     store = runtime.store
@@ -235,7 +236,7 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
         results += translator.translate_layouts(layouts[start:start + SLICE], options, request.options.attention,
                                                 text_options=around)
         store.set_progress(request.job_id, len(results))
-    rendered, record = translate_parsed(parsed, results)
+    rendered, record = translate_parsed(parsed, results, lambda segments: segment_links(translator, segments))
     provenance = translator.provenance(options, time.perf_counter() - started, len(record["segments"])) | {"format": fmt}
     payload = {"job_id": request.job_id, "text": rendered, "name": request.name, "format": fmt, **record,
                "provenance": provenance | {"job_id": request.job_id}}

@@ -38,12 +38,14 @@ def document_links(segments) -> list[tuple[tuple[int, int], tuple[int, int]]]:
             for s in segments for i, j in s.alignment.pairs]
 
 
-def translate_parsed(parsed: Parsed, results) -> tuple[str, dict]:
+def translate_parsed(parsed: Parsed, results, links_of=None) -> tuple[str, dict]:
     """The translated file and its JSON record from the units' translations (``DocumentResult``s,
     one per unit): {"units": [where, source, translation, segments, warnings], "segments": all of
-    them, "warnings": all of them}."""
+    them, "warnings": all of them}. ``links_of(segments)``: the alignment links that place a unit's
+    markup (default: the segments' own, ``document_links``)."""
+    links_of = links_of or document_links
     rendered = parsed.render([r.translation for r in results],
-                             [document_links(r.segments) for r in results] if parsed.marked else None)
+                             [links_of(r.segments) for r in results] if parsed.marked else None)
     notes = getattr(parsed, "notes", {})
     units, segments, warnings = [], [], []
     for index, (unit, result) in enumerate(zip(parsed.units, results)):

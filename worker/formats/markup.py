@@ -34,9 +34,13 @@ class Piece:
     markup: bool  # True: verbatim markup; False: translated text, to be escaped by the writer
 
 
-def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence[Link]) -> tuple[list[Piece], list[str]]:
+def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence[Link],
+             rule: str = "hull") -> tuple[list[Piece], list[str]]:
     """The translation with ``tags`` placed in it, as pieces of text and markup, and notes about
-    tags placed without alignment. Tags are given on ``source`` character offsets."""
+    tags placed without alignment. Tags are given on ``source`` character offsets. ``rule``: a
+    paired tag spans all its aligned target words ("hull"), or only their largest run ("cluster":
+    runs may skip one word), which bench/tag_placement.py measured as no better with the "grow"
+    links the format writers use."""
     words = _words(translation)
     notes: list[str] = []
     if not words:  # nothing to hang tags on: all of them before the (empty) text, in source order
@@ -58,7 +62,7 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
             points.append((_gap(tag, source, source_words, aligned, len(words)), index))
             continue
         targets = [t for (s0, s1) in source_words if s0 < tag.end and s1 > tag.start for t in aligned.get(s0, ())]
-        span = (min(targets), max(targets)) if targets else None
+        span = (_cluster(targets) if rule == "cluster" else (min(targets), max(targets))) if targets else None
         containers = [(first, last) for first, last, other in placed
                       if tags[other].start <= tag.start and tag.end <= tags[other].end]
         parent = containers[-1] if containers else None  # the innermost: placed last
@@ -98,6 +102,19 @@ def _words(text: str) -> list[Span]:
         elif start is None:
             start = i
     return spans
+
+
+def _cluster(targets: list[int]) -> Span:
+    """The run of aligned target words (gaps of at most one word) holding the most links; the
+    first such run on ties."""
+    runs: list[list[int]] = []
+    for word in sorted(targets):
+        if runs and word - runs[-1][-1] <= 2:
+            runs[-1].append(word)
+        else:
+            runs.append([word])
+    best = max(runs, key=len)
+    return best[0], best[-1]
 
 
 def _laminar(span: Span | None, placed: list[Span]) -> Span | None:
