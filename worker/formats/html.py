@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 from typing import Sequence
 
 from .markup import Link, transfer
-from .model import FormatError, Parsed, Skeleton, Tag, Unit
+from .model import FormatError, Parsed, Skeleton, Tag, Unit, collapsed
 
 INLINE = frozenset("a abbr b bdi bdo cite code data del dfn em font i ins kbd mark q s samp small span strong sub "
                    "sup time u var".split())
@@ -215,12 +215,7 @@ def _unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Unit | No
             tags.append(Tag("".join(atom + [raw]), "", len(text), len(text), spaced(atom_from, number)))
             atom = None
         elif kind == "data":
-            for ch in data:
-                if ch.isspace():
-                    if text and not text.endswith(" "):
-                        text += " "
-                else:
-                    text += ch
+            text = collapsed(text, data)
         elif kind == "start":
             stack.append((tag, raw, len(text)))
         elif kind == "end":

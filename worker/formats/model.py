@@ -77,6 +77,17 @@ class Parsed:
         return self._render(translations, links or [()] * len(self.units), self.notes)
 
 
+def collapsed(text: str, data: str) -> str:
+    """``text`` followed by ``data`` with each run of whitespace made one space (none at the start),
+    as markup formats show their text."""
+    for ch in data:
+        if not ch.isspace():
+            text += ch
+        elif text and not text.endswith(" "):
+            text += " "
+    return text
+
+
 def rebreak(text: str, lines: int) -> list[str]:
     """``text`` broken at spaces into ``lines`` lines of about equal length (fewer words than
     lines leave the last lines empty)."""

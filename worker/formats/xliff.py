@@ -15,7 +15,7 @@ from xml.parsers import expat
 from xml.sax.saxutils import escape
 
 from .markup import Link, transfer
-from .model import FormatError, Parsed, Skeleton, Tag, Unit
+from .model import FormatError, Parsed, Skeleton, Tag, Unit, collapsed
 
 PAIRED = frozenset(("g", "mrk", "pc"))
 POINTS = frozenset(("x", "bx", "ex", "ph", "bpt", "ept", "it", "sc", "ec"))
@@ -202,12 +202,7 @@ def _unit(container: dict) -> Unit | None:
             tags.append(Tag(b"".join(atom).decode("utf-8"), "", len(text), len(text), (text.endswith(" "), True)))
             atom = None
         if kind == "text":
-            for ch in raw.decode("utf-8"):
-                if ch.isspace():
-                    if text and not text.endswith(" "):
-                        text += " "
-                else:
-                    text += ch
+            text = collapsed(text, raw.decode("utf-8"))
         elif kind == "open":
             stack.append((raw.decode("utf-8"), len(text)))
         elif kind == "close" and stack:
