@@ -59,6 +59,9 @@ def run(label: str, env: dict[str, str], args, documents: list[str]) -> dict:
             jobs = client.submit_many({"text": text, "src": "en", "tgt": "de"} for text in batch)
             for job in jobs:
                 job.wait(timeout=600)
+            deadline = time.monotonic() + 30
+            while not fleet.children("w1") and time.monotonic() < deadline:  # a child being replaced
+                time.sleep(0.2)
             pids = [fleet.workers["w1"].pid, *fleet.children("w1")]
             samples.append({"jobs": start + len(batch), "rss_mib": round(rss_mib(pids), 1),
                             "children": sorted(fleet.children("w1"))})
