@@ -23,7 +23,7 @@ from celery import Celery
 from queue_config.celery_config import celery_config
 from queue_config.glossary import read_glossary
 from queue_config.jobstore import JobStatus, JobStore
-from queue_config.messages import JobOptions, JobRequest, JobResult
+from queue_config.messages import JobOptions, JobRequest, JobResult, MessageError
 from queue_config.names import TRANSLATE_TASK, queue_for
 from queue_config.settings import QueueSettings, load_settings, redacted
 
@@ -201,6 +201,12 @@ class TranslationClient:
         return JobRequest.from_json(payload)  # MessageError (a ValueError) names the bad field
 
     def _send(self, requests: list[JobRequest]) -> list[Job]:
+        limit = self.settings.max_document_bytes
+        for request in requests:  # the workers' cap, refused here before anything is sent
+            size = len(request.text.encode("utf-8")) if request.text is not None else _local_size(request.path)
+            if size > limit:
+                raise MessageError(f"document {request.name!r} of {size} bytes exceeds the limit of {limit} bytes "
+                                   "(NMT_MAX_DOCUMENT_BYTES); split it")
         served = self.store.served_pairs(max_age=float("inf"))
         for request in requests:
             pair = f"{request.src}-{request.tgt}"
@@ -252,3 +258,12 @@ def _glossary_pairs(glossary: str | Path | Mapping[str, str] | Iterable[Sequence
     if isinstance(glossary, Mapping):
         return [[source, target] for source, target in glossary.items()]
     return [list(pair) if isinstance(pair, (list, tuple)) else pair for pair in glossary]
+
+
+def _local_size(path: str | None) -> int:
+    """The size of a job's file when this machine sees it too; 0 when it does not (the worker checks)."""
+    try:
+        return Path(path).stat().st_size if path else 0
+    except OSError:
+        return 0
+

@@ -359,3 +359,20 @@ def test_worker_children_are_recycled_by_task_count(workers, client):
         client.submit(text=f"A dog runs {n}.", src="en", tgt="de").wait(timeout=60)
     wait_for(lambda: worker.children() and not set(worker.children()) & first, 30, "a new child")
     assert client.submit(text="A cat sleeps.", src="en", tgt="de").wait(timeout=60).text
+
+
+def test_a_document_over_the_size_cap_is_refused_at_submit(redis_server, tmp_path):
+    """NMT_MAX_DOCUMENT_BYTES is checked by the client too: nothing is sent, nothing recorded."""
+    from dataclasses import replace
+
+    from client import TranslationClient
+    from queue_config.settings import QueueSettings
+
+    small = TranslationClient(settings=replace(QueueSettings(), broker_url=redis_server.url, max_document_bytes=100))
+    with pytest.raises(MessageError, match="of 101 bytes exceeds the limit of 100 bytes"):
+        small.submit(text="a" * 101, src="en", tgt="de", name="big", job_id="big")
+    (tmp_path / "big.txt").write_text("b" * 200, encoding="utf-8")
+    with pytest.raises(MessageError, match="of 200 bytes exceeds"):
+        small.submit(path=str(tmp_path / "big.txt"), src="en", tgt="de")
+    assert small.store.status("big").state == "unknown" and redis_server.client().llen(QUEUE) == 0
+    assert small.submit(text="a" * 100, src="en", tgt="de").id
