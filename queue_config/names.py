@@ -20,6 +20,17 @@ def format_of_name(name: str) -> str:
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 
 
+# Chunks of big documents wait behind whole documents: Redis keeps one list per priority step,
+# "<queue>" for 0 (taken first) and "<queue>\x06\x16<p>" for 3, 6 and 9 (kombu's Redis transport).
+CHUNK_PRIORITY = 9
+PRIORITY_STEPS = (0, 3, 6, 9)
+
+
+def queue_lists(queue: str) -> list[str]:
+    """The Redis lists holding a queue's messages, one per priority step, first taken first."""
+    return [queue] + [f"{queue}\x06\x16{p}" for p in PRIORITY_STEPS[1:]]
+
+
 def queue_for(src: str, tgt: str) -> str:
     """One queue per language pair, e.g. ``nmt.en-de``."""
     return f"nmt.{src}-{tgt}"

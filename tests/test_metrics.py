@@ -47,6 +47,7 @@ def test_queue_depth_is_read_from_redis_at_each_scrape(redis_server):
 
     r = redis_server.client()
     r.rpush("nmt.xx-yy", "a", "b", "c")
+    r.rpush("nmt.xx-yy\x06\x169", "chunk")  # a chunk waits in the lowest priority step
     depth, running, _ = FleetCollector(r, ["nmt.xx-yy", "nmt.en-de"], {"models": "m"}).collect()
-    assert [(s.labels["queue"], s.value) for s in depth.samples] == [("nmt.xx-yy", 3), ("nmt.en-de", 0)]
+    assert [(s.labels["queue"], s.value) for s in depth.samples] == [("nmt.xx-yy", 4), ("nmt.en-de", 0)]
     assert running.samples[0].value == 0

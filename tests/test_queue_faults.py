@@ -376,3 +376,18 @@ def test_a_document_over_the_size_cap_is_refused_at_submit(redis_server, tmp_pat
         small.submit(path=str(tmp_path / "big.txt"), src="en", tgt="de")
     assert small.store.status("big").state == "unknown" and redis_server.client().llen(QUEUE) == 0
     assert small.submit(text="a" * 100, src="en", tgt="de").id
+
+
+def test_a_small_job_is_not_queued_behind_a_big_documents_chunks(workers, client):
+    """Chunks wait in a lower priority step than whole documents: a small job sent after a big
+    document has been split is taken by the next free slot, before the document's remaining chunks."""
+    workers("w1", chunk_sentences=50)
+    text, _ = document(1000, seed=21)
+    big = client.submit(text=text, src="en", tgt="de", options=LONG)
+    wait_for(lambda: big.status().done > 0, 120, "the big document's first chunk")
+    assert client.store.plan(big.id)["chunks"] >= 15
+    small = client.submit(text="A dog runs.", src="en", tgt="de")
+    small.wait(timeout=120)
+    status = big.status()
+    assert status.state == "running" and status.done <= status.total // 2, status  # most chunks still waiting
+    assert len(big.wait(timeout=600).segments) == status.total

@@ -74,20 +74,23 @@ class FleetCollector:
         from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
 
         from queue_config.jobstore import ACTIVE
+        from queue_config.names import queue_lists
 
         depth = GaugeMetricFamily("nmt_queue_depth", "Messages waiting in a queue", labels=["queue"])
         running = GaugeMetricFamily("nmt_scopes_running", "Documents and chunks running in the fleet")
         try:
+            steps = len(queue_lists(""))
             with self.client.pipeline(transaction=False) as pipe:
                 for queue in self.queues:
-                    pipe.llen(queue)
+                    for key in queue_lists(queue):  # one list per priority step (chunks wait in the last)
+                        pipe.llen(key)
                 pipe.zcard(ACTIVE)
                 values = pipe.execute()
         except Exception as exc:  # a scrape during a Redis outage reports what it can
             log.warning("metrics: Redis unreachable (%s)", exc)
         else:
-            for queue, value in zip(self.queues, values):
-                depth.add_metric([queue], value)
+            for n, queue in enumerate(self.queues):
+                depth.add_metric([queue], sum(values[n * steps:(n + 1) * steps]))
             running.add_metric([], values[-1])
         yield depth
         yield running

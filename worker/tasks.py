@@ -22,7 +22,7 @@ from kombu import Queue
 from queue_config.celery_config import celery_config
 from queue_config.jobstore import JobStore
 from queue_config.messages import JobRequest, MessageError
-from queue_config.names import CHUNK_TASK, TRANSLATE_TASK, queue_for
+from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, queue_for
 from queue_config.settings import load_settings
 
 from .bundle import BundleError
@@ -94,13 +94,16 @@ def translate_chunk(self: JobTask, job_id: Any, index: Any) -> dict[str, Any]:
     plan = self.runtime.store.plan(job_id)
     if plan is None or not 0 <= index < int(plan.get("chunks", 0)):
         raise InvalidJobError(f"chunk message refused: job {job_id!r} has no chunk {index}")
-    message = {"task": CHUNK_TASK, "args": [job_id, index], "queue": queue_for(plan["request"]["src"], plan["request"]["tgt"])}
+    message = {"task": CHUNK_TASK, "args": [job_id, index], "priority": CHUNK_PRIORITY,
+               "queue": queue_for(plan["request"]["src"], plan["request"]["tgt"])}
     return _guarded(self, job_id, f"chunk-{index}", message, lambda: run_chunk(self.runtime, job_id, index, plan))
 
 
 def _send_chunk(request: JobRequest):
     def send(job_id: str, index: int) -> None:
-        app.send_task(CHUNK_TASK, args=[job_id, index], queue=queue_for(request.src, request.tgt))
+        # Below whole documents: a small job sent after a big one is taken before its remaining chunks.
+        app.send_task(CHUNK_TASK, args=[job_id, index], queue=queue_for(request.src, request.tgt),
+                      priority=CHUNK_PRIORITY)
     return send
 
 
@@ -209,5 +212,6 @@ def _announce(**_: Any) -> None:
 
 def _resend(message: dict[str, Any]) -> None:
     with app.connection_for_write() as connection:
-        app.send_task(message["task"], args=message["args"], queue=message["queue"], connection=connection)
+        app.send_task(message["task"], args=message["args"], queue=message["queue"], connection=connection,
+                      priority=message.get("priority"))
 
