@@ -20,12 +20,14 @@ from .formats import FORMATS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    t = subparsers.add_parser("translate", help="translate text files (or stdin) with a bundle",
-                              description="Translate plain-text documents. Without FILEs, read stdin and "
+    t = subparsers.add_parser("translate", help="translate files (or stdin) with a bundle",
+                              description="Translate documents: plain text, or HTML, XLIFF, subtitles and gettext "
+                                          "catalogues by extension or --format. Without FILEs, read stdin and "
                                           "write one output line per input line to stdout.")
     _engine_arguments(t)
-    t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 plain-text documents")
-    t.add_argument("--out", help="output directory for <stem>.<tgt>.txt and <stem>.<tgt>.json (required with FILEs)")
+    t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 documents (plain text, or a format: see --format)")
+    t.add_argument("--out", help="output directory for <stem>.<tgt>.txt (or the format's extension) and "
+                                 "<stem>.<tgt>.json (required with FILEs)")
     t.add_argument("--format", choices=FORMATS, default=None,
                    help="read every FILE as this format (default: by extension: .srt/.vtt subtitles, .po/.pot gettext "
                         "catalogues, .html/.htm pages, .xlf/.xliff, anything else plain UTF-8 text); a file in a format is written "
