@@ -28,6 +28,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 documents (plain text, or a format: see --format)")
     t.add_argument("--out", help="output directory for <stem>.<tgt>.txt (or the format's extension) and "
                                  "<stem>.<tgt>.json (required with FILEs)")
+    t.add_argument("--stream-above", type=int, default=STREAM_SENTENCES, metavar="SENTENCES",
+                   help="a plain-text file of more sentences is translated in slices of up to 1,000 and written as "
+                        "it goes: <stem>.<tgt>.jsonl (one segment per line) instead of .json, memory bounded by a "
+                        "slice, and an interrupted run resumes where it stopped (default: %(default)s)")
     t.add_argument("--format", choices=FORMATS, default=None,
                    help="read every FILE as this format (default: by extension: .srt/.vtt subtitles, .po/.pot gettext "
                         "catalogues, .html/.htm pages, .xlf/.xliff, anything else plain UTF-8 text); a file in a format is written "
@@ -178,7 +182,7 @@ def run_translate(args: argparse.Namespace) -> int:
         return 2
     plain = [path for path in paths if formats[path] == "txt"]
     failures = _translate_files(translator, options, plain, Path(args.out), args.attention, _text_options(args), collect,
-                                args.refuse_foreign) if plain else 0
+                                args.refuse_foreign, summary.add, args.stream_above) if plain else 0
     for path in paths:
         if formats[path] != "txt":
             failures += not _translate_formatted(translator, options, path, formats[path], Path(args.out),
@@ -197,6 +201,7 @@ def _write_report(path: str | None, documents: list | None) -> None:
         write_report(path, documents or [])
 
 
+STREAM_SENTENCES = 5000  # a plain-text file with more sentences is streamed (worker.streaming)
 # Files are translated in groups of about this many sentences: short documents share batches, and
 # each group's results are written before the next group is read.
 GROUP_SENTENCES = 2000
@@ -204,13 +209,18 @@ GROUP_SENTENCES = 2000
 
 def _translate_files(translator, options, paths: list[Path], out_dir: Path, with_attention: bool,
                      text_options=None, collect: Callable[[str, dict], None] | None = None,
-                     refuse_foreign: float | None = None) -> int:
+                     refuse_foreign: float | None = None,
+                     summarize: Callable[[list[dict]], None] | None = None, stream_above: int = STREAM_SENTENCES) -> int:
     """Translate and write each file; returns how many failed. A file that cannot be read is
     skipped with its reason; a group that fails is retried file by file, so one bad document
     never costs the others their results. ``collect(path, payload)``: called for each file written.
     ``refuse_foreign``: a file with more than this share of its segments in another language is
-    refused (counted as failed), not translated."""
+    refused (counted as failed), not translated. A file of more than ``stream_above``
+    sentences is streamed (``worker.streaming``: resumable, ``.jsonl`` instead of ``.json``, not in
+    ``collect``); ``summarize(segments)`` sees its segments."""
     from tqdm import tqdm
+
+    from .streaming import SLICE, translate_streaming
 
     from .text.language import DocumentLanguageError, refuse_foreign_text
 
@@ -263,6 +273,20 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
             bar.total += sentences
             counted += sentences
             bar.refresh()
+            if sentences > stream_above:  # a big file: translated in slices, written as it goes
+                try:
+                    final, resumed = translate_streaming(
+                        translator, options, path, layout, out_dir, output_stem(path, source), with_attention,
+                        text_options, bar.update, summarize, min(SLICE, stream_above))
+                except Exception as exc:  # noqa: BLE001 - reported for its one file; the run resumes it
+                    failures += 1
+                    tqdm.write(f"nmt translate: failed {path}: {type(exc).__name__}: {exc} (run again to resume)",
+                               file=sys.stderr)
+                    continue
+                tqdm.write(f"nmt translate: {path}: {sentences} sentences streamed to {final} and "
+                           f"{final.with_suffix('.jsonl')}" + (f" (resumed after {resumed})" if resumed else ""),
+                           file=sys.stderr)
+                continue
             group.append((path, layout))
             pending += sentences
             if pending >= GROUP_SENTENCES:
