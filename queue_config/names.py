@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 
 TRANSLATE_TASK = "nmt.translate_document"
 CHUNK_TASK = "nmt.translate_chunk"
-KEY_PREFIX = "nmt"
+KEY_PREFIX = "nmt"  # Redis keys: nmt:job:<id>, nmt:job:<id>:result, ...
 # File formats a job may name (worker.formats reads them); a job by path without one goes by its extension.
 FORMATS = ("txt", "srt", "vtt", "po", "html", "xliff")
 FORMAT_SUFFIXES = {"txt": ".txt", "srt": ".srt", "vtt": ".vtt", "po": ".po", "html": ".html", "xliff": ".xlf"}
@@ -15,8 +16,7 @@ FORMAT_EXTENSIONS = {".srt": "srt", ".vtt": "vtt", ".po": "po", ".pot": "po", ".
 
 def format_of_name(name: str) -> str:
     """The format a file name's extension says; plain text for any other extension."""
-    dot = name.rfind(".")
-    return FORMAT_EXTENSIONS.get(name[dot:].lower(), "txt") if dot > max(name.rfind("/"), 0) else "txt"  # Redis keys: nmt:job:<id>, nmt:job:<id>:result, ...
+    return FORMAT_EXTENSIONS.get(PurePosixPath(name).suffix.lower(), "txt")
 _LANGUAGE = re.compile(r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$")
 
 

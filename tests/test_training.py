@@ -88,14 +88,17 @@ def test_killed_run_resumes_at_the_checkpointed_step(toy_corpus, tiny_config_pat
     assert final["finished"] and final["epoch"] == 3 and final["step"] > saved["step"]
 
 
+def straight_and_resumed(config, corpus, tmp_path) -> tuple[dict, dict]:
+    """The last checkpoints of 12 steps straight, and of 5 steps then a resume to 12."""
+    Trainer(config, tmp_path / "straight", corpus).train(max_steps=12)
+    Trainer(config, tmp_path / "stopped", corpus).train(max_steps=5)
+    Trainer(config, tmp_path / "stopped", corpus).train(resume=True, max_steps=12)
+    return read_checkpoint(tmp_path / "straight" / "last.pt"), read_checkpoint(tmp_path / "stopped" / "last.pt")
+
+
 def test_resume_continues_identically_to_an_uninterrupted_run(toy_corpus, tiny_config_path, tmp_path):
     """Stopping at a checkpoint and resuming gives the same weights as never stopping."""
-    config = load_config(tiny_config_path)
-    Trainer(config, tmp_path / "straight", toy_corpus).train(max_steps=12)
-    Trainer(config, tmp_path / "stopped", toy_corpus).train(max_steps=5)
-    Trainer(config, tmp_path / "stopped", toy_corpus).train(resume=True, max_steps=12)
-    a = read_checkpoint(tmp_path / "straight" / "last.pt")
-    b = read_checkpoint(tmp_path / "stopped" / "last.pt")
+    a, b = straight_and_resumed(load_config(tiny_config_path), toy_corpus, tmp_path)
     assert a["progress"]["step"] == b["progress"]["step"] == 12
     for name, tensor in a["model"].items():
         torch.testing.assert_close(b["model"][name], tensor, msg=name)
@@ -157,11 +160,7 @@ def test_weight_average_is_validated_kept_in_best_and_resumed_exactly(toy_corpus
 
     config = load_config(tiny_config_path)
     config = dataclasses.replace(config, train=dataclasses.replace(config.train, ema_decay=0.9))
-    Trainer(config, tmp_path / "straight", toy_corpus).train(max_steps=12)
-    Trainer(config, tmp_path / "stopped", toy_corpus).train(max_steps=5)
-    Trainer(config, tmp_path / "stopped", toy_corpus).train(resume=True, max_steps=12)
-    a = read_checkpoint(tmp_path / "straight" / "last.pt")
-    b = read_checkpoint(tmp_path / "stopped" / "last.pt")
+    a, b = straight_and_resumed(config, toy_corpus, tmp_path)
     assert a["ema"]["updates"] == b["ema"]["updates"] == 12
     for name, tensor in a["ema"]["shadow"].items():
         torch.testing.assert_close(b["ema"]["shadow"][name], tensor, msg=name)

@@ -63,11 +63,11 @@ def translate_streaming(translator, options, path: Path, layout: Layout, out_dir
             piece = Layout(layout.text, layout.sentences[start:end], (lead, *gaps[start + 1:end + 1]))
             result = translator.translate_layouts([piece], options, with_attention, progress=progress,
                                                   text_options=text_options)[0]
-            segments = []
+            segments, base = [], written - len(lead)  # where the slice's text (with its lead) would start
             for offset, segment in enumerate(result.segments, start):
                 record = segment.to_json()
-                record["target_words"] = [[a + written - len(lead), b + written - len(lead)] for a, b in record["target_words"]]
-                record["details"] = shift_details(record["details"], 0, written - len(lead))
+                record["target_words"] = [[a + base, b + base] for a, b in record["target_words"]]
+                record["details"] = shift_details(record["details"], 0, base)
                 segments.append(record)
                 warnings += record.get("warnings", [])
                 lines_out.write(json.dumps({"kind": "segment", "index": offset, **record}, ensure_ascii=False) + "\n")

@@ -94,16 +94,24 @@ def translate_chunk(self: JobTask, job_id: Any, index: Any) -> dict[str, Any]:
     plan = self.runtime.store.plan(job_id)
     if plan is None or not 0 <= index < int(plan.get("chunks", 0)):
         raise InvalidJobError(f"chunk message refused: job {job_id!r} has no chunk {index}")
-    message = {"task": CHUNK_TASK, "args": [job_id, index], "priority": CHUNK_PRIORITY,
-               "queue": queue_for(plan["request"]["src"], plan["request"]["tgt"])}
+    message = _chunk_message(job_id, index, plan["request"]["src"], plan["request"]["tgt"])
     return _guarded(self, job_id, f"chunk-{index}", message, lambda: run_chunk(self.runtime, job_id, index, plan))
+
+
+def _chunk_message(job_id: str, index: int, src: str, tgt: str) -> dict[str, Any]:
+    """The message of one chunk task. Chunks wait below whole documents: a small job sent after a
+    big one is taken before the big one's remaining chunks."""
+    return {"task": CHUNK_TASK, "args": [job_id, index], "queue": queue_for(src, tgt), "priority": CHUNK_PRIORITY}
+
+
+def _send(message: dict[str, Any], connection: Any = None) -> None:
+    app.send_task(message["task"], args=message["args"], queue=message["queue"], priority=message.get("priority"),
+                  connection=connection)
 
 
 def _send_chunk(request: JobRequest):
     def send(job_id: str, index: int) -> None:
-        # Below whole documents: a small job sent after a big one is taken before its remaining chunks.
-        app.send_task(CHUNK_TASK, args=[job_id, index], queue=queue_for(request.src, request.tgt),
-                      priority=CHUNK_PRIORITY)
+        _send(_chunk_message(job_id, index, request.src, request.tgt))
     return send
 
 
@@ -211,7 +219,7 @@ def _announce(**_: Any) -> None:
 
 
 def _resend(message: dict[str, Any]) -> None:
+    """The sweep's sender (a thread in the worker parent): a connection of its own."""
     with app.connection_for_write() as connection:
-        app.send_task(message["task"], args=message["args"], queue=message["queue"], connection=connection,
-                      priority=message.get("priority"))
+        _send(message, connection)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from queue_config.names import FORMAT_EXTENSIONS
+from queue_config.names import FORMAT_EXTENSIONS, format_of_name
 
 from .model import FormatError, Parsed, Tag, Unit, rebreak
 
@@ -28,25 +28,17 @@ def format_of(path: str | Path, name: str | None = None) -> str:
         if name not in FORMATS:
             raise FormatError(f"unknown format {name!r}; choose one of {', '.join(FORMATS)}")
         return name
-    return EXTENSIONS.get(Path(path).suffix.lower(), "txt")
+    return format_of_name(Path(path).name)
 
 
-def document_links(segments) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """(source word span, target word span) character pairs of a translated unit, from its
-    segments' alignments (``SegmentResult``; offsets are the unit's and its translation's)."""
-    return [(tuple(s.alignment.source_spans[i]), tuple(s.alignment.target_spans[j]))
-            for s in segments for i, j in s.alignment.pairs]
-
-
-def translate_parsed(parsed: Parsed, results, links_of=None) -> tuple[str, dict]:
+def translate_parsed(parsed: Parsed, results, links_of) -> tuple[str, dict]:
     """The translated file and its JSON record from the units' translations (``DocumentResult``s,
     one per unit): {"units": [where, source, translation, segments, warnings], "segments": all of
-    them, "warnings": all of them}. ``links_of(segments)``: the alignment links that place a unit's
-    markup (default: the segments' own, ``document_links``)."""
-    links_of = links_of or document_links
+    them, "warnings": all of them}. ``links_of(segments)``: the (source word span, target word
+    span) character links that place a unit's markup (``worker.forced.segment_links``)."""
     rendered = parsed.render([r.translation for r in results],
                              [links_of(r.segments) for r in results] if parsed.marked else None)
-    notes = getattr(parsed, "notes", {})
+    notes = parsed.notes
     units, segments, warnings = [], [], []
     for index, (unit, result) in enumerate(zip(parsed.units, results)):
         own = result.to_json()
@@ -64,4 +56,4 @@ def parse(fmt: str, text: str) -> Parsed:
     return getattr(importlib.import_module(f".{module}", __name__), reader)(text)
 
 
-__all__ = ["document_links", "translate_parsed", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "Unit", "format_of", "parse", "rebreak"]
+__all__ = ["translate_parsed", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "Unit", "format_of", "parse", "rebreak"]

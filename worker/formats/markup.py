@@ -19,6 +19,7 @@ span) pairs, spans as [start, end) in the unit's text and in its translation.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -93,15 +94,8 @@ def _gap(tag: Tag, source: str, source_words: list[Span], aligned: dict[int, set
 
 
 def _words(text: str) -> list[Span]:
-    spans, start = [], None
-    for i, ch in enumerate(text + " "):
-        if ch.isspace():
-            if start is not None:
-                spans.append((start, i))
-                start = None
-        elif start is None:
-            start = i
-    return spans
+    """[start, end) of each whitespace-separated word: the engine's words (``worker.alignment.word_spans``)."""
+    return [m.span() for m in re.finditer(r"\S+", text)]
 
 
 def _cluster(targets: list[int]) -> Span:

@@ -63,6 +63,7 @@ class Parsed:
     units: list[Unit]
     _render: Callable[..., str]
     marked: bool = False  # the render takes each unit's alignment links, to place its tags
+    notes: dict[int, list[str]] = field(default_factory=dict)  # unit index -> notes of the last render
 
     def render(self, translations: Sequence[str], links: Sequence[Sequence] | None = None) -> str:
         """The file with each unit's translation in place (one translation per unit, in order).
@@ -73,7 +74,7 @@ class Parsed:
             raise ValueError(f"{len(translations)} translations for {len(self.units)} units")
         if not self.marked:
             return self._render(translations)
-        self.notes: dict[int, list[str]] = {}
+        self.notes.clear()
         return self._render(translations, links or [()] * len(self.units), self.notes)
 
 
