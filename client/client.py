@@ -164,7 +164,7 @@ class TranslationClient:
                format: str | None = None) -> Job:
         """Validate and enqueue one document (its text, or a path on storage the workers share).
         ``model`` names a bundle the workers serve (e.g. "multi30k-en-de"); None: the pair's default.
-        ``format``: "html", "xliff", "srt", "vtt", "po" or "txt"; None: plain text, or a path's extension. The
+        ``format``: "html", "markdown", "xliff", "srt", "vtt", "po" or "txt"; None: plain text, or a path's extension. The
         result's ``text`` is then the translated file in that format.
         ``glossary`` forces translations of terms: a TSV file here (``source<TAB>target`` lines), a
         {source: target} mapping, or [source, target] pairs; each segment's ``details["glossary"]``

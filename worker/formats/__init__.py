@@ -16,7 +16,8 @@ from .model import FormatError, Parsed, Tag, Unit, rebreak
 
 # format -> (module, reader); the parser libraries load only when a file of that format is read
 READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po"),
-           "html": ("html", "parse_html"), "xliff": ("xliff", "parse_xliff")}
+           "html": ("html", "parse_html"), "xliff": ("xliff", "parse_xliff"),
+           "markdown": ("markdown", "parse_markdown")}
 EXTENSIONS = FORMAT_EXTENSIONS  # shared with clients (queue_config.names), which never import the worker
 FORMATS = ("txt", *READERS)
 

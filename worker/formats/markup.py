@@ -69,12 +69,36 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
         parent = containers[-1] if containers else None  # the innermost: placed last
         if span is not None and parent is not None:
             span = _inside(span, parent)
-        span = _laminar(span, [(first, last) for first, last, _ in placed])
+        links_placed = [(first, last) for first, last, other in placed if tags[other].exclusive] if tag.exclusive else []
+        span = _apart(_laminar(span, [(first, last) for first, last, _ in placed]), links_placed, placed)
         if span is None:
             span = _relative(tag.start, len(source), len(words), parent)
+            span = _free(span[0], links_placed, len(words)) if links_placed else span
             notes.append(f"tag {tag.open.strip()[:40]} placed by position: no aligned words")
         placed.append((span[0], span[1], index))
-    return _pieces(translation, words, tags, placed, points), notes
+    return _pieces(translation, words, tags, placed, points, _punctuation_outside(source, tags)), notes
+
+
+def _punctuation_outside(source: str, tags: Sequence[Tag]) -> dict[int, tuple[bool, bool]]:
+    """Per paired tag: whether punctuation glued to the first and to the last of its target words
+    stays outside it (``**Haus**.``, ``„<a>Haus</a>``): yes, unless the tag's source text itself
+    starts (ends) with punctuation."""
+    out = {}
+    for index, tag in enumerate(tags):
+        inside = source[tag.start:tag.end].strip()
+        if tag.close and inside:
+            out[index] = (inside[0].isalnum(), inside[-1].isalnum())
+    return out
+
+
+def _trimmed(translation: str, span: Span, lead: bool, trail: bool) -> Span:
+    """A word's [start, end) without its leading and/or trailing punctuation (never to nothing)."""
+    start, end = span
+    while trail and end - start > 1 and not translation[end - 1].isalnum():
+        end -= 1
+    while lead and end - start > 1 and not translation[start].isalnum():
+        start += 1
+    return start, end
 
 
 def _gap(tag: Tag, source: str, source_words: list[Span], aligned: dict[int, set[int]], count: int) -> int:
@@ -123,6 +147,30 @@ def _laminar(span: Span | None, placed: list[Span]) -> Span | None:
     return None
 
 
+def _apart(span: Span | None, links: list[Span], placed) -> Span | None:
+    """``span`` (already crossing nothing placed) cut until it neither holds nor lies in any of
+    ``links`` (a link in a link is no markup), to the larger part beside each; cutting can make it
+    cross other placed tags, so both cuts repeat until nothing changes."""
+    while span is not None and links:
+        cut = span
+        for a0, a1 in links:
+            if cut is not None and not (cut[1] < a0 or a1 < cut[0]):
+                parts = [part for part in ((cut[0], a0 - 1), (a1 + 1, cut[1])) if part[0] <= part[1]]
+                cut = max(parts, key=lambda s: s[1] - s[0]) if parts else None
+        cut = _laminar(cut, [(first, last) for first, last, _ in placed])
+        if cut == span:
+            return span
+        span = cut
+    return span
+
+
+def _free(word: int, links: list[Span], count: int) -> Span:
+    """The word nearest ``word`` that no link covers (``word`` itself if every word is covered)."""
+    free = [w for w in range(count) if not any(a0 <= w <= a1 for a0, a1 in links)]
+    best = min(free, key=lambda w: abs(w - word)) if free else word
+    return (best, best)
+
+
 def _inside(span: Span, parent: Span) -> Span | None:
     first, last = max(span[0], parent[0]), min(span[1], parent[1])
     return (first, last) if first <= last else None
@@ -147,15 +195,19 @@ def _relative(position: int, length: int, words: int, parent: Span | None) -> Sp
     return (word, word)
 
 
-def _pieces(translation: str, words: list[Span], tags: Sequence[Tag], placed, points) -> list[Piece]:
+def _pieces(translation: str, words: list[Span], tags: Sequence[Tag], placed, points,
+            outside: dict[int, tuple[bool, bool]]) -> list[Piece]:
     """Insert the markup at word boundaries: at one position, closing tags first (inner first),
     then opening tags (outer first). Point tags replace the whitespace of the gap they sit in,
     with whitespace before and after them as they had in the source."""
     inserts: dict[int, list[tuple[tuple, str]]] = {}
     for first, last, index in placed:
         size = last - first
-        inserts.setdefault(words[first][0], []).append(((2, -size, index), tags[index].open))
-        inserts.setdefault(words[last][1], []).append(((0, size, -index), tags[index].close))
+        lead, trail = outside.get(index, (False, False))
+        start = _trimmed(translation, words[first], lead, False)[0]
+        end = _trimmed(translation, words[last], False, trail)[1]
+        inserts.setdefault(start, []).append(((2, -size, index), tags[index].open))
+        inserts.setdefault(end, []).append(((0, size, -index), tags[index].close))
     gaps: dict[int, list[int]] = {}
     for gap, index in points:
         gaps.setdefault(gap, []).append(index)

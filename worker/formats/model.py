@@ -25,6 +25,7 @@ class Tag:
     start: int
     end: int
     space: tuple[bool, bool] = (False, False)  # a point tag: whitespace before it, after it in the source
+    exclusive: bool = False  # a link: never placed inside or around another link
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,10 @@ def collapsed(text: str, data: str) -> str:
     return text
 
 
-def rebreak(text: str, lines: int) -> list[str]:
-    """``text`` broken at spaces into ``lines`` lines of about equal length (fewer words than
-    lines leave the last lines empty)."""
+def rebreak(text: str, lines: int, shares: Sequence[float] | None = None) -> list[str]:
+    """``text`` broken at spaces into ``lines`` lines of about equal length, or of about the given
+    ``shares`` of its length (the source lines' lengths, say); fewer words than lines leave the
+    last lines empty."""
     words = text.split()
     if lines <= 1 or len(words) <= 1:
         return [" ".join(words)] + [""] * (lines - 1)
@@ -100,8 +102,10 @@ def rebreak(text: str, lines: int) -> list[str]:
         length += len(word) + 1
         ends.append(length)
     breaks, previous = [], -1  # the index of the last word on each line but the last
+    bounds = [sum(shares[:k]) / sum(shares) for k in range(lines + 1)] if shares and sum(shares) > 0 else \
+        [k / lines for k in range(lines + 1)]
     for k in range(1, min(lines, len(words))):
-        target = ends[-1] * k / lines
+        target = ends[-1] * bounds[k]
         last_allowed = len(words) - (min(lines, len(words)) - k) - 1  # leave a word for each later line
         previous = min(range(previous + 1, last_allowed + 1), key=lambda i: abs(ends[i] - target))
         breaks.append(previous)
