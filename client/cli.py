@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from queue_config.names import FORMAT_SUFFIXES, FORMATS, format_of_name
+from queue_config.names import BINARY_FORMATS, FORMAT_SUFFIXES, FORMATS, format_of_name
 
 DEFAULT_TIMEOUT = 3600.0
 
@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
                 job = client.submit(path=str(path.resolve()), src=args.src, tgt=args.tgt, options=options,
                                     name=output_stem(path, args.src), model=args.model, glossary=glossary, format=fmt)
             else:
-                job = client.submit(text=read_text_file(path), src=args.src, tgt=args.tgt,
+                job = client.submit(text=_read_bytes(path) if fmt in BINARY_FORMATS else read_text_file(path),
+                                    src=args.src, tgt=args.tgt,
                                     options=options, name=output_stem(path, args.src), model=args.model,
                                     glossary=glossary, format=fmt)
         except (DocumentError, MessageError) as exc:
@@ -119,13 +120,27 @@ def run(args: argparse.Namespace) -> int:
             if out is not None:
                 fmt = result.raw.get("format", "txt")
                 suffix = path.suffix if fmt != "txt" and format_of_name(path.name) == fmt else FORMAT_SUFFIXES[fmt]
-                write_translation(out, output_stem(path, args.src), args.tgt, result.text, dict(result.raw), suffix)
+                write_translation(out, output_stem(path, args.src), args.tgt,
+                                  result.data if fmt in BINARY_FORMATS else result.text, dict(result.raw), suffix)
+            elif result.raw.get("format") in BINARY_FORMATS:
+                failures += 1
+                tqdm.write(f"nmt submit: {path}: a {result.raw['format']} file is not written to a terminal: give --out",
+                           file=sys.stderr)
             else:
                 sys.stdout.write(result.text)
             summary.add(result.raw.get("segments", ()))
             bar.update(1)
     print(f"nmt submit: {summary.line()}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _read_bytes(path: Path) -> bytes:
+    from queue_config.textfiles import DocumentError
+
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise DocumentError(f"cannot read: {exc.strerror or exc}") from None
 
 
 def _client(args: argparse.Namespace):

@@ -9,6 +9,7 @@ message classes the worker uses, and job state is read from the Redis job store.
 """
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import time
@@ -24,7 +25,7 @@ from queue_config.celery_config import celery_config
 from queue_config.glossary import read_glossary
 from queue_config.jobstore import JobStatus, JobStore
 from queue_config.messages import JobOptions, JobRequest, JobResult, MessageError
-from queue_config.names import TRANSLATE_TASK, queue_for
+from queue_config.names import BINARY_FORMATS, TRANSLATE_TASK, queue_for
 from queue_config.settings import QueueSettings, load_settings, redacted
 
 log = logging.getLogger(__name__)
@@ -157,15 +158,16 @@ class TranslationClient:
         self.store = JobStore.from_url(self.settings.backend_url, self.settings.result_expires,
                                        socket_timeout=self.settings.socket_timeout)
 
-    def submit(self, *, src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
+    def submit(self, *, src: str, tgt: str, text: str | bytes | None = None, path: str | Path | None = None,
                options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
                job_id: str | None = None, model: str | None = None,
                glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]] | None = None,
                format: str | None = None) -> Job:
         """Validate and enqueue one document (its text, or a path on storage the workers share).
         ``model`` names a bundle the workers serve (e.g. "multi30k-en-de"); None: the pair's default.
-        ``format``: "html", "markdown", "xliff", "srt", "vtt", "po" or "txt"; None: plain text, or a path's extension. The
-        result's ``text`` is then the translated file in that format.
+        ``format``: "html", "markdown", "xliff", "srt", "vtt", "po", "docx" or "txt"; None: plain text, or a
+        path's extension. The result's ``text`` is then the translated file in that format; a DOCX file
+        is sent as ``text=<its bytes>`` and comes back as the result's ``data`` (bytes).
         ``glossary`` forces translations of terms: a TSV file here (``source<TAB>target`` lines), a
         {source: target} mapping, or [source, target] pairs; each segment's ``details["glossary"]``
         says which were applied."""
@@ -178,7 +180,7 @@ class TranslationClient:
 
 
     @staticmethod
-    def _request(src: str, tgt: str, text: str | None = None, path: str | Path | None = None,
+    def _request(src: str, tgt: str, text: str | bytes | None = None, path: str | Path | None = None,
                  options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,
                  job_id: str | None = None, model: str | None = None,
                  glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]] | None = None,
@@ -188,6 +190,11 @@ class TranslationClient:
         payload: dict[str, Any] = {"job_id": job_id or uuid.uuid4().hex, "src": src, "tgt": tgt,
                                    "name": name or (Path(path).stem if path else "document"),
                                    "options": dict(options or {})}
+        if isinstance(text, (bytes, bytearray)):
+            if format not in BINARY_FORMATS:
+                raise MessageError(f"bytes are sent only for a binary format ({', '.join(sorted(BINARY_FORMATS))}): "
+                                   "give format=, or send text as a string")
+            text = base64.b64encode(bytes(text)).decode("ascii")
         if text is not None:
             payload["text"] = text
         if path is not None:

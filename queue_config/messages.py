@@ -5,12 +5,13 @@ as ``nmt translate`` writes (``segments``, ``provenance``, ``warnings``) plus th
 """
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from .glossary import GlossaryError, check_terms
-from .names import FORMATS, valid_language
+from .names import BINARY_FORMATS, FORMATS, valid_language
 from .textfiles import DocumentError, check_text
 
 MESSAGE_VERSION = 1
@@ -171,6 +172,11 @@ class JobRequest:
         fmt = raw.get("format")
         if fmt is not None and fmt not in FORMATS:
             raise MessageError(f"'format' must be one of {', '.join(FORMATS)}, got {str(fmt)[:40]!r}")
+        if fmt in BINARY_FORMATS and text is not None:
+            try:
+                base64.b64decode(text, validate=True)
+            except ValueError:
+                raise MessageError(f"'text' of a {fmt} job must be the file's bytes in base64") from None
         return cls(job_id, raw["src"], raw["tgt"], text, path, name, JobOptions.from_json(raw.get("options")), version,
                    model, glossary, fmt)
 
@@ -197,7 +203,7 @@ class AlignedSegment:
 @dataclass(frozen=True)
 class JobResult:
     job_id: str
-    text: str  # the translated document
+    text: str  # the translated document (a binary format's file: base64, see ``data``)
     segments: tuple[AlignedSegment, ...]
     provenance: Mapping[str, Any]
     warnings: tuple[str, ...] = ()
@@ -207,6 +213,13 @@ class JobResult:
     def model(self) -> str | None:
         """The name of the bundle that made this result (its signature is ``provenance['signature']``)."""
         return self.provenance.get("model") or self.provenance.get("bundle")
+
+    @property
+    def data(self) -> bytes:
+        """The translated file as bytes: decoded from base64 for a binary format (DOCX), else UTF-8."""
+        if self.raw.get("format") in BINARY_FORMATS:
+            return base64.b64decode(self.text)
+        return self.text.encode("utf-8")
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> "JobResult":

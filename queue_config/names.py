@@ -8,12 +8,13 @@ TRANSLATE_TASK = "nmt.translate_document"
 CHUNK_TASK = "nmt.translate_chunk"
 KEY_PREFIX = "nmt"  # Redis keys: nmt:job:<id>, nmt:job:<id>:result, ...
 # File formats a job may name (worker.formats reads them); a job by path without one goes by its extension.
-FORMATS = ("txt", "srt", "vtt", "po", "html", "xliff", "markdown")
+FORMATS = ("txt", "srt", "vtt", "po", "html", "xliff", "markdown", "docx")
+BINARY_FORMATS = frozenset({"docx"})  # travel base64 in a job's text and its result's text
 FORMAT_SUFFIXES = {"txt": ".txt", "srt": ".srt", "vtt": ".vtt", "po": ".po", "html": ".html", "xliff": ".xlf",
-                   "markdown": ".md"}
+                   "markdown": ".md", "docx": ".docx"}
 FORMAT_EXTENSIONS = {".srt": "srt", ".vtt": "vtt", ".po": "po", ".pot": "po", ".html": "html", ".htm": "html",
                      ".xlf": "xliff", ".xliff": "xliff", ".md": "markdown", ".markdown": "markdown",
-                     ".txt": "txt", ".text": "txt"}
+                     ".docx": "docx", ".txt": "txt", ".text": "txt"}
 
 
 def format_of_name(name: str) -> str:

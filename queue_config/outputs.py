@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` with the permissions a plain ``open`` would give it
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8, or bytes as they are) to ``path`` with the permissions a plain ``open`` would give it
     (0666 less the umask; ``mkstemp`` alone makes it 0600, unreadable to other users and containers)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
@@ -43,7 +43,7 @@ def output_stem(path: Path, source_language: str) -> str:
     return stem[: -len(suffix)] if stem.endswith(suffix) and len(stem) > len(suffix) else stem
 
 
-def write_translation(out_dir: Path, stem: str, language: str, text: str, payload: dict[str, Any],
+def write_translation(out_dir: Path, stem: str, language: str, text: str | bytes, payload: dict[str, Any],
                       suffix: str = ".txt") -> tuple[Path, Path]:
     """``<stem>.<language><suffix>`` (the translated file: ``.txt``, or a format's own extension)
     and ``<stem>.<language>.json``, as ``nmt translate`` and ``nmt submit`` write them."""

@@ -112,7 +112,7 @@ def test_malformed_files_are_a_format_error(fmt, text, error):
 
 
 def test_format_by_extension_or_name():
-    assert format_of("a/movie.SRT") == "srt" and format_of("x.pot") == "po" and format_of("notes.md") == "txt"
+    assert format_of("a/movie.SRT") == "srt" and format_of("x.pot") == "po" and format_of("notes.rst") == "txt"
     assert format_of("x.txt", "po") == "po"
     with pytest.raises(FormatError, match="unknown format 'docx'"):
         format_of("x.docx", "docx")

@@ -187,4 +187,4 @@ def test_queue_jobs_name_a_format_or_take_it_from_the_path(workers, client, tmp_
     with pytest.raises(Exception, match="broken: not a valid SRT file"):
         broken.wait(timeout=60)
     with pytest.raises(ValueError, match="'format' must be one of"):
-        client.submit(text="A dog.", src="en", tgt="de", format="docx")
+        client.submit(text="A dog.", src="en", tgt="de", format="pdf")

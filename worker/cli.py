@@ -305,11 +305,14 @@ def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Pat
     from functools import partial
 
     from .forced import segment_links
-    from .formats import FormatError, parse, translate_parsed
+    from .formats import BINARY, FormatError, parse, translate_parsed
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
     try:
-        parsed = parse(fmt, read_text_file(path))
+        parsed = parse(fmt, path.read_bytes() if fmt in BINARY else read_text_file(path))
+    except OSError as exc:
+        print(f"nmt translate: skipped {path}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+        return False
     except (DocumentError, FormatError) as exc:
         print(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
         return False

@@ -7,6 +7,7 @@ job or chunk returns what is already there.
 """
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import time
@@ -18,7 +19,7 @@ import redis
 
 from queue_config.jobstore import JobStore
 from queue_config.messages import JobOptions, JobRequest
-from queue_config.names import FORMAT_SUFFIXES
+from queue_config.names import BINARY_FORMATS, FORMAT_SUFFIXES
 from queue_config.outputs import write_translation
 from queue_config.settings import QueueSettings
 from queue_config.textfiles import DocumentError, read_text_file
@@ -130,8 +131,14 @@ def text_options(request: JobRequest) -> TextOptions:
     return TextOptions(glossary=Glossary(request.glossary) if request.glossary else None)
 
 
-def read_document(request: JobRequest, settings: QueueSettings) -> str:
-    """The job's text, from the message or from shared storage; JobError on any problem."""
+def read_document(request: JobRequest, settings: QueueSettings, binary: bool = False) -> str | bytes:
+    """The job's text (``binary``: the file's bytes, sent base64), from the message or from shared
+    storage; JobError on any problem."""
+    if request.text is not None and binary:
+        data = base64.b64decode(request.text)  # checked to be base64 when the message was read
+        if len(data) > settings.max_document_bytes:
+            raise JobError(f"document of {len(data)} bytes exceeds the limit of {settings.max_document_bytes} bytes")
+        return data
     if request.text is not None:
         size = len(request.text.encode("utf-8"))
         if size > settings.max_document_bytes:
@@ -157,7 +164,9 @@ def read_document(request: JobRequest, settings: QueueSettings) -> str:
     if size > settings.max_document_bytes:
         raise JobError(f"{shown}: {size} bytes exceeds the limit of {settings.max_document_bytes} bytes")
     try:
-        return read_text_file(path)
+        return path.read_bytes() if binary else read_text_file(path)
+    except OSError as exc:
+        raise JobError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     except DocumentError as exc:
         raise JobError(f"{shown}: {exc}") from None
 
@@ -166,8 +175,8 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
     """Translate a document job, or plan it and fan out chunks. Returns a small summary."""
     store, settings = runtime.store, runtime.settings
     translator = runtime.translator(request.src, request.tgt, request.model)
-    text = read_document(request, settings)
     fmt = job_format(request)
+    text = read_document(request, settings, binary=fmt in BINARY_FORMATS)
     if fmt != "txt":
         return run_formatted(runtime, request, translator, text, fmt)
     layout = split_document(text, request.src)
@@ -212,10 +221,11 @@ def job_format(request: JobRequest) -> str:
     return "txt"
 
 
-def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator, text: str, fmt: str) -> dict[str, Any]:
+def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator, text: str | bytes,
+                  fmt: str) -> dict[str, Any]:
     """A job in a file format (``worker.formats``), translated unit by unit in this task (format
-    jobs are not chunked). The result's ``text`` is the translated file; ``units`` say where each
-    translation went."""
+    jobs are not chunked). The result's ``text`` is the translated file (base64 for a binary
+    format); ``units`` say where each translation went."""
     from .forced import segment_links
     from .formats import FormatError, parse, translate_parsed
 
@@ -238,6 +248,8 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
         store.set_progress(request.job_id, len(results))
     rendered, record = translate_parsed(parsed, results, lambda segments: segment_links(translator, segments))
     provenance = translator.provenance(options, time.perf_counter() - started, len(record["segments"])) | {"format": fmt}
+    if isinstance(rendered, bytes):
+        rendered = base64.b64encode(rendered).decode("ascii")
     payload = {"job_id": request.job_id, "text": rendered, "name": request.name, "format": fmt, **record,
                "provenance": provenance | {"job_id": request.job_id}}
     tokens = sum(len(segment["translation"].split()) for segment in record["segments"])
@@ -290,8 +302,9 @@ def store_result(runtime: Runtime, request: JobRequest, payload: dict[str, Any],
         # Written before the result is stored: a job is never "done" without its files.
         final = runtime.store.result(request.job_id) or payload  # a redelivery writes what is stored
         try:
+            file = base64.b64decode(final["text"]) if final.get("format") in BINARY_FORMATS else final["text"]
             write_translation(Path(runtime.settings.output_dir) / request.job_id, request.name, request.tgt,
-                              final["text"], final, suffix)
+                              file, final, suffix)
         except OSError as exc:
             raise JobError(f"could not write the translation to NMT_OUTPUT_DIR: {exc.strerror or exc}") from None
     stored = runtime.store.put_result(request.job_id, payload)

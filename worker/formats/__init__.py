@@ -17,7 +17,8 @@ from .model import FormatError, Parsed, Tag, Unit, rebreak
 # format -> (module, reader); the parser libraries load only when a file of that format is read
 READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po"),
            "html": ("html", "parse_html"), "xliff": ("xliff", "parse_xliff"),
-           "markdown": ("markdown", "parse_markdown")}
+           "markdown": ("markdown", "parse_markdown"), "docx": ("docx", "parse_docx")}
+BINARY = frozenset({"docx"})  # read as bytes and written as bytes; the others are UTF-8 text
 EXTENSIONS = FORMAT_EXTENSIONS  # shared with clients (queue_config.names), which never import the worker
 FORMATS = ("txt", *READERS)
 
@@ -51,10 +52,11 @@ def translate_parsed(parsed: Parsed, results, links_of) -> tuple[str, dict]:
     return rendered, {"units": units, "segments": segments, "warnings": warnings}
 
 
-def parse(fmt: str, text: str) -> Parsed:
-    """``text`` (a decoded file) read as ``fmt``; ``FormatError`` names what is malformed."""
+def parse(fmt: str, text: str | bytes) -> Parsed:
+    """``text`` (a decoded file, or the bytes of a ``BINARY`` one) read as ``fmt``; ``FormatError``
+    names what is malformed."""
     module, reader = READERS[fmt]
     return getattr(importlib.import_module(f".{module}", __name__), reader)(text)
 
 
-__all__ = ["translate_parsed", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "Unit", "format_of", "parse", "rebreak"]
+__all__ = ["translate_parsed", "BINARY", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "Unit", "format_of", "parse", "rebreak"]

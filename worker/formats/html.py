@@ -100,7 +100,7 @@ def parse_html(text: str) -> Parsed:
     except (AssertionError, ValueError) as exc:  # html.parser is lenient; what it refuses is broken
         raise FormatError(f"not readable as HTML: {exc}") from None
     events = parser.events
-    skeleton, units, shapes = Skeleton(), [], []
+    skeleton, units = Skeleton(), []
     pending: list[tuple[str, str, str, str]] = []  # (kind, tag, raw, decoded data) of the unit being read
     verbatim: list[str] = []  # the verbatim element being copied (and nested ones of its name)
     atom: list[str] = []  # likewise, for an inline element kept whole inside a unit

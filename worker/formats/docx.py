@@ -1,0 +1,263 @@
+"""Word documents (``.docx``), read and written with ``python-docx`` at the level of its XML.
+
+Every paragraph with text is one unit: of the body, of tables (nested ones too), of text boxes, of
+headers and footers. Its runs become text and markup: the formatting most of its text has is the
+paragraph's own, and each stretch of runs formatted otherwise (bold, italic, another font, a
+character style) is a ``Tag`` that comes back around the aligned target words, as does each
+hyperlink (``formats.markup``). Tabs, breaks, drawings, fields, bookmarks, footnote references and
+anything else that is not text are point tags: the same XML elements, put back where the alignment
+says. Tracked insertions, content controls and simple fields are kept whole, untranslated, and the
+unit says so. Paragraph properties, styles, numbering, tables, sections, headers and footers and
+every other part of the package are left as they are. Proofing marks and Word's cached page-break
+hints are dropped (Word recomputes them).
+
+The file is read again for each render, so a ``Parsed`` can render any number of times.
+"""
+from __future__ import annotations
+
+import copy
+import io
+import re
+import zipfile
+from collections import Counter
+from typing import Sequence
+
+import docx
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
+from docx.opc.exceptions import PackageNotFoundError
+from docx.oxml.ns import qn
+from lxml import etree
+
+from .inline import inline_unit
+from .markup import Link, transfer
+from .model import FormatError, Parsed
+
+_SENTINEL = re.compile("\ue010(o|c|p)(\\d+)\ue011")  # open / close / point tag number, in markup pieces
+_DROPPED = {"proofErr", "lastRenderedPageBreak"}
+_KEPT_WHOLE = {"ins", "sdt", "fldSimple", "smartTag", "customXml", "del", "moveFrom", "moveTo"}
+
+
+def _w(name: str) -> str:
+    return qn(f"w:{name}")
+
+
+def _local(element) -> str:
+    tag = element.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _open(data: bytes):
+    try:
+        return docx.Document(io.BytesIO(data))
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise FormatError(f"not a valid DOCX file: {exc or type(exc).__name__}") from None
+    except Exception as exc:  # noqa: BLE001 - lxml or the package reader refusing broken XML
+        raise FormatError(f"not a valid DOCX file: {type(exc).__name__}: {exc}") from None
+
+
+def _stories(document) -> list[tuple[str, object]]:
+    """(name, root element) of the body, then of each header and footer part, in a fixed order."""
+    stories = [("body", document.element.body)]
+    for rel in sorted(document.part.rels.values(), key=lambda r: r.rId):
+        if rel.reltype in (RT.HEADER, RT.FOOTER) and not rel.is_external:
+            stories.append((str(rel.target_part.partname).rsplit("/", 1)[-1].split(".")[0], rel.target_part.element))
+    return stories
+
+
+class _Paragraph:
+    """One paragraph read into ``inline_unit`` items, with what its tags stand for: ``formats``
+    (tag number -> run properties), ``links`` (tag number -> hyperlink element) and ``points``
+    (tag number -> (run properties or None, element))."""
+
+    def __init__(self, p) -> None:
+        self.p, self.formats, self.links, self.points, self.warnings = p, {}, {}, {}, []
+        self.segments: list[tuple] = []  # ("text", text, rPr key, link number) | ("point", number, link number)
+        self.base_key, self.keys = b"", {}
+        self._read(p, None)
+        counts = Counter()
+        for segment in self.segments:
+            if segment[0] == "text":
+                counts[segment[2]] += len(segment[1])
+        self.base_key = counts.most_common(1)[0][0] if counts else b""
+
+    def _read(self, parent, link: int | None) -> None:
+        for child in parent:
+            name = _local(child)
+            if name in ("pPr", "rPr") or name in _DROPPED:
+                continue
+            if name == "r":
+                self._run(child, link)
+            elif name == "hyperlink" and link is None:
+                number = len(self.links) + len(self.points) + len(self.formats)
+                self.links[number] = child
+                self.segments.append(("link-open", number))
+                self._read(child, number)
+                self.segments.append(("link-close", number))
+            else:
+                if name in _KEPT_WHOLE and "".join(child.itertext()).strip():
+                    self.warnings.append(f"{name} element kept untranslated")
+                self._point(None, child, link, in_run=False)
+
+    def _run(self, run, link: int | None) -> None:
+        rpr = run.find(_w("rPr"))
+        key = etree.tostring(rpr) if rpr is not None else b""
+        self.keys.setdefault(key, rpr)
+        for child in run:
+            name = _local(child)
+            if name == "rPr" or name in _DROPPED:
+                continue
+            if name == "t":
+                self.segments.append(("text", child.text or "", key, link))
+            else:
+                self._point(rpr, child, link, in_run=True)
+
+    def _point(self, rpr, element, link: int | None, in_run: bool) -> None:
+        """A point tag: ``element`` as it is, in a run of its own with the properties ``rpr`` if
+        it stood in a run."""
+        number = len(self.links) + len(self.points) + len(self.formats)
+        self.points[number] = (in_run, rpr, element)
+        self.segments.append(("point", number, link))
+
+    def items(self) -> list[tuple[str, str, str, str]]:
+        """``inline_unit`` items: text, a paired tag for each stretch of text formatted otherwise
+        than the paragraph, one for each hyperlink, and the points."""
+        items, current = [], None  # current: the tag number of the open format stretch
+        numbers: dict[bytes, int] = {}
+
+        def close() -> None:
+            nonlocal current
+            if current is not None:
+                items.append(("end", f"f{current}", f"\ue010c{current}\ue011", ""))
+                current = None
+
+        for segment in self.segments:
+            kind = segment[0]
+            if kind == "text":
+                _, text, key, _link = segment
+                if key != self.base_key:
+                    number = numbers.setdefault(key, 10_000 + len(numbers))
+                    if current != number:
+                        close()
+                        self.formats[number] = self.keys[key]
+                        items.append(("start", f"f{number}", f"\ue010o{number}\ue011", ""))
+                        current = number
+                else:
+                    close()
+                items.append(("data", "", text, text))
+            elif kind == "point":  # a tab or a break also separates words
+                spacing = _local(self.points[segment[1]][2]) in ("tab", "br", "cr", "ptab")
+                items.append(("point", "br" if spacing else "", f"\ue010p{segment[1]}\ue011", ""))
+            else:  # a hyperlink: format stretches never cross its ends
+                close()
+                opening = kind == "link-open"
+                items.append(("start" if opening else "end", "a", f"\ue010{'o' if opening else 'c'}{segment[1]}\ue011", ""))
+        close()
+        return items
+
+    def render(self, pieces, lead: str = "", trail: str = "") -> None:
+        """Replace the paragraph's content by ``pieces`` (text and this paragraph's tags), with the
+        whitespace ``lead`` and ``trail`` the source had around its text."""
+        keep = [child for child in self.p if _local(child) == "pPr"]
+        for child in list(self.p):
+            if child not in keep:
+                self.p.remove(child)
+        containers, formats = [self.p], []
+        base = self.keys.get(self.base_key)
+        self._text(self.p, lead, base)
+        for piece in pieces:
+            if not piece.markup:
+                self._text(containers[-1], piece.text, self.formats[formats[-1]] if formats else base)
+                continue
+            at = 0
+            for match in _SENTINEL.finditer(piece.text):
+                self._text(containers[-1], piece.text[at:match.start()], self.formats[formats[-1]] if formats else base)
+                at = match.end()
+                kind, number = match.group(1), int(match.group(2))
+                if kind == "p":
+                    in_run, rpr, element = self.points[number]
+                    if in_run:
+                        run = self.p.makeelement(_w("r"), {})
+                        if rpr is not None:
+                            run.append(copy.deepcopy(rpr))
+                        run.append(element)
+                        containers[-1].append(run)
+                    else:
+                        containers[-1].append(element)
+                elif number in self.links:
+                    if kind == "o":
+                        link = self.links[number]
+                        fresh = self.p.makeelement(link.tag, dict(link.attrib))
+                        containers[-1].append(fresh)
+                        containers.append(fresh)
+                    elif len(containers) > 1:
+                        containers.pop()
+                elif kind == "o":
+                    formats.append(number)
+                elif formats:
+                    formats.pop()
+            self._text(containers[-1], piece.text[at:], self.formats[formats[-1]] if formats else base)
+        self._text(self.p, trail, base)
+
+    def _text(self, container, text: str, rpr) -> None:
+        if not text:
+            return
+        previous = container[-1] if len(container) else None
+        if previous is not None and _local(previous) == "r" and len(previous) and _local(previous[-1]) == "t" and \
+                _same(previous.find(_w("rPr")), rpr):
+            previous[-1].text = (previous[-1].text or "") + text  # one run per stretch of one formatting
+            return
+        run = container.makeelement(_w("r"), {})
+        if rpr is not None:
+            run.append(copy.deepcopy(rpr))
+        t = run.makeelement(_w("t"), {})
+        t.text = text
+        t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
+        run.append(t)
+        container.append(run)
+
+
+def _same(a, b) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and etree.tostring(a) == etree.tostring(b))
+
+
+def _walk(document) -> list[tuple[str, _Paragraph]]:
+    """(where, paragraph) for every paragraph of every story, in a fixed order."""
+    found = []
+    for story, root in _stories(document):
+        for number, p in enumerate(root.iter(_w("p")), 1):
+            found.append((f"{story} paragraph {number}", _Paragraph(p)))
+    return found
+
+
+def parse_docx(data: bytes) -> Parsed:
+    if not isinstance(data, (bytes, bytearray)):
+        raise FormatError("a DOCX file is binary: give its bytes")
+    units, chosen, around = [], [], []
+    for index, (where, paragraph) in enumerate(_walk(_open(bytes(data)))):
+        unit, lead, trail = inline_unit(paragraph.items(), where) if paragraph.segments else (None, "", "")
+        if unit is None:
+            continue
+        around.append((lead, trail))
+        if paragraph.warnings:
+            unit = type(unit)(unit.text, unit.where, unit.lines, tuple(paragraph.warnings), unit.tags)
+        units.append(unit)
+        chosen.append(index)
+
+    def render(translations: Sequence[str], links: Sequence[Sequence[Link]], notes: dict[int, list[str]]) -> bytes:
+        document = _open(bytes(data))
+        paragraphs = _walk(document)
+        for number, (index, unit, translation) in enumerate(zip(chosen, units, translations)):
+            paragraph = paragraphs[index][1]
+            paragraph.items()  # numbers the format stretches as the parse did
+            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[number])
+            if unit_notes:
+                notes[number] = unit_notes
+            paragraph.render(pieces, *around[number])
+        out = io.BytesIO()
+        document.save(out)
+        return out.getvalue()
+
+    return Parsed(units, render, marked=True)
+
+
+__all__ = ["parse_docx", "FormatError"]
