@@ -24,8 +24,8 @@ from celery import Celery
 from queue_config.celery_config import celery_config
 from queue_config.glossary import read_glossary
 from queue_config.jobstore import JobStatus, JobStore
-from queue_config.messages import JobOptions, JobRequest, JobResult, MessageError
-from queue_config.names import BINARY_FORMATS, TRANSLATE_TASK, queue_for
+from queue_config.messages import JobOptions, JobRequest, JobResult, MessageError, batchable
+from queue_config.names import BINARY_FORMATS, TRANSLATE_TASK, batch_queue_for, queue_for
 from queue_config.settings import QueueSettings, load_settings, redacted
 
 log = logging.getLogger(__name__)
@@ -238,10 +238,14 @@ class TranslationClient:
                 raise JobExistsError(f"job id {request.job_id!r} is already in use (state "
                                      f"{self.store.status(request.job_id).state}): fetch it with client.job(id), "
                                      "or submit under a new id")
-            self.app.send_task(TRANSLATE_TASK, args=[request.to_json()], queue=queue_for(request.src, request.tgt),
-                               task_id=request.job_id)
+            self.app.send_task(TRANSLATE_TASK, args=[request.to_json()], queue=self._queue(request), task_id=request.job_id)
             jobs.append(Job(self, request.job_id, request.name))
         return jobs
+
+    def _queue(self, request: JobRequest) -> str:
+        """The pair's batch queue for a small plain-text job (decoded together with others), else
+        the pair's queue."""
+        return (batch_queue_for if batchable(request, self.settings.batch_bytes) else queue_for)(request.src, request.tgt)
 
     def job(self, job_id: str) -> Job:
         return Job(self, job_id)

@@ -181,6 +181,13 @@ class JobRequest:
                    model, glossary, fmt)
 
 
+def batchable(request: JobRequest, max_bytes: int) -> bool:
+    """A job that may share its batches with other jobs: plain text of at most ``max_bytes`` sent in
+    the message. Clients send these to the pair's batch queue; a bigger one keeps its progress
+    updates, cancellation checks and chunks."""
+    return request.text is not None and request.format in (None, "txt") and len(request.text.encode("utf-8")) <= max_bytes
+
+
 @dataclass(frozen=True)
 class AlignedSegment:
     source: str

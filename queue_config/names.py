@@ -39,5 +39,11 @@ def queue_for(src: str, tgt: str) -> str:
     return f"nmt.{src}-{tgt}"
 
 
+def batch_queue_for(src: str, tgt: str) -> str:
+    """The queue of a pair's small plain-text jobs, which workers take several at a time
+    (``nmt.en-de.batch``)."""
+    return f"{queue_for(src, tgt)}.batch"
+
+
 def valid_language(code: str) -> bool:
     return bool(_LANGUAGE.match(code))

@@ -58,6 +58,12 @@ class QueueSettings:
     cache_size: int = 10_000  # translated segments each worker child keeps (LRU); 0: none
     cache_redis: bool = False  # also share translated segments between workers through the broker's Redis
     cache_ttl: int = 24 * 3600  # seconds a cached segment lives
+    # Small plain-text jobs (text of at most batch_bytes UTF-8 bytes) go to the pair's batch queue; a
+    # worker child that takes one also takes up to batch_jobs - 1 more from it, waiting at most
+    # batch_wait_ms for them, and decodes their sentences together (worker.taking). 1: one job at a time.
+    batch_bytes: int = 2000
+    batch_jobs: int = 32
+    batch_wait_ms: int = 20
 
     @property
     def backend_url(self) -> str:
@@ -81,7 +87,7 @@ class QueueSettings:
             raise SettingsError(f"{PREFIX}RETRY_BACKOFF_MAX ({self.retry_backoff_max}) must stay well below the "
                                 f"visibility timeout ({self.visibility_timeout}); at most a quarter of it")
         for name in ("max_attempts", "chunk_sentences", "max_document_bytes", "lease_seconds", "max_batch_tokens",
-                     "batch_workers", "cache_ttl"):
+                     "batch_workers", "cache_ttl", "batch_jobs"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be >= 1, got {getattr(self, name)}")
         for name in ("max_tasks_per_child", "max_memory_per_child"):
@@ -91,6 +97,9 @@ class QueueSettings:
             raise SettingsError(f"{PREFIX}METRICS_PORT must be a port number (0: off), got {self.metrics_port}")
         if self.sweep_seconds < 0:
             raise SettingsError(f"{PREFIX}SWEEP_SECONDS must be >= 0 (0: this worker never sweeps), got {self.sweep_seconds}")
+        if self.batch_bytes < 0 or self.batch_wait_ms < 0:
+            raise SettingsError(f"{PREFIX}BATCH_BYTES and {PREFIX}BATCH_WAIT_MS must be >= 0 (0 bytes: no job is "
+                                f"batched), got {self.batch_bytes} and {self.batch_wait_ms}")
         if self.cache_size < 0:
             raise SettingsError(f"{PREFIX}CACHE_SIZE must be >= 0 (0: no local cache), got {self.cache_size}")
         if self.provider not in ("auto", "cpu", "cuda"):

@@ -211,6 +211,59 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
     return finish(runtime, request, layout, results, provenance)
 
 
+def run_batch(runtime: Runtime, requests: list[JobRequest], send_chunk: Callable[[JobRequest], Callable[[str, int], None]]
+              ) -> dict[str, dict[str, Any] | Exception]:
+    """Translate several small plain-text jobs with their sentences decoded together: one call of
+    the engine per model, options and glossary, under its token budget. Each job is checked,
+    finished and stored on its own; the outcome per job id is its summary or the exception that
+    failed it. A job too big for one chunk is run as a document of its own (``run_document``)."""
+    store, settings = runtime.store, runtime.settings
+    outcomes: dict[str, dict[str, Any] | Exception] = {}
+    groups: dict[tuple, list[tuple[JobRequest, Layout]]] = {}
+    for request in requests:
+        try:
+            translator = runtime.translator(request.src, request.tgt, request.model)
+            layout = split_document(read_document(request, settings), request.src)
+            if len(layout.sentences) > settings.chunk_sentences:
+                outcomes[request.job_id] = run_document(runtime, request, send_chunk(request))
+                continue
+            if not layout.sentences:
+                raise JobError("document is empty: it has no text to translate")
+            if request.options.refuse_foreign is not None:
+                try:
+                    refuse_foreign_text(request.text, [s.text for s in layout.sentences], request.src,
+                                        request.options.refuse_foreign)
+                except DocumentLanguageError as exc:
+                    raise JobError(str(exc)) from None
+            options = search_options(translator, request.options)
+            store.start(request.job_id, len(layout.sentences))
+            key = (request.src, request.tgt, request.model, options, request.options.attention, request.glossary)
+            groups.setdefault(key, []).append((request, layout))
+        except Exception as exc:  # noqa: BLE001 - this job fails; the others go on
+            outcomes[request.job_id] = exc
+    for (src, tgt, model, options, attention, _), members in groups.items():
+        translator = runtime.translator(src, tgt, model)
+        sentences = [s.text for _, layout in members for s in layout.sentences]
+        started = time.perf_counter()
+        try:
+            results = translator.translate_sentences(sentences, options, attention, text_options=text_options(members[0][0]))
+        except Exception as exc:  # noqa: BLE001
+            outcomes.update((request.job_id, exc) for request, _ in members)
+            continue
+        seconds = time.perf_counter() - started
+        at = 0
+        for request, layout in members:
+            own = results[at:at + len(layout.sentences)]
+            at += len(own)
+            provenance = translator.provenance(options, seconds * len(own) / len(sentences), len(own))
+            provenance["timings"] = provenance["timings"] | {"batched_jobs": len(members)}
+            try:
+                outcomes[request.job_id] = finish(runtime, request, layout, own, provenance)
+            except Exception as exc:  # noqa: BLE001
+                outcomes[request.job_id] = exc
+    return outcomes
+
+
 def job_format(request: JobRequest) -> str:
     """The file format of a job: as it names it, else its path's extension, else plain text."""
     if request.format is not None:

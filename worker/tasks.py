@@ -21,14 +21,15 @@ from kombu import Queue
 
 from queue_config.celery_config import celery_config
 from queue_config.jobstore import JobStore
-from queue_config.messages import JobRequest, MessageError
-from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, queue_for
+from queue_config.messages import JobRequest, MessageError, batchable
+from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, queue_for
 from queue_config.settings import load_settings
 
 from .bundle import BundleError
 from . import metrics
-from .jobs import JobError, Runtime, run_chunk, run_document, served_models
+from .jobs import JobError, Runtime, run_batch, run_chunk, run_document, served_models
 from .sweep import Sweeper
+from .taking import Taken, take
 
 log = logging.getLogger(__name__)
 TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
@@ -43,7 +44,8 @@ if settings.broker_url.startswith(("redis://", "rediss://")):
 if settings.backend_url.startswith(("redis://", "rediss://")):
     app.conf.result_backend = f"worker.results:ReasonOnlyRedisBackend+{settings.backend_url}"  # no tracebacks stored
 # With no -Q, a worker consumes the queues of the language pairs its bundles serve.
-app.conf.task_queues = [Queue(queue_for(*pair.split("-"))) for pair in PAIRS]
+# Each pair also has a batch queue for small plain-text jobs (worker.taking).
+app.conf.task_queues = [Queue(name(*pair.split("-"))) for pair in PAIRS for name in (queue_for, batch_queue_for)]
 
 
 class InvalidJobError(ValueError):
@@ -80,6 +82,9 @@ def translate_document(self: JobTask, payload: Any) -> dict[str, Any]:
             store.fail(job_id, f"malformed job message: {exc}")
             metrics.record_failure("malformed_message")
         raise InvalidJobError(f"malformed job message: {exc}") from None
+    if settings.batch_jobs > 1 and batchable(request, settings.batch_bytes):
+        message = {"task": TRANSLATE_TASK, "args": [payload], "queue": batch_queue_for(request.src, request.tgt)}
+        return _batch(self, request, message)
     message = {"task": TRANSLATE_TASK, "args": [payload], "queue": queue_for(request.src, request.tgt)}
     return _guarded(self, request.job_id, "document", message,
                     lambda: run_document(self.runtime, request, _send_chunk(request)))
@@ -120,67 +125,156 @@ def _guarded(task: JobTask, job_id: str, scope: str, message: dict[str, Any], wo
     the scope's ``message`` in the job store's active set while it runs (``worker.sweep`` sends it
     again if the scope stops with no live worker and its message is gone)."""
     store = task.runtime.store
-    status = store.status(job_id)
-    if status.finished:
-        return {"job_id": job_id, "state": status.state, "redelivered": True}
-    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-    lease_key = f"{job_id}:{scope}"
-    if not store.acquire_lease(lease_key, owner, settings.lease_seconds):
-        # Another worker runs this right now (a redelivery while it is alive): try again later.
+    owner = _owner()
+    admitted = _admit(store, job_id, scope, message, owner)
+    if admitted == "busy":  # another worker runs this right now (a redelivery while it is alive): try again later
         raise task.retry(countdown=settings.lease_seconds, max_retries=None)
+    if admitted != "run":
+        if admitted.startswith("failed: "):
+            raise InvalidJobError(admitted[len("failed: "):])  # a FAILURE in Celery and Flower too, not a success
+        return {"job_id": job_id, "state": admitted, "redelivered": True}
     keep_active = False
     try:
-        attempts = store.attempt(job_id, scope)
-        if attempts > settings.max_attempts:
-            error = (f"job failed: its {scope} task was delivered {attempts - 1} times and its worker died each "
-                     f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings.max_attempts}")
-            store.fail(job_id, error)
-            metrics.record_failure("attempt_cap")
-            raise InvalidJobError(error)  # a FAILURE in Celery and Flower too, not a success
-        store.activate(job_id, scope, message)
-        with _heartbeat(store, job_id, scope, owner):
+        with _heartbeat(store, [(job_id, scope)], owner):
             return work()
-    except InvalidJobError:
-        raise
-    except (JobError, MessageError, BundleError) as exc:
-        if store.fail(job_id, str(exc)):
-            metrics.record_failure("invalid_job")
-        raise InvalidJobError(str(exc)) from None
-    except SoftTimeLimitExceeded:
-        error = f"job exceeded the soft time limit of {settings.soft_time_limit} s (NMT_SOFT_TIME_LIMIT)"
-        if store.fail(job_id, error):
-            metrics.record_failure("time_limit")
-        raise InvalidJobError(error) from None
     except TRANSIENT:
         keep_active = True  # if the retry cannot be published either, the sweep sends the message again
         raise  # Celery retries these (the lease and the attempt count stay honest)
-    except Exception as exc:  # a bug or an input nothing above foresaw: the job fails, never hangs
-        log.exception("job %s (%s) failed unexpectedly", job_id, scope)
-        error = f"job failed in the worker: {type(exc).__name__}: {str(exc)[:300]}"
-        if store.fail(job_id, error):
-            metrics.record_failure("worker_error")
-        raise InvalidJobError(error) from None
+    except Exception as exc:  # noqa: BLE001 - every other failure fails the job with its reason, never hangs it
+        raise InvalidJobError(_failed(store, job_id, scope, exc)) from None
     finally:
-        if not keep_active:
-            store.deactivate(job_id, scope)
-        store.release_lease(lease_key, owner)
+        _leave(store, job_id, scope, owner, keep_active)
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _admit(store: JobStore, job_id: str, scope: str, message: dict[str, Any], owner: str) -> str:
+    """Whether this delivery of a job scope runs: "run" (lease held, attempt counted, scope
+    active), the state of a finished job, "busy" (a live worker holds the lease) or "failed: why"
+    (delivered too often; the job is failed)."""
+    status = store.status(job_id)
+    if status.finished:
+        return status.state
+    if not store.acquire_lease(_lease(job_id, scope), owner, settings.lease_seconds):
+        return "busy"
+    attempts = store.attempt(job_id, scope)
+    if attempts > settings.max_attempts:
+        error = (f"job failed: its {scope} task was delivered {attempts - 1} times and its worker died each "
+                 f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings.max_attempts}")
+        store.fail(job_id, error)
+        metrics.record_failure("attempt_cap")
+        store.release_lease(_lease(job_id, scope), owner)
+        return f"failed: {error}"
+    store.activate(job_id, scope, message)
+    return "run"
+
+
+def _failed(store: JobStore, job_id: str, scope: str, exc: BaseException) -> str:
+    """Fail the job for ``exc`` (counted once) and return the reason it is failed with."""
+    if isinstance(exc, InvalidJobError):
+        return str(exc)
+    if isinstance(exc, (JobError, MessageError, BundleError)):
+        error, reason = str(exc), "invalid_job"
+    elif isinstance(exc, SoftTimeLimitExceeded):
+        error, reason = f"job exceeded the soft time limit of {settings.soft_time_limit} s (NMT_SOFT_TIME_LIMIT)", "time_limit"
+    else:  # a bug or an input nothing above foresaw: the job fails, never hangs
+        log.error("job %s (%s) failed unexpectedly", job_id, scope, exc_info=exc)
+        error, reason = f"job failed in the worker: {type(exc).__name__}: {str(exc)[:300]}", "worker_error"
+    if store.fail(job_id, error):
+        metrics.record_failure(reason)
+    return error
+
+
+def _leave(store: JobStore, job_id: str, scope: str, owner: str, keep_active: bool = False) -> None:
+    if not keep_active:
+        store.deactivate(job_id, scope)
+    store.release_lease(_lease(job_id, scope), owner)
+
+
+def _lease(job_id: str, scope: str) -> str:
+    return f"{job_id}:{scope}"
+
+
+def _batch(task: JobTask, request: JobRequest, message: dict[str, Any]) -> dict[str, Any]:
+    """The job Celery delivered, with up to NMT_BATCH_JOBS - 1 more taken from the pair's batch
+    queue (``worker.taking``), their sentences decoded together; each job is admitted, failed,
+    finished and (if taken here) acknowledged on its own."""
+    store, owner = task.runtime.store, _owner()
+    taken = take(app, batch_queue_for(request.src, request.tgt), settings.batch_jobs - 1, settings.batch_wait_ms / 1000)
+    entries: list[tuple[JobRequest, dict[str, Any], Taken | None]] = [(request, message, None)]
+    for item in taken:
+        payload = None
+        try:
+            if not item.is_job:
+                item.requeue()  # not a job message: left for Celery to deal with
+                continue
+            payload = item.payload()
+            other = JobRequest.from_json(payload)
+        except Exception as exc:  # noqa: BLE001 - a malformed message fails its job (if it names one) and is dropped
+            job_id = payload.get("job_id") if isinstance(payload, dict) else None
+            if isinstance(job_id, str) and job_id:
+                store.fail(job_id, f"malformed job message: {exc}")
+                metrics.record_failure("malformed_message")
+            item.ack()
+            continue
+        entries.append((other, {"task": TRANSLATE_TASK, "args": [payload], "queue": batch_queue_for(other.src, other.tgt)}, item))
+    admitted, first = [], "run"
+    for job, job_message, item in entries:
+        state = _admit(store, job.job_id, "document", job_message, owner)
+        if state == "run":
+            admitted.append((job, item))
+        elif item is None:
+            first = state
+        elif state == "busy":
+            item.requeue()
+        else:
+            item.ack()
+    keep_active = False
+    outcomes: dict[str, Any] = {}
+    try:
+        with _heartbeat(store, [(job.job_id, "document") for job, _ in admitted], owner):
+            outcomes = run_batch(task.runtime, [job for job, _ in admitted], _send_chunk)
+    except TRANSIENT:
+        keep_active = True  # taken messages stay unacknowledged: Redis hands them out again
+        raise
+    finally:
+        for job, item in admitted:
+            outcome = outcomes.get(job.job_id)
+            if isinstance(outcome, Exception):
+                outcomes[job.job_id] = InvalidJobError(_failed(store, job.job_id, "document", outcome))
+            _leave(store, job.job_id, "document", owner, keep_active)
+            if item is not None and not keep_active:
+                item.ack()
+    if first == "busy":
+        raise task.retry(countdown=settings.lease_seconds, max_retries=None)
+    if first.startswith("failed: "):
+        raise InvalidJobError(first[len("failed: "):])
+    if first != "run":
+        return {"job_id": request.job_id, "state": first, "redelivered": True}
+    outcome = outcomes.get(request.job_id)
+    if isinstance(outcome, Exception):
+        raise outcome
+    return (outcome or {}) | {"batched_jobs": len(admitted)}
 
 
 @contextmanager
-def _heartbeat(store: JobStore, job_id: str, scope: str, owner: str) -> Iterator[None]:
-    """Renew the lease, and report the scope alive, every third of the lease while the job runs."""
+def _heartbeat(store: JobStore, scopes: list[tuple[str, str]], owner: str) -> Iterator[None]:
+    """Renew the leases of the (job id, scope)s, and report them alive, every third of the lease
+    while the jobs run."""
     stop = threading.Event()
-    lease_key = f"{job_id}:{scope}"
 
     def renew() -> None:
         while not stop.wait(settings.lease_seconds / 3):
-            try:
-                store.renew_lease(lease_key, owner, settings.lease_seconds)
-                store.touch(job_id, scope)
-            except TRANSIENT:
-                log.warning("could not renew the lease of %s", lease_key)
+            for job_id, scope in scopes:
+                try:
+                    store.renew_lease(_lease(job_id, scope), owner, settings.lease_seconds)
+                    store.touch(job_id, scope)
+                except TRANSIENT:
+                    log.warning("could not renew the lease of %s", _lease(job_id, scope))
 
-    thread = threading.Thread(target=renew, name=f"lease-{lease_key}", daemon=True)
+    thread = threading.Thread(target=renew, name=f"lease-{scopes[0][0] if scopes else 'none'}", daemon=True)
     thread.start()
     try:
         yield
