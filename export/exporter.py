@@ -20,7 +20,7 @@ import sacrebleu
 
 from training.checkpoint import LoadedModel, load_model
 from training.config import resolve_data_dir
-from training.corpora import read_corpora, read_corpus
+from training.corpora import iter_corpus, read_corpora, read_corpus
 from training.corpus import CorpusError, ParallelCorpus
 from training.data import read_split
 from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
@@ -35,9 +35,12 @@ from worker.search import SearchOptions, search_in_batches
 from . import graphs
 from .parity import ParityError, graph_parity, search_parity
 from .quantize import convert_fp16, describe_change, quantize_int8
+from .shortlist import SHORTLIST_FILE, ShortlistOptions, build_table, sample_pairs, write_shortlist
 
 log = logging.getLogger(__name__)
 INT8_MAX_BLEU_DROP = 0.5
+# A bundle's lexical shortlist is on by default only if it costs at most this much validation BLEU.
+SHORTLIST_MAX_BLEU_DROP = 0.2
 
 
 # Beam search never repeats an n-gram of this many subword tokens: it ends loops and cost no BLEU on
@@ -55,6 +58,7 @@ class ExportOptions:
     length_penalty: float = 0.0  # GNMT alpha recorded as the bundle's default and used for its scores
     tolerance: float = 1e-4
     name: str | None = None  # bundle name in the manifest; default: the output directory's name
+    shortlist: ShortlistOptions | None = None  # build a lexical shortlist from the training corpora
 
 
 @dataclass
@@ -66,6 +70,7 @@ class ExportReport:
     scores: dict[str, Any] = field(default_factory=dict)
     precision_change: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    shortlist: dict[str, Any] | None = None
 
 
 def export_bundle(checkpoint: Path, out: Path, options: ExportOptions) -> ExportReport:
@@ -150,6 +155,10 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
         if index == 0:
             scores["test_bleu"], scores["test_chrf"], scores["test_set"] = bleu, chrf, name
     scores["valid_bleu"] = scores.get(f"valid_bleu_{options.precision}", scores["valid_bleu_fp32"])
+    shortlist = None
+    if options.shortlist is not None:
+        shortlist = _shortlist(loaded, staging, options.shortlist, {n: final_dir / p.name for n, p in paths.items()},
+                               valid_ids, valid.tgt, search, scores["valid_bleu"])
     scores["valid_set"] = valid_name
     scores["decoding"] = {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
                           "length_penalty": options.length_penalty, "bleu": "sacreBLEU default (cased, 13a)"}
@@ -160,14 +169,49 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     for work_dir in {fp32_dir, final_dir, folded_dir}:
         shutil.rmtree(work_dir, ignore_errors=True)
     vocab_files = _write_vocabs(loaded, staging)
-    manifest = _manifest(loaded, staging, vocab_files, options, out, scores, diffs, parity, change, folded)
+    manifest = _manifest(loaded, staging, vocab_files, options, out, scores, diffs, parity, change, folded, shortlist)
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     verify_graphs(load_bundle(staging))
-    return ExportReport(out, manifest["signature"], diffs, asdict(parity), scores, change)
+    return ExportReport(out, manifest["signature"], diffs, asdict(parity), scores, change, shortlist=shortlist)
 
 
-def _ort_model_for(paths: dict[str, Path]) -> OrtStepModel:
-    return OrtStepModel(paths["encoder"], paths["decoder_step"], grouped_beams=True)
+def _ort_model_for(paths: dict[str, Path], shortlist=None) -> OrtStepModel:
+    return OrtStepModel(paths["encoder"], paths["decoder_step"], grouped_beams=True, shortlist=shortlist)
+
+
+def training_pairs(loaded: LoadedModel, options: ExportOptions):
+    """The checkpoint's training pairs, streamed: its config's corpora, else its data directory's
+    train split (``--data-dir`` overrides it)."""
+    cfg = loaded.config
+    if cfg.data.corpora and not options.data_dir:
+        for spec in cfg.data.corpora:
+            yield from iter_corpus(spec, cfg)
+        return
+    train = read_split(resolve_data_dir(cfg, options.data_dir), cfg.data.train_prefix, cfg)
+    yield from zip(train.src, train.tgt)
+
+
+def _shortlist(loaded: LoadedModel, staging: Path, options: ShortlistOptions, paths: dict[str, Path], valid_ids,
+               references, search: SearchOptions, valid_bleu: float) -> dict[str, Any]:
+    """Build ``shortlist.npz`` from a sample of the training pairs and score the bundle's graphs
+    with it on validation: its manifest entry, on by default only within SHORTLIST_MAX_BLEU_DROP."""
+    from worker.shortlist import Shortlist
+
+    try:
+        sample = sample_pairs(training_pairs(loaded, ExportOptions()), options.pairs, options.seed)
+    except CorpusError as exc:
+        raise CorpusError(f"no training pairs for the lexical shortlist: {exc}") from None
+    src_ids = loaded.vocabs.src.encode_many([s for s, _ in sample])
+    tgt_ids = loaded.vocabs.tgt.encode_many([t for _, t in sample])
+    table = build_table(src_ids, tgt_ids, loaded.spec.src_vocab_size, loaded.spec.tgt_vocab_size, (UNK_ID, EOS_ID),
+                        options, joint=loaded.vocabs.joint)
+    output = loaded.model.decoder.output
+    write_shortlist(staging / SHORTLIST_FILE, table, output.weight.detach().numpy(), output.bias.detach().numpy())
+    model = _ort_model_for(paths, Shortlist.load(staging / SHORTLIST_FILE))
+    bleu = _bleu(model, loaded, valid_ids, references, search)
+    log.info("shortlist: %s; validation BLEU %.2f with it, %.2f without", table.stats, bleu, valid_bleu)
+    return {"file": SHORTLIST_FILE, "built": table.stats, "valid_bleu": bleu, "valid_bleu_full": valid_bleu,
+            "valid_bleu_delta": bleu - valid_bleu, "default": bleu - valid_bleu >= -SHORTLIST_MAX_BLEU_DROP}
 
 
 def _bleu(model: OrtStepModel, loaded: LoadedModel, sources, references, options: SearchOptions) -> float:
@@ -241,7 +285,8 @@ def _write_vocabs(loaded: LoadedModel, staging: Path) -> dict[str, str]:
 
 
 def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOptions, out: Path,
-              scores, diffs, parity, change, folded: dict[str, Any] | None = None) -> dict[str, Any]:
+              scores, diffs, parity, change, folded: dict[str, Any] | None = None,
+              shortlist: dict[str, Any] | None = None) -> dict[str, Any]:
     cfg, spec = loaded.config, loaded.spec
     float_type = "float16" if options.precision == "fp16" else "float32"
     model_cfg = spec.config
@@ -258,13 +303,14 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         "attention": (float_type, ["rows", "src_len"]),
         "topk_log_probs": (float_type, ["rows", "candidates"]),
         "topk_ids": ("int64", ["rows", "candidates"]),
+        "readout": (float_type, ["rows", model_cfg.readout_dim]),
     }
 
     def io(names):
         return [{"name": n, "dtype": shapes[n][0], "shape": shapes[n][1]} for n in names]
 
     progress = loaded.raw.get("progress", {})
-    files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_files.values()})
+    files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_files.values(), *([shortlist["file"]] if shortlist else [])})
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -308,6 +354,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
             **({"int8_source_step_graph": folded} if folded else {}),
         },
         "files": {name: sha256_file(staging / name) for name in files},
+        **({"shortlist": shortlist} if shortlist else {}),
     }
     manifest["signature"] = signature_for(manifest)
     return manifest

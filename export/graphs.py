@@ -48,14 +48,16 @@ class EncoderGraph(nn.Module):
 class DecoderStepGraph(nn.Module):
     """prev_ids int64 [N], state float [L, N, D], annotations float [B, S, 2H], keys float [B, S, A],
     src_mask bool [B, S] -> log_probs float [N, V], new_state float [L, N, D], attention float [N, S],
-    topk_log_probs float [N, C], topk_ids int64 [N, C].
+    topk_log_probs float [N, C], topk_ids int64 [N, C], readout float [N, R].
 
     N = B * K rows: each sentence's beam of K adjacent rows attends to its encoder outputs, held
     once (``Decoder.step``); K = N / B, so one encoder row per decoder row also works.
 
     The top-C candidates (C = ``TOPK``) let the search rank K*C candidates per sentence instead of
     K*V; ONNX Runtime computes only the outputs a run asks for, so full log-probs cost nothing
-    unless requested."""
+    unless requested. ``readout`` is the deep output before the vocabulary projection: a lexical
+    shortlist (``worker.shortlist``) asks for it instead of the scores and projects it onto the
+    candidate rows only, so the full projection never runs."""
 
     def __init__(self, model: Seq2Seq) -> None:
         super().__init__()
@@ -63,10 +65,12 @@ class DecoderStepGraph(nn.Module):
         self.topk = min(TOPK, model.decoder.output.out_features)
 
     def forward(self, prev_ids: Tensor, state: Tensor, annotations: Tensor, keys: Tensor, src_mask: Tensor):
-        out = self.model.decoder.step(prev_ids, state, annotations, keys, src_mask)
-        log_probs = torch.log_softmax(self.model.decoder.readout(prev_ids, out.state[-1], out.context), dim=-1)
+        decoder = self.model.decoder
+        out = decoder.step(prev_ids, state, annotations, keys, src_mask)
+        t = decoder.readout_vector(prev_ids, out.state[-1], out.context)
+        log_probs = torch.log_softmax(decoder.output(t), dim=-1)
         top_values, top_ids = torch.topk(log_probs, self.topk, dim=-1)
-        return log_probs, out.state, out.attention, top_values, top_ids
+        return log_probs, out.state, out.attention, top_values, top_ids, t
 
 
 class FoldedDecoderStepGraph(DecoderStepGraph):
@@ -116,7 +120,7 @@ class FoldedDecoderStepGraph(DecoderStepGraph):
         t = t.view(*t.shape[:-1], -1, 2).amax(-1)  # maxout over pools of 2, as Decoder.readout
         log_probs = torch.log_softmax(decoder.output(t), dim=-1)
         top_values, top_ids = torch.topk(log_probs, self.topk, dim=-1)
-        return log_probs, torch.stack(new_states, 0), alpha, top_values, top_ids
+        return log_probs, torch.stack(new_states, 0), alpha, top_values, top_ids, t
 
 
 # Declared dims of each graph output: symbolic names where the size varies.
@@ -129,6 +133,7 @@ OUTPUT_DIMS = {
     "attention": ("rows", "src_len"),
     "topk_log_probs": ("rows", "candidates"),
     "topk_ids": ("rows", "candidates"),
+    "readout": ("rows", None),
 }
 
 

@@ -12,6 +12,7 @@ import torch
 from training.greedy import greedy_decode, pad_batch
 from training.model import Seq2Seq
 from training.vocab import BOS_ID
+from worker.bundle import READOUT_OUTPUT
 from worker.ort_model import OrtStepModel
 from worker.search import SearchOptions, search_in_batches
 
@@ -66,12 +67,17 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
         for _ in range(steps):
             with torch.no_grad():
                 out = model.decoder.step(prev, state_ref, *per_row)
-                log_probs = torch.log_softmax(model.decoder.readout(prev, out.state[-1], out.context), -1)
+                readout = model.decoder.readout_vector(prev, out.state[-1], out.context)
+                log_probs = torch.log_softmax(model.decoder.output(readout), -1)
             # Feed ONNX Runtime the torch state too, so each step is compared on equal inputs.
             full = ort_model.step(prev.numpy(), state_ref.numpy(), got, candidates=0)
             _record(diffs, "decoder_step.log_probs", log_probs, full.log_probs)
             _record(diffs, "decoder_step.new_state", out.state, full.state)
             _record(diffs, "decoder_step.attention", out.attention, full.attention)
+            if READOUT_OUTPUT in {o.name for o in ort_model.decoder.get_outputs()}:
+                _record(diffs, "decoder_step.readout", readout, ort_model.decoder.run([READOUT_OUTPUT], {
+                    "prev_ids": prev.numpy(), "state": state_ref.numpy(), "annotations": got.annotations,
+                    "keys": got.keys, "src_mask": got.mask})[0])
             top = ort_model.step(prev.numpy(), state_ref.numpy(), got, candidates=TOPK)
             _record(diffs, "decoder_step.topk_log_probs", log_probs.gather(-1, torch.from_numpy(top.ids)), top.log_probs)
             expected_top = torch.topk(log_probs, top.ids.shape[-1], dim=-1).values

@@ -43,6 +43,7 @@ class QueueSettings:
     # seconds between sweeps for running jobs whose message is gone (worker.sweep); 0: this worker never sweeps
     sweep_seconds: int = 30
     provider: str = "auto"  # ONNX Runtime execution provider: auto | cpu | cuda
+    shortlist: str = "auto"  # lexical shortlist: auto (as each bundle's manifest says) | on | off
     threads: int = 0  # ONNX Runtime intra-op threads per worker child (0: default)
     batch_workers: int = 1  # batches of one job decoded at once per worker child, one thread each
     max_batch_tokens: int = 6000
@@ -102,6 +103,8 @@ class QueueSettings:
                                 f"batched), got {self.batch_bytes} and {self.batch_wait_ms}")
         if self.cache_size < 0:
             raise SettingsError(f"{PREFIX}CACHE_SIZE must be >= 0 (0: no local cache), got {self.cache_size}")
+        if self.shortlist not in ("auto", "on", "off"):
+            raise SettingsError(f"{PREFIX}SHORTLIST must be auto, on or off, got {self.shortlist!r}")
         if self.provider not in ("auto", "cpu", "cuda"):
             raise SettingsError(f"{PREFIX}PROVIDER must be auto, cpu or cuda, got {self.provider!r}")
         return self

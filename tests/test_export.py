@@ -37,7 +37,7 @@ def test_bundle_has_graphs_vocab_and_a_complete_manifest(tiny_bundle):
     assert set(m["files"]) == {"encoder.onnx", "decoder_step.onnx", "spm.model"}
     assert [i["name"] for i in m["graphs"]["decoder_step"]["inputs"]] == ["prev_ids", "state", "annotations", "keys", "src_mask"]
     assert [o["name"] for o in m["graphs"]["decoder_step"]["outputs"]] == [
-        "log_probs", "new_state", "attention", "topk_log_probs", "topk_ids"]
+        "log_probs", "new_state", "attention", "topk_log_probs", "topk_ids", "readout"]
     assert m["model_config"]["dec_layers"] == 2
     assert m["scores"]["valid_bleu"] >= 0 and "test_bleu" not in m["scores"]  # the toy corpus has no test split
     assert m["verification"]["search_parity"]["sentences"] == 200
@@ -72,7 +72,7 @@ def test_graph_outputs_match_torch_on_unseen_padded_lengths(tiny_bundle, tiny_ch
     model = load_model(tiny_checkpoint).model
     diffs = graph_parity(model, OrtStepModel.from_bundle(load_bundle(tiny_bundle)), tolerance=1e-4)
     assert set(diffs) == {f"encoder.{o}" for o in ("annotations", "keys", "init_state")} | {
-        f"decoder_step.{o}" for o in ("log_probs", "new_state", "attention", "topk_log_probs", "topk_values_sorted")}
+        f"decoder_step.{o}" for o in ("log_probs", "new_state", "attention", "topk_log_probs", "topk_values_sorted", "readout")}
     assert max(diffs.values()) <= 1e-4
     assert all(max(lengths) > 1 and lengths != EXAMPLE_LENGTHS for lengths in PARITY_LENGTHS)
 

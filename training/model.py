@@ -193,10 +193,14 @@ class Decoder(nn.Module):
 
         prev_ids int64 [*N], top_state float [*N, D], context float [*N, 2H] -> logits float [*N, V].
         """
+        return self.output(self.dropout(self.readout_vector(prev_ids, top_state, context)))
+
+    def readout_vector(self, prev_ids: Tensor, top_state: Tensor, context: Tensor) -> Tensor:
+        """The deep output before the vocabulary projection: maxout t_i float [*N, R] (``readout``'s
+        logits are ``output(t_i)``; a lexical shortlist projects t_i onto a few rows of it)."""
         embedded = self.emb_dropout(self.embed(prev_ids))
         t = self.readout_proj(torch.cat([self.dropout(top_state), embedded, self.dropout(context)], dim=-1))
-        t = t.view(*t.shape[:-1], -1, 2).amax(-1)  # maxout over pools of 2
-        return self.output(self.dropout(t))
+        return t.view(*t.shape[:-1], -1, 2).amax(-1)  # maxout over pools of 2
 
 
 class Seq2Seq(nn.Module):

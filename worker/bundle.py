@@ -25,7 +25,10 @@ PRECISIONS = ("fp32", "int8", "fp16")
 ENCODER_INPUTS = ("src_ids", "src_lengths")
 ENCODER_OUTPUTS = ("annotations", "keys", "init_state")
 STEP_INPUTS = ("prev_ids", "state", "annotations", "keys", "src_mask")
-STEP_OUTPUTS = ("log_probs", "new_state", "attention", "topk_log_probs", "topk_ids")
+STEP_OUTPUTS = ("log_probs", "new_state", "attention", "topk_log_probs", "topk_ids", "readout")
+# Step output of bundles exported since the lexical shortlist (older ones lack it, and so cannot use one):
+# float [rows, R], the deep output before the vocabulary projection.
+READOUT_OUTPUT = "readout"
 # Optional step input (an overridable initializer, so not among the required inputs above):
 # int64 [1], candidates per row in topk_log_probs / topk_ids.
 TOPK_INPUT = "topk"
@@ -33,6 +36,9 @@ TOPK_INPUT = "topk"
 # have one row per source sentence (B); prev_ids, state and every output have N = B * K rows,
 # the K rows of a sentence adjacent. Such a graph also accepts one encoder row per decoder row.
 GROUPED_BEAMS = "grouped_beams"
+# Manifest entry of an optional lexical shortlist: {"file": "shortlist.npz", ...how it was built};
+# the file is listed in "files", so it is part of the signature.
+SHORTLIST = "shortlist"
 
 
 class BundleError(ValueError):
@@ -77,6 +83,12 @@ class Bundle:
     @property
     def special_ids(self) -> Mapping[str, int]:
         return self.manifest["special_ids"]
+
+    @property
+    def shortlist_path(self) -> Path | None:
+        """The lexical shortlist file (``worker.shortlist``), if the bundle has one."""
+        entry = self.manifest.get(SHORTLIST)
+        return self.path / entry["file"] if isinstance(entry, Mapping) and entry.get("file") else None
 
     def graph(self, name: str) -> GraphSpec:
         g = self.manifest["graphs"][name]
@@ -153,6 +165,8 @@ def load_bundle(path: str | os.PathLike[str], verify_hashes: bool = True) -> Bun
                 raise BundleError(f"{path}: sha256 mismatch for {name}: manifest {expected[:16]}..., file {actual[:16]}...")
     bundle = Bundle(path, manifest)
     referenced = [bundle.graph(g).file for g in GRAPHS] + [manifest["vocab"][s]["file"] for s in ("source", "target")]
+    if bundle.shortlist_path is not None:
+        referenced.append(bundle.shortlist_path.name)
     for name in referenced:
         if name not in manifest["files"]:
             raise BundleError(f"{manifest_path}: {name} is used but has no sha256 in 'files'")
@@ -183,7 +197,7 @@ def verify_graphs(bundle: Bundle) -> None:
 
 # Manifest keys that define the bundle's files and identity: ``update_manifest`` never sets them.
 _IDENTITY_KEYS = frozenset({"format", "format_version", "files", "signature", "graphs", "vocab", "precision",
-                            "source_language", "target_language", "special_ids"})
+                            "source_language", "target_language", "special_ids", SHORTLIST})
 
 
 def update_manifest(bundle_dir: str | os.PathLike[str], **settings: Any) -> Path:

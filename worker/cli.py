@@ -84,6 +84,9 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
                    help="batches decoded at once, one thread each (default on CPU: one per core; GPU: 1)")
     p.add_argument("--max-batch-tokens", type=int, default=6000,
                    help="padded source tokens per decoding batch, before beam expansion (default 6000)")
+    p.add_argument("--shortlist", choices=("auto", "on", "off"), default="auto",
+                   help="lexical shortlist: project each step onto the target pieces likely for the batch's source "
+                        "pieces (faster on CPU); auto: as the bundle's manifest says, on: the bundle must have one")
     p.add_argument("--no-protect-spans", action="store_true",
                    help="translate URLs, e-mail addresses, paths, numbers, codes and placeholders like any "
                         "other text (default: they are kept verbatim)")
@@ -122,7 +125,7 @@ def _translator(args: argparse.Namespace):
     from .settings import EngineSettings, local_cpu_settings
 
     settings = EngineSettings(provider=args.device, intra_op_threads=args.threads, max_batch_tokens=args.max_batch_tokens,
-                              batch_workers=args.batch_workers or 1)
+                              batch_workers=args.batch_workers or 1, shortlist=args.shortlist)
     try:
         if not args.batch_workers and providers_for(args.device) == [CPU]:
             settings = local_cpu_settings(settings)

@@ -131,7 +131,11 @@ class Translator:
         self.cache = cache
         self.settings = settings.validate()
         self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
-        self.model = OrtStepModel.from_bundle(self.bundle, settings.provider, settings.intra_op_threads)
+        entry = self.bundle.manifest.get("shortlist") or {}
+        wanted = settings.shortlist == "on" or (settings.shortlist == "auto" and bool(entry.get("default")))
+        self.model = OrtStepModel.from_bundle(self.bundle, settings.provider, settings.intra_op_threads,
+                                              shortlist=wanted)
+        self.shortlist = self.model.shortlist is not None  # decoding onto the lexical shortlist
         self.source_sp = _load_sentencepiece(self.bundle, "source")
         self.target_sp = _load_sentencepiece(self.bundle, "target")
         self.eos = int(self.bundle.special_ids["eos"])
@@ -167,6 +171,7 @@ class Translator:
             return self._translate(sentences, options, with_attention, progress, text_options)[0]
         context = self.cache.context(
             bundle=self.bundle.signature, manifest=self.manifest_digest, search=asdict(options), attention=with_attention,
+            shortlist=self.shortlist,
             max_sentence_tokens=self.settings.max_sentence_tokens,
             text={"protect_spans": text_options.protect_spans, "restore_case": text_options.restore_case,
                   "check_language": text_options.check_language,
@@ -259,6 +264,7 @@ class Translator:
             "target_language": self.bundle.target_language,
             "provider": self.provider,
             "decoding": asdict(options),
+            "shortlist": self.shortlist,
             "timings": {"load_seconds": round(self.load_seconds, 4), "translate_seconds": round(seconds, 4),
                         "sentences": sentences},
         }

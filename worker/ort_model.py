@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from .bundle import TOPK_INPUT, Bundle, BundleError
+from .bundle import READOUT_OUTPUT, TOPK_INPUT, Bundle, BundleError
 from .search import StepScores, beam_rows
+from .shortlist import BatchVocabulary, Shortlist
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -45,6 +46,7 @@ class OrtEncoded:
     init_state: Any  # float [L, B, D]: the decoder's first state, one row per sentence
     host: "OrtEncoded | None" = None  # with IO binding: the same arrays on the host, for select()
     repeats: int = 1  # K
+    vocab: BatchVocabulary | None = None  # with a lexical shortlist: the batch's candidate target ids
 
 
 def session_options(threads: int = 0) -> ort.SessionOptions:
@@ -112,7 +114,8 @@ class OrtStepModel:
     """``encode``/``expand``/``initial_state``/``step``/``reorder`` over ONNX Runtime sessions."""
 
     def __init__(self, encoder_path: Path, decoder_path: Path, provider: str = "cpu", threads: int = 0,
-                 io_binding: bool | None = None, default_topk: int = 0, grouped_beams: bool = False) -> None:
+                 io_binding: bool | None = None, default_topk: int = 0, grouped_beams: bool = False,
+                 shortlist: Shortlist | None = None) -> None:
         options = session_options(threads)
         providers = providers_for(provider)
         self.encoder = load_session(encoder_path, options, providers)
@@ -136,29 +139,44 @@ class OrtStepModel:
         fixed = outputs["topk_ids"].shape[-1] if "topk_ids" in outputs else 0
         self.topk = vocab if self.topk_input else (fixed if isinstance(fixed, int) else default_topk)
         self.grouped_beams = grouped_beams
+        # A lexical shortlist needs the step graph's readout output; it is used on the host only
+        # (with IO binding, on a GPU, the full projection is cheap).
+        if shortlist is not None and READOUT_OUTPUT not in outputs:
+            raise BundleError(f"{Path(decoder_path).name} has no '{READOUT_OUTPUT}' output: re-export the bundle "
+                              "to use a lexical shortlist")
+        self.shortlist = shortlist if not self.io_binding else None
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0,
-                    io_binding: bool | None = None) -> "OrtStepModel":
+                    io_binding: bool | None = None, shortlist: bool = False) -> "OrtStepModel":
+        """``shortlist``: decode onto the bundle's lexical shortlist (``BundleError`` if it has none)."""
+        table = None
+        if shortlist:
+            if bundle.shortlist_path is None:
+                raise BundleError(f"{bundle.path}: this bundle has no lexical shortlist")
+            table = Shortlist.load(bundle.shortlist_path)
         return cls(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), provider, threads, io_binding,
-                   int(bundle.manifest.get("topk", 0)), bundle.grouped_beams)
+                   int(bundle.manifest.get("topk", 0)), bundle.grouped_beams, table)
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
         mask = np.arange(src.shape[1])[None, :] < lengths[:, None]
-        return self._place(OrtEncoded(annotations, keys, mask, init_state))
+        vocab = self.shortlist.for_batch(src) if self.shortlist is not None else None
+        return self._place(OrtEncoded(annotations, keys, mask, init_state, vocab=vocab))
 
     def expand(self, encoded: OrtEncoded, repeats: int) -> OrtEncoded:
         """K = ``repeats`` decoder rows per sentence from now on. A step graph that groups beams
         needs nothing new; for older ones the encoder outputs are repeated per row on the host,
         then (with IO binding) uploaded once for the remaining steps."""
         if self.grouped_beams or repeats == encoded.repeats:
-            return OrtEncoded(encoded.annotations, encoded.keys, encoded.mask, encoded.init_state, encoded.host, repeats)
+            return OrtEncoded(encoded.annotations, encoded.keys, encoded.mask, encoded.init_state, encoded.host, repeats,
+                              encoded.vocab)
         host = encoded.host or encoded
         if host.repeats != 1:
             raise ValueError(f"expand: batch already has {host.repeats} rows per sentence")
         return self._place(OrtEncoded(np.repeat(host.annotations, repeats, 0), np.repeat(host.keys, repeats, 0),
-                                      np.repeat(host.mask, repeats, 0), host.init_state, repeats=repeats))
+                                      np.repeat(host.mask, repeats, 0), host.init_state, repeats=repeats,
+                                      vocab=host.vocab))
 
     def select(self, encoded: OrtEncoded, sentences: np.ndarray) -> OrtEncoded:
         """Keep ``sentences`` (positions in the batch) with their rows: selected on the host,
@@ -168,20 +186,28 @@ class OrtStepModel:
         if not self.grouped_beams and encoded.repeats > 1:
             rows = beam_rows(sentences, encoded.repeats)
         return self._place(OrtEncoded(host.annotations[rows], host.keys[rows], host.mask[rows],
-                                      host.init_state[:, sentences], repeats=encoded.repeats))
+                                      host.init_state[:, sentences], repeats=encoded.repeats, vocab=host.vocab))
 
     def _place(self, host: OrtEncoded) -> OrtEncoded:
         if not self.io_binding:
             return host
         return OrtEncoded(*(self._to_device(x) for x in (host.annotations, host.keys, host.mask, host.init_state)),
-                          host=host, repeats=host.repeats)
+                          host=host, repeats=host.repeats, vocab=host.vocab)
 
     def initial_state(self, encoded: OrtEncoded) -> Any:
         return encoded.init_state
 
     def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded, candidates: int = 0) -> StepScores:
         """One decoder step: log-probs of the best ``candidates`` tokens per row (at least that many;
-        more from graphs with a fixed count), or over the whole vocabulary when 0."""
+        more from graphs with a fixed count), or over the whole vocabulary when 0. With a shortlist,
+        candidates come from the batch's candidate ids only (``worker.shortlist``)."""
+        if candidates and encoded.vocab is not None and not self.io_binding:
+            readout, new_state, attention = self.decoder.run([READOUT_OUTPUT, "new_state", "attention"], {
+                "prev_ids": prev_ids, "state": state, "annotations": encoded.annotations,
+                "keys": encoded.keys, "src_mask": encoded.mask,
+            })
+            values, ids = encoded.vocab.top(readout, candidates)
+            return StepScores(values, ids, new_state, attention)
         scores = ["log_probs"] if not candidates or not self.topk else ["topk_log_probs", "topk_ids"]
         names = [*scores, "new_state", "attention"]
         extra = {TOPK_INPUT: np.array([candidates], dtype=np.int64)} if len(scores) == 2 and self.topk_input else {}

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, replace
 
 PROVIDERS = ("auto", "cpu", "cuda")
+SHORTLIST_MODES = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
@@ -16,8 +17,13 @@ class EngineSettings:
     max_batch_tokens: int = 6000  # padded source tokens per batch, before beam expansion
     max_batch_sentences: int = 64
     max_sentence_tokens: int = 200  # longer sentences are split at word boundaries, with a warning
+    # Lexical shortlist (worker.shortlist): "auto" uses the bundle's if its manifest turns it on,
+    # "on" requires one, "off" always projects onto the whole vocabulary.
+    shortlist: str = "auto"
 
     def validate(self) -> "EngineSettings":
+        if self.shortlist not in SHORTLIST_MODES:
+            raise ValueError(f"shortlist must be one of {', '.join(SHORTLIST_MODES)}, got {self.shortlist!r}")
         if self.provider not in PROVIDERS:
             raise ValueError(f"provider must be one of {', '.join(PROVIDERS)}, got {self.provider!r}")
         for name in ("max_batch_tokens", "max_batch_sentences", "max_sentence_tokens"):

@@ -1,0 +1,156 @@
+"""The lexical shortlist: built at export from the training corpora with real eflomal alignments,
+signed into the bundle, and used by the ONNX Runtime engine to project the step graph's readout
+onto a batch's candidate pieces only."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from worker.bundle import BundleError, load_bundle
+from worker.search import SearchOptions, search_in_batches
+from worker.shortlist import Shortlist
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def shortlist_bundle(tmp_path_factory, tiny_checkpoint, toy_corpus):
+    from export.exporter import ExportOptions, export_bundle
+    from export.shortlist import ShortlistOptions
+
+    out = tmp_path_factory.mktemp("shortlist") / "toy-sl"
+    export_bundle(tiny_checkpoint, out, ExportOptions(
+        data_dir=str(toy_corpus), parity_sentences=50,
+        shortlist=ShortlistOptions(pairs=400, per_source=4, frequent=6, min_count=1)))
+    return out
+
+
+def _sources(bundle_path, toy_corpus, n=60):
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(bundle_path / load_bundle(bundle_path).manifest["vocab"]["source"]["file"]))
+    lines = (toy_corpus / "val.en").read_text(encoding="utf-8").splitlines()[:n]
+    return [[*ids, 3] for ids in sp.encode(lines, out_type=int)]
+
+
+def _full_shortlist(checkpoint) -> Shortlist:
+    """Every target piece a candidate, with the checkpoint's exact fp32 projection."""
+    from training.checkpoint import load_model
+
+    output = load_model(checkpoint).model.decoder.output
+    vocab = output.weight.shape[0]
+    return Shortlist(np.zeros(vocab + 1, np.int64), np.zeros(0, np.int64), np.arange(vocab),
+                     output.weight.detach().numpy().copy(), output.bias.detach().numpy().copy())
+
+
+def test_export_builds_a_signed_shortlist_from_the_training_pairs_and_scores_it(shortlist_bundle):
+    bundle = load_bundle(shortlist_bundle)
+    entry = bundle.manifest["shortlist"]
+    assert entry["file"] == "shortlist.npz" and "shortlist.npz" in bundle.manifest["files"]  # part of the signature
+    assert entry["built"]["pairs"] == 400 and entry["built"]["entries"] > 0 and entry["built"]["frequent"] >= 6
+    assert entry["default"] == (entry["valid_bleu_delta"] >= -0.2)
+    table = Shortlist.load(bundle.shortlist_path)
+    assert table.weight.shape == (bundle.manifest["vocab"]["target"]["size"], bundle.manifest["model_config"]["readout_dim"])
+    assert {1, 3} <= set(table.frequent.tolist())  # unk and eos are always candidates
+    lengths = np.diff(table.offsets)
+    assert lengths.max() <= 4 + 1  # per_source, plus the piece itself (joint vocabulary)
+    # A changed shortlist no longer matches the bundle's signature.
+    with open(bundle.shortlist_path, "ab") as handle:
+        handle.write(b"x")
+    with pytest.raises(BundleError, match="sha256 mismatch for shortlist.npz"):
+        load_bundle(shortlist_bundle)
+    with open(bundle.shortlist_path, "rb+") as handle:
+        handle.truncate(bundle.shortlist_path.stat().st_size - 1)
+
+
+def test_the_step_graph_readout_projects_onto_its_log_probs(shortlist_bundle, tiny_checkpoint):
+    from worker.ort_model import OrtStepModel
+
+    bundle = load_bundle(shortlist_bundle)
+    model = OrtStepModel.from_bundle(bundle)
+    src = np.array([[5, 9, 12, 3], [7, 8, 3, 0]], dtype=np.int64)
+    encoded = model.encode(src, np.array([4, 3], dtype=np.int64))
+    prev = np.array([2, 2], dtype=np.int64)
+    log_probs, readout = model.decoder.run(["log_probs", "readout"], {
+        "prev_ids": prev, "state": encoded.init_state, "annotations": encoded.annotations, "keys": encoded.keys,
+        "src_mask": encoded.mask})
+    full = _full_shortlist(tiny_checkpoint)
+    values, ids = full.for_batch(src).top(readout, log_probs.shape[1])
+    np.testing.assert_allclose(values, np.take_along_axis(log_probs, ids, 1), atol=1e-5)
+    np.testing.assert_array_equal(ids[:, 0], log_probs.argmax(1))
+
+
+def test_a_shortlist_of_every_piece_decodes_exactly_as_the_full_vocabulary(shortlist_bundle, tiny_checkpoint, toy_corpus):
+    from worker.ort_model import OrtStepModel
+
+    bundle = load_bundle(shortlist_bundle)
+    sources = _sources(shortlist_bundle, toy_corpus)
+    options = SearchOptions(beam=4, max_len_a=1.5, max_len_b=5)
+    plain = search_in_batches(OrtStepModel.from_bundle(bundle), sources, options)
+    model = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), grouped_beams=True,
+                         shortlist=_full_shortlist(tiny_checkpoint))
+    listed = search_in_batches(model, sources, options)
+    assert [h[0].tokens for h in listed] == [h[0].tokens for h in plain]
+    np.testing.assert_allclose([h[0].score for h in listed], [h[0].score for h in plain], atol=1e-4)
+
+
+def test_decoding_with_a_shortlist_produces_only_the_batchs_candidates(shortlist_bundle, toy_corpus):
+    from worker.ort_model import OrtStepModel
+
+    bundle = load_bundle(shortlist_bundle)
+    table = Shortlist.load(bundle.shortlist_path)
+    model = OrtStepModel.from_bundle(bundle, shortlist=True)
+    for source in _sources(shortlist_bundle, toy_corpus, 20):
+        allowed = set(table.candidates(np.array([source])).tolist())
+        assert len(allowed) < table.weight.shape[0]  # a real restriction
+        hyp = search_in_batches(model, [source], SearchOptions(beam=3, max_len_a=1.5, max_len_b=5))[0][0]
+        assert set(hyp.tokens) <= allowed
+
+
+def test_translator_uses_the_shortlist_as_its_settings_say(shortlist_bundle, tiny_bundle):
+    from worker.engine import Translator
+    from worker.settings import EngineSettings
+
+    default = load_bundle(shortlist_bundle).manifest["shortlist"]["default"]
+    for mode, expected in (("on", True), ("off", False), ("auto", default)):
+        translator = Translator(shortlist_bundle, EngineSettings(provider="cpu", shortlist=mode))
+        result = translator.translate_documents(["A red dog runs home."])[0]
+        assert translator.shortlist is expected and result.provenance["shortlist"] is expected
+    assert Translator(tiny_bundle, EngineSettings(provider="cpu")).shortlist is False  # auto, and none in the bundle
+    with pytest.raises(BundleError, match="has no lexical shortlist"):
+        Translator(tiny_bundle, EngineSettings(provider="cpu", shortlist="on"))
+    with pytest.raises(ValueError, match="shortlist must be one of"):
+        EngineSettings(shortlist="yes").validate()
+
+
+def test_a_broken_shortlist_file_is_a_clear_error(shortlist_bundle, tmp_path):
+    broken = tmp_path / "shortlist.npz"
+    broken.write_bytes(b"not a numpy archive")
+    with pytest.raises(BundleError, match="cannot read shortlist shortlist.npz"):
+        Shortlist.load(broken)
+    table = Shortlist.load(load_bundle(shortlist_bundle).shortlist_path)
+    with open(broken, "wb") as out:
+        np.savez(out, offsets=table.offsets[:-1], targets=table.targets, frequent=table.frequent,
+                 weight=table.weight, bias=table.bias)
+    with pytest.raises(BundleError, match="inconsistent"):
+        Shortlist.load(broken)
+
+
+def test_the_table_keeps_the_most_linked_pieces_per_source_the_copies_and_the_frequent_ones():
+    from export.shortlist import ShortlistOptions, build_table
+
+    # Source piece 10 is always translated as 20, 11 as 21 or (less often) 22, 12 as 23.
+    src, tgt = [], []
+    for i in range(300):
+        src.append([10, 11, 12][: 1 + i % 3])
+        tgt.append([20, 22 if i % 5 == 0 else 21, 23][: 1 + i % 3])
+    table = build_table(src, tgt, 30, 30, (1, 3), ShortlistOptions(per_source=1, frequent=2, min_count=1), joint=True)
+
+    def listed(piece):
+        return set(table.targets[table.offsets[piece]:table.offsets[piece + 1]].tolist())
+
+    assert listed(10) == {20, 10} and listed(11) == {21, 11} and listed(12) == {23, 12}  # top 1 + the copy
+    assert listed(5) == {5}  # never seen: only its copy
+    assert set(table.frequent.tolist()) == {20, 21, 1, 3}
