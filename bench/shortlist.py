@@ -11,7 +11,11 @@ bundle and set: sentences/s both ways, the speed-up, BLEU and chrF (sacreBLEU, c
 ways and the BLEU delta (goal: the shortlist ships on only if BLEU drops by at most 0.2), the
 share of identical outputs and the mean candidate count per batch.
 
-    python bench/shortlist.py [--bundle DIR ...] [--lines 1000] [--repeats 2] [--json]
+With ``--write`` each bundle's manifest entry records the measurement and turns the shortlist on
+by default (``shortlist.default``) only if it was faster on every set and cost at most 0.2 BLEU on
+each (the shortlist file, part of the signature, is unchanged).
+
+    python bench/shortlist.py [--bundle DIR ...] [--lines 1000] [--repeats 2] [--write] [--json]
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 DATA = REPO_ROOT.parent / "shared" / "data"
+MAX_BLEU_DROP = 0.2  # the shortlist is on by default only if it costs at most this much BLEU (and is faster)
 SETS = {
     "newstest2014": (DATA / "wmt-newstest-de-en" / "newstest2014.en.gz", DATA / "wmt-newstest-de-en" / "newstest2014.de.gz"),
     "tatoeba-test": (REPO_ROOT / "data" / "tatoeba-holdout" / "test.en.gz", REPO_ROOT / "data" / "tatoeba-holdout" / "test.de.gz"),
@@ -62,6 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS), help="test sets")
     parser.add_argument("--lines", type=int, default=1000, help="first N lines of each set (0: all)")
     parser.add_argument("--repeats", type=int, default=2, help="timed runs of each configuration; the fastest counts")
+    parser.add_argument("--write", action="store_true",
+                        help="record the figures in each bundle's manifest and set its shortlist default from them")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     args = parser.parse_args(argv)
     bundles = args.bundle or [str(REPO_ROOT / "models" / "en-de-int8"), str(REPO_ROOT / "models" / "en-de")]
@@ -100,6 +107,17 @@ def main(argv: list[str] | None = None) -> int:
                   f"({row['speedup']:.2f}x)  BLEU {row['bleu_full']:.2f} -> {row['bleu_shortlist']:.2f} "
                   f"({row['bleu_delta']:+.2f})  identical {100 * row['identical']:.1f}%  "
                   f"candidates/sentence {row['mean_candidates_per_sentence']:.0f} of {row['vocabulary']}", flush=True)
+        if args.write:
+            from worker.bundle import load_bundle, update_manifest
+
+            own = [r for r in rows if r["bundle"] == Path(bundle).name]
+            entry = dict(load_bundle(bundle).manifest["shortlist"])
+            entry["measured"] = {"cpu": cpu_model(), "command": "python bench/shortlist.py --write",
+                                 "sets": {r["set"]: {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()
+                                                     if k not in ("bundle", "set")} for r in own}}
+            entry["default"] = all(r["speedup"] > 1.0 and r["bleu_delta"] >= -MAX_BLEU_DROP for r in own)
+            update_manifest(bundle, shortlist=entry)
+            print(f"{Path(bundle).name}: shortlist {'on' if entry['default'] else 'off'} by default", flush=True)
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")
     if args.json:
         print(json.dumps({"rows": rows, "cpu": cpu_model(), "cores": os.cpu_count()}))

@@ -197,7 +197,7 @@ def verify_graphs(bundle: Bundle) -> None:
 
 # Manifest keys that define the bundle's files and identity: ``update_manifest`` never sets them.
 _IDENTITY_KEYS = frozenset({"format", "format_version", "files", "signature", "graphs", "vocab", "precision",
-                            "source_language", "target_language", "special_ids", SHORTLIST})
+                            "source_language", "target_language", "special_ids"})
 
 
 def update_manifest(bundle_dir: str | os.PathLike[str], **settings: Any) -> Path:
