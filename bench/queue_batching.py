@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from span_fidelity import cpu_model  # noqa: E402  (bench/ is on sys.path when run as a script)
 from tests.queue_harness import CeleryWorker, RedisServer  # noqa: E402  (one harness for tests and bench)
 
 DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "multi30k" / "val.en.gz"
@@ -72,16 +72,6 @@ def queued(redis_url: str, bundle: str, tmp: Path, texts: list[str], workers: in
     finally:
         for worker in started_workers:
             worker.stop()
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:

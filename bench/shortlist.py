@@ -31,21 +31,10 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 DATA = REPO_ROOT.parent / "shared" / "data"
-MAX_BLEU_DROP = 0.2  # the shortlist is on by default only if it costs at most this much BLEU (and is faster)
 SETS = {
     "newstest2014": (DATA / "wmt-newstest-de-en" / "newstest2014.en.gz", DATA / "wmt-newstest-de-en" / "newstest2014.de.gz"),
     "tatoeba-test": (REPO_ROOT / "data" / "tatoeba-holdout" / "test.en.gz", REPO_ROOT / "data" / "tatoeba-holdout" / "test.de.gz"),
 }
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
 
 
 def decode(translator, sources: list[str]) -> tuple[list[str], float]:
@@ -58,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import sacrebleu
 
+    from span_fidelity import cpu_model
     from worker.engine import Translator
     from worker.evaluation import read_lines
     from worker.settings import EngineSettings, local_cpu_settings
@@ -108,10 +98,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"({row['bleu_delta']:+.2f})  identical {100 * row['identical']:.1f}%  "
                   f"candidates/sentence {row['mean_candidates_per_sentence']:.0f} of {row['vocabulary']}", flush=True)
         if args.write:
-            from worker.bundle import load_bundle, update_manifest
+            from worker.bundle import SHORTLIST, load_bundle, update_manifest
+            from worker.shortlist import MAX_BLEU_DROP
 
             own = [r for r in rows if r["bundle"] == Path(bundle).name]
-            entry = dict(load_bundle(bundle).manifest["shortlist"])
+            entry = dict(load_bundle(bundle).manifest[SHORTLIST])
             entry["measured"] = {"cpu": cpu_model(), "command": "python bench/shortlist.py --write",
                                  "sets": {r["set"]: {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()
                                                      if k not in ("bundle", "set")} for r in own}}

@@ -26,7 +26,7 @@ from training.data import read_split
 from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from worker.bundle import (
     ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT, FORMAT_VERSION, GROUPED_BEAMS, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS,
-    TOPK_INPUT,
+    SHORTLIST, TOPK_INPUT,
     load_bundle, sha256_file, signature_for, verify_graphs, write_bundle_atomically,
 )
 from worker.ort_model import OrtStepModel
@@ -39,8 +39,6 @@ from .shortlist import SHORTLIST_FILE, ShortlistOptions, build_table, sample_pai
 
 log = logging.getLogger(__name__)
 INT8_MAX_BLEU_DROP = 0.5
-# A bundle's lexical shortlist is on by default only if it costs at most this much validation BLEU.
-SHORTLIST_MAX_BLEU_DROP = 0.2
 
 
 # Beam search never repeats an n-gram of this many subword tokens: it ends loops and cost no BLEU on
@@ -194,8 +192,8 @@ def training_pairs(loaded: LoadedModel, options: ExportOptions):
 def _shortlist(loaded: LoadedModel, staging: Path, options: ShortlistOptions, paths: dict[str, Path], valid_ids,
                references, search: SearchOptions, valid_bleu: float) -> dict[str, Any]:
     """Build ``shortlist.npz`` from a sample of the training pairs and score the bundle's graphs
-    with it on validation: its manifest entry, on by default only within SHORTLIST_MAX_BLEU_DROP."""
-    from worker.shortlist import Shortlist
+    with it on validation: its manifest entry, on by default only within MAX_BLEU_DROP."""
+    from worker.shortlist import MAX_BLEU_DROP, Shortlist
 
     try:
         sample = sample_pairs(training_pairs(loaded, ExportOptions()), options.pairs, options.seed)
@@ -211,7 +209,7 @@ def _shortlist(loaded: LoadedModel, staging: Path, options: ShortlistOptions, pa
     bleu = _bleu(model, loaded, valid_ids, references, search)
     log.info("shortlist: %s; validation BLEU %.2f with it, %.2f without", table.stats, bleu, valid_bleu)
     return {"file": SHORTLIST_FILE, "built": table.stats, "valid_bleu": bleu, "valid_bleu_full": valid_bleu,
-            "valid_bleu_delta": bleu - valid_bleu, "default": bleu - valid_bleu >= -SHORTLIST_MAX_BLEU_DROP}
+            "valid_bleu_delta": bleu - valid_bleu, "default": bleu - valid_bleu >= -MAX_BLEU_DROP}
 
 
 def _bleu(model: OrtStepModel, loaded: LoadedModel, sources, references, options: SearchOptions) -> float:
@@ -354,7 +352,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
             **({"int8_source_step_graph": folded} if folded else {}),
         },
         "files": {name: sha256_file(staging / name) for name in files},
-        **({"shortlist": shortlist} if shortlist else {}),
+        **({SHORTLIST: shortlist} if shortlist else {}),
     }
     manifest["signature"] = signature_for(manifest)
     return manifest

@@ -16,7 +16,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -119,7 +119,3 @@ def sample_pairs(pairs: Iterable[tuple[str, str]], size: int, seed: int) -> list
         reservoir.add(pair)
     return list(reservoir.items)
 
-
-def encode_pairs(pairs: Sequence[tuple[str, str]], encode_src: Callable[[list[str]], list[list[int]]],
-                 encode_tgt: Callable[[list[str]], list[list[int]]]) -> tuple[list[list[int]], list[list[int]]]:
-    return encode_src([s for s, _ in pairs]), encode_tgt([t for _, t in pairs])

@@ -19,7 +19,7 @@ import numpy as np
 import sentencepiece as spm
 
 from .alignment import WORD_MARKER, Alignment, align, word_at, word_spans
-from .bundle import Bundle, BundleError, load_bundle
+from .bundle import SHORTLIST, Bundle, BundleError, load_bundle
 from .documents import Layout, split_document
 from .ort_model import OrtStepModel
 from .search import Hypothesis, SearchOptions, search_in_batches
@@ -131,7 +131,7 @@ class Translator:
         self.cache = cache
         self.settings = settings.validate()
         self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
-        entry = self.bundle.manifest.get("shortlist") or {}
+        entry = self.bundle.manifest.get(SHORTLIST) or {}
         wanted = settings.shortlist == "on" or (settings.shortlist == "auto" and bool(entry.get("default")))
         self.model = OrtStepModel.from_bundle(self.bundle, settings.provider, settings.intra_op_threads,
                                               shortlist=wanted)

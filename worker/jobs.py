@@ -171,14 +171,9 @@ def read_document(request: JobRequest, settings: QueueSettings, binary: bool = F
         raise JobError(f"{shown}: {exc}") from None
 
 
-def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[str, int], None]) -> dict[str, Any]:
-    """Translate a document job, or plan it and fan out chunks. Returns a small summary."""
-    store, settings = runtime.store, runtime.settings
-    translator = runtime.translator(request.src, request.tgt, request.model)
-    fmt = job_format(request)
-    text = read_document(request, settings, binary=fmt in BINARY_FORMATS)
-    if fmt != "txt":
-        return run_formatted(runtime, request, translator, text, fmt)
+def checked_layout(request: JobRequest, text: str) -> Layout:
+    """A plain-text job's sentences: ``JobError`` if it has none, or if the job refuses foreign text
+    and this is another language."""
     layout = split_document(text, request.src)
     if not layout.sentences:
         raise JobError("document is empty: it has no text to translate")
@@ -187,6 +182,18 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
             refuse_foreign_text(text, [s.text for s in layout.sentences], request.src, request.options.refuse_foreign)
         except DocumentLanguageError as exc:
             raise JobError(str(exc)) from None
+    return layout
+
+
+def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[str, int], None]) -> dict[str, Any]:
+    """Translate a document job, or plan it and fan out chunks. Returns a small summary."""
+    store, settings = runtime.store, runtime.settings
+    translator = runtime.translator(request.src, request.tgt, request.model)
+    fmt = job_format(request)
+    text = read_document(request, settings, binary=fmt in BINARY_FORMATS)
+    if fmt != "txt":
+        return run_formatted(runtime, request, translator, text, fmt)
+    layout = checked_layout(request, text)
     total = len(layout.sentences)
     store.start(request.job_id, total)
     options = search_options(translator, request.options)
@@ -223,18 +230,10 @@ def run_batch(runtime: Runtime, requests: list[JobRequest], send_chunk: Callable
     for request in requests:
         try:
             translator = runtime.translator(request.src, request.tgt, request.model)
-            layout = split_document(read_document(request, settings), request.src)
+            layout = checked_layout(request, read_document(request, settings))
             if len(layout.sentences) > settings.chunk_sentences:
                 outcomes[request.job_id] = run_document(runtime, request, send_chunk(request))
                 continue
-            if not layout.sentences:
-                raise JobError("document is empty: it has no text to translate")
-            if request.options.refuse_foreign is not None:
-                try:
-                    refuse_foreign_text(request.text, [s.text for s in layout.sentences], request.src,
-                                        request.options.refuse_foreign)
-                except DocumentLanguageError as exc:
-                    raise JobError(str(exc)) from None
             options = search_options(translator, request.options)
             store.start(request.job_id, len(layout.sentences))
             key = (request.src, request.tgt, request.model, options, request.options.attention, request.glossary)

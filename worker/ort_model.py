@@ -14,7 +14,7 @@ costs no copies of them; older step graphs take them repeated once per row.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -169,8 +169,7 @@ class OrtStepModel:
         needs nothing new; for older ones the encoder outputs are repeated per row on the host,
         then (with IO binding) uploaded once for the remaining steps."""
         if self.grouped_beams or repeats == encoded.repeats:
-            return OrtEncoded(encoded.annotations, encoded.keys, encoded.mask, encoded.init_state, encoded.host, repeats,
-                              encoded.vocab)
+            return replace(encoded, repeats=repeats)
         host = encoded.host or encoded
         if host.repeats != 1:
             raise ValueError(f"expand: batch already has {host.repeats} rows per sentence")

@@ -22,6 +22,8 @@ from .bundle import BundleError
 
 # Arrays of shortlist.npz (the file format's one home, with export.shortlist the writer).
 ARRAYS = ("offsets", "targets", "frequent", "weight", "bias")
+# A bundle's shortlist is on by default only if it costs at most this much BLEU (export, bench/shortlist.py).
+MAX_BLEU_DROP = 0.2
 
 
 @dataclass(frozen=True)

@@ -83,10 +83,8 @@ def translate_document(self: JobTask, payload: Any) -> dict[str, Any]:
             metrics.record_failure("malformed_message")
         raise InvalidJobError(f"malformed job message: {exc}") from None
     if settings.batch_jobs > 1 and batchable(request, settings.batch_bytes):
-        message = {"task": TRANSLATE_TASK, "args": [payload], "queue": batch_queue_for(request.src, request.tgt)}
-        return _batch(self, request, message)
-    message = {"task": TRANSLATE_TASK, "args": [payload], "queue": queue_for(request.src, request.tgt)}
-    return _guarded(self, request.job_id, "document", message,
+        return _batch(self, request, _job_message(payload, batch_queue_for(request.src, request.tgt)))
+    return _guarded(self, request.job_id, "document", _job_message(payload, queue_for(request.src, request.tgt)),
                     lambda: run_document(self.runtime, request, _send_chunk(request)))
 
 
@@ -101,6 +99,11 @@ def translate_chunk(self: JobTask, job_id: Any, index: Any) -> dict[str, Any]:
         raise InvalidJobError(f"chunk message refused: job {job_id!r} has no chunk {index}")
     message = _chunk_message(job_id, index, plan["request"]["src"], plan["request"]["tgt"])
     return _guarded(self, job_id, f"chunk-{index}", message, lambda: run_chunk(self.runtime, job_id, index, plan))
+
+
+def _job_message(payload: Any, queue: str) -> dict[str, Any]:
+    """A document job's task message, as sent to ``queue`` (kept while it runs, for the sweep)."""
+    return {"task": TRANSLATE_TASK, "args": [payload], "queue": queue}
 
 
 def _chunk_message(job_id: str, index: int, src: str, tgt: str) -> dict[str, Any]:
@@ -219,7 +222,7 @@ def _batch(task: JobTask, request: JobRequest, message: dict[str, Any]) -> dict[
                 metrics.record_failure("malformed_message")
             item.ack()
             continue
-        entries.append((other, {"task": TRANSLATE_TASK, "args": [payload], "queue": batch_queue_for(other.src, other.tgt)}, item))
+        entries.append((other, _job_message(payload, batch_queue_for(other.src, other.tgt)), item))
     admitted, first = [], "run"
     for job, job_message, item in entries:
         state = _admit(store, job.job_id, "document", job_message, owner)
