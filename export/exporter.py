@@ -155,7 +155,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     scores["valid_bleu"] = scores.get(f"valid_bleu_{options.precision}", scores["valid_bleu_fp32"])
     shortlist = None
     if options.shortlist is not None:
-        shortlist = _shortlist(loaded, staging, options.shortlist, {n: final_dir / p.name for n, p in paths.items()},
+        shortlist = _shortlist(loaded, staging, options, {n: final_dir / p.name for n, p in paths.items()},
                                valid_ids, valid.tgt, search, scores["valid_bleu"])
     scores["valid_set"] = valid_name
     scores["decoding"] = {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
@@ -189,14 +189,15 @@ def training_pairs(loaded: LoadedModel, options: ExportOptions):
     yield from zip(train.src, train.tgt)
 
 
-def _shortlist(loaded: LoadedModel, staging: Path, options: ShortlistOptions, paths: dict[str, Path], valid_ids,
+def _shortlist(loaded: LoadedModel, staging: Path, export: ExportOptions, paths: dict[str, Path], valid_ids,
                references, search: SearchOptions, valid_bleu: float) -> dict[str, Any]:
     """Build ``shortlist.npz`` from a sample of the training pairs and score the bundle's graphs
     with it on validation: its manifest entry, on by default only within MAX_BLEU_DROP."""
     from worker.shortlist import MAX_BLEU_DROP, Shortlist
 
+    options = export.shortlist
     try:
-        sample = sample_pairs(training_pairs(loaded, ExportOptions()), options.pairs, options.seed)
+        sample = sample_pairs(training_pairs(loaded, export), options.pairs, options.seed)
     except CorpusError as exc:
         raise CorpusError(f"no training pairs for the lexical shortlist: {exc}") from None
     src_ids = loaded.vocabs.src.encode_many([s for s, _ in sample])

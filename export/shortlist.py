@@ -97,7 +97,8 @@ def build_table(src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence[int
     lengths = np.diff(offsets)
     stats = {"pairs": len(src_ids), "links": int(counts.sum()), "entries": int(len(targets)),
              "mean_per_source": round(float(lengths[lengths > 0].mean()) if lengths.any() else 0.0, 1),
-             "frequent": int(len(frequent)), "seconds": round(time.perf_counter() - started, 1), **asdict(options)}
+             "frequent": int(len(frequent)), "seconds": round(time.perf_counter() - started, 1),
+             "options": asdict(options)}  # nested: its pairs and frequent are requests, the counts above are what was used
     return ShortlistTable(offsets, targets.astype(np.int32), frequent.astype(np.int32), stats)
 
 

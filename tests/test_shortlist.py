@@ -65,6 +65,23 @@ def test_export_builds_a_signed_shortlist_from_the_training_pairs_and_scores_it(
         handle.truncate(bundle.shortlist_path.stat().st_size - 1)
 
 
+def test_the_shortlist_is_built_from_the_data_dir_given_to_export(tiny_checkpoint, toy_corpus, tmp_path):
+    from export.exporter import ExportOptions, export_bundle
+    from export.shortlist import ShortlistOptions
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("val.en", "val.de"):
+        shutil.copy(toy_corpus / name, corpus / name)
+    for lang in ("en", "de"):  # 100 of the checkpoint's 400 training pairs
+        lines = (toy_corpus / f"train.{lang}").read_text(encoding="utf-8").splitlines()[:100]
+        (corpus / f"train.{lang}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "bundle"
+    export_bundle(tiny_checkpoint, out, ExportOptions(data_dir=str(corpus), parity_sentences=20,
+                                                      shortlist=ShortlistOptions(pairs=400, min_count=1)))
+    assert load_bundle(out).manifest["shortlist"]["built"]["pairs"] == 100
+
+
 def test_the_step_graph_readout_projects_onto_its_log_probs(shortlist_bundle, tiny_checkpoint):
     from worker.ort_model import OrtStepModel
 
