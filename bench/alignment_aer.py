@@ -18,7 +18,6 @@ import itertools
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,44 +31,13 @@ GOLD = REPO_ROOT / "bench" / "data" / "alignment_gold.tsv"
 SETS = {"newstest2013": (WMT / "newstest2013.en.gz", WMT / "newstest2013.de.gz"),
         "tatoeba-dev": (TATOEBA / "dev.en.gz", TATOEBA / "dev.de.gz")}
 TRAIN = [(TATOEBA / "train.en.gz", TATOEBA / "train.de.gz"), (WMT / "train.en.gz", WMT / "train.de.gz")]
-PUNCTUATION = "\"'.,;:!?()[]{}«»„“”‚‘’-–—…/*"
 
-Links = set[tuple[int, int]]
+from training.silver import Links, parse_pharaoh, silver_links  # noqa: E402,F401 (silver_links: tag_placement)
 
 
 def head(path: Path, n: int) -> list[str]:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         return [line.rstrip("\n") for line in itertools.islice(f, n)]
-
-
-def eflomal_words(line: str) -> str:
-    """What eflomal sees of a line: one token per whitespace word, lower-cased, punctuation stripped."""
-    return " ".join(w.lower().strip(PUNCTUATION) or w.lower() for w in line.split())
-
-
-def silver_links(pairs: list[tuple[str, str]], train: list[tuple[str, str]]) -> list[Links]:
-    """eflomal links of ``pairs`` (trained on ``pairs`` + ``train``), grow-diag-final-and."""
-    import eflomal
-
-    from worker.forced import grow_diag_final_and
-
-    # eflomal needs a word on both sides; empty lines get a placeholder and no links.
-    every = [(eflomal_words(s) or "<empty>", eflomal_words(t) or "<empty>") for s, t in pairs + train]
-    with tempfile.TemporaryDirectory() as tmp:
-        fwd, rev = os.path.join(tmp, "fwd"), os.path.join(tmp, "rev")
-        eflomal.Aligner().align([s for s, _ in every], [t for _, t in every],
-                                links_filename_fwd=fwd, links_filename_rev=rev, quiet=True)
-        forward = Path(fwd).read_text().splitlines()[: len(pairs)]
-        backward = Path(rev).read_text().splitlines()[: len(pairs)]
-    out = []
-    for (s, t), f, b in zip(pairs, forward, backward):
-        links = grow_diag_final_and(parse(f), parse(b)) if s.split() and t.split() else set()
-        out.append(links)
-    return out
-
-
-def parse(pharaoh: str) -> Links:
-    return {(int(i), int(j)) for i, j in (p.split("-") for p in pharaoh.split())}
 
 
 def aer(predicted: list[Links], reference: list[Links]) -> dict:
@@ -88,7 +56,7 @@ def read_gold(path: Path) -> tuple[list[tuple[str, str]], list[Links]]:
             continue
         source, target, pharaoh = line.split("\t")
         pairs.append((source, target))
-        links.append(parse(pharaoh))
+        links.append(parse_pharaoh(pharaoh))
     return pairs, links
 
 
@@ -105,14 +73,16 @@ def main(argv: list[str] | None = None) -> int:
 
     from span_fidelity import cpu_model
 
+
     from worker.engine import Translator
     from worker.forced import METHODS, align_pairs
     from worker.settings import EngineSettings
 
-    methods = args.methods.split(",") if args.methods else list(METHODS)
     print(f"command: python {' '.join(sys.argv)}")
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")
     translator = Translator(args.bundle, EngineSettings(provider="cpu", intra_op_threads=args.threads))
+    methods = args.methods.split(",") if args.methods else [
+        m for m in METHODS if m != "guided" or translator.model.aligner is not None]
     sets = {name: list(zip(head(src, args.lines), head(tgt, args.lines))) for name, (src, tgt) in SETS.items()}
     gold_pairs, gold_links = read_gold(GOLD)
 

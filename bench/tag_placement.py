@@ -142,8 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             cases.append((k, first, last, set(range(aligned[0], aligned[-1] + 1))))
     from worker.forced import METHODS
 
-    forced = align_pairs(translator, [pairs[k][0] for k, *_ in cases], [pairs[k][1] for k, *_ in cases], METHODS)
-    placed = {f"{method}+{rule}": [] for method in METHODS for rule in ("cluster", "hull")}
+    methods = [m for m in METHODS if m != "guided" or translator.model.aligner is not None]
+    forced = align_pairs(translator, [pairs[k][0] for k, *_ in cases], [pairs[k][1] for k, *_ in cases], methods)
+    placed = {f"{method}+{rule}": [] for method in methods for rule in ("cluster", "hull")}
     naive, expected = [], []
     for (k, first, last, want), found in zip(cases, forced):
         source, reference = pairs[k]
@@ -156,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         naive.append(baseline(first, last, len(s), len(t)))
         expected.append(want)
     # The search's own links are attention argmax per target piece; format writers place markup by
-    # worker.forced.segment_links (forced decoding of the translation, "grow"): "grow+hull" is what users get.
+    # worker.forced.segment_links (forced decoding of the translation, "guided" where the bundle has an
+    # alignment head, else "grow"): "guided+hull" (or "grow+hull") is what users get.
     placement = {name: score(found, expected) for name, found in placed.items()} | {"baseline": score(naive, expected)}
 
     print(f"\n{'':16} {'F1':>6} {'prec':>6} {'recall':>6} {'exact':>6}  ({len(cases)} tags on reference translations)")

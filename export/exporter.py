@@ -18,6 +18,7 @@ from typing import Any
 
 import sacrebleu
 
+from training.aligner_training import ALIGNER_REPORT, load_head
 from training.checkpoint import LoadedModel, load_model
 from training.config import resolve_data_dir
 from training.corpora import iter_corpus, read_corpora, read_corpus
@@ -25,7 +26,7 @@ from training.corpus import CorpusError, ParallelCorpus
 from training.data import read_split
 from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from worker.bundle import (
-    ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT, FORMAT_VERSION, GROUPED_BEAMS, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS,
+    ALIGNER, ALIGNER_INPUTS, ALIGNER_OUTPUTS, ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT, FORMAT_VERSION, GROUPED_BEAMS, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS,
     SHORTLIST, TOPK_INPUT,
     load_bundle, sha256_file, signature_for, verify_graphs, write_bundle_atomically,
 )
@@ -33,7 +34,7 @@ from worker.ort_model import OrtStepModel
 from worker.search import SearchOptions, search_in_batches
 
 from . import graphs
-from .parity import ParityError, graph_parity, search_parity
+from .parity import ParityError, aligner_parity, graph_parity, search_parity
 from .quantize import convert_fp16, describe_change, quantize_int8
 from .shortlist import SHORTLIST_FILE, ShortlistOptions, build_table, sample_pairs, write_shortlist
 
@@ -104,6 +105,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     fp32 = _ort_model_for(paths)
     diffs = graph_parity(loaded.model, fp32, options.tolerance)
     log.info("graph parity: worst max abs diff %.2e", max(diffs.values()))
+    aligner = _aligner(loaded, fp32_dir, options)
 
     # (2) token-level parity and BLEU on the validation set.
     valid, valid_name = validation_set(loaded, options)
@@ -161,16 +163,35 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     scores["decoding"] = {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
                           "length_penalty": options.length_penalty, "bleu": "sacreBLEU default (cased, 13a)"}
 
-    # (4) lay out the bundle and its manifest.
+    # (4) lay out the bundle and its manifest. The alignment head stays fp32 at every precision.
     for name, path in paths.items():
         shutil.move(str(final_dir / path.name), staging / path.name)
+    if aligner is not None:
+        shutil.move(str(fp32_dir / aligner["file"]), staging / aligner["file"])
     for work_dir in {fp32_dir, final_dir, folded_dir}:
         shutil.rmtree(work_dir, ignore_errors=True)
     vocab_files = _write_vocabs(loaded, staging)
-    manifest = _manifest(loaded, staging, vocab_files, options, out, scores, diffs, parity, change, folded, shortlist)
+    manifest = _manifest(loaded, staging, vocab_files, options, out, scores, diffs, parity, change, folded, shortlist,
+                         aligner)
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     verify_graphs(load_bundle(staging))
     return ExportReport(out, manifest["signature"], diffs, asdict(parity), scores, change, shortlist=shortlist)
+
+
+def _aligner(loaded: LoadedModel, out_dir: Path, options: ExportOptions) -> dict[str, Any] | None:
+    """Export the checkpoint's alignment head, if it has one, and check it against torch: its
+    manifest entry (file, parity, how it was trained), or None."""
+    from worker.ort_model import CPU, load_session, session_options
+
+    head = load_head(loaded.raw, loaded)
+    if head is None:
+        return None
+    path = graphs.export_aligner(loaded.model, head, out_dir)
+    diff = aligner_parity(loaded.model, head, load_session(path, session_options(), [CPU]), options.tolerance)
+    log.info("alignment head parity: max abs diff %.2e", diff)
+    report = loaded.raw.get(ALIGNER_REPORT) or {}
+    return {"file": path.name, "graph_max_abs_diff": diff, "config": dict(loaded.raw["aligner_config"]),
+            "training": {k: report[k] for k in ("pairs", "steps", "best_valid_loss", "history") if k in report}}
 
 
 def _ort_model_for(paths: dict[str, Path], shortlist=None) -> OrtStepModel:
@@ -285,7 +306,7 @@ def _write_vocabs(loaded: LoadedModel, staging: Path) -> dict[str, str]:
 
 def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOptions, out: Path,
               scores, diffs, parity, change, folded: dict[str, Any] | None = None,
-              shortlist: dict[str, Any] | None = None) -> dict[str, Any]:
+              shortlist: dict[str, Any] | None = None, aligner: dict[str, Any] | None = None) -> dict[str, Any]:
     cfg, spec = loaded.config, loaded.spec
     float_type = "float16" if options.precision == "fp16" else "float32"
     model_cfg = spec.config
@@ -308,8 +329,22 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
     def io(names):
         return [{"name": n, "dtype": shapes[n][0], "shape": shapes[n][1]} for n in names]
 
+    aligner_shapes = {
+        "annotations": ("float32", ["batch", "src_len", 2 * model_cfg.enc_hidden]), "src_mask": ("bool", ["batch", "src_len"]),
+        "states": ("float32", ["batch", "tgt_len", model_cfg.dec_hidden]), "target_ids": ("int64", ["batch", "tgt_len"]),
+        "attention": ("float32", ["batch", "tgt_len", "src_len"]), "alignment": ("float32", ["batch", "tgt_len", "src_len"]),
+    }
+    graph_entries = {
+        "encoder": {"file": "encoder.onnx", "inputs": io(ENCODER_INPUTS), "outputs": io(ENCODER_OUTPUTS)},
+        "decoder_step": {"file": "decoder_step.onnx", "inputs": io(STEP_INPUTS), "outputs": io(STEP_OUTPUTS)},
+    }
+    if aligner is not None:
+        graph_entries[ALIGNER] = {"file": aligner["file"], **{
+            kind: [{"name": n, "dtype": aligner_shapes[n][0], "shape": aligner_shapes[n][1]} for n in names]
+            for kind, names in (("inputs", ALIGNER_INPUTS), ("outputs", ALIGNER_OUTPUTS))}}
     progress = loaded.raw.get("progress", {})
-    files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_files.values(), *([shortlist["file"]] if shortlist else [])})
+    files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_files.values(), *([shortlist["file"]] if shortlist else []),
+                    *([aligner["file"]] if aligner else [])})
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -326,10 +361,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
             "source": {"file": vocab_files["source"], "size": spec.src_vocab_size},
             "target": {"file": vocab_files["target"], "size": spec.tgt_vocab_size},
         },
-        "graphs": {
-            "encoder": {"file": "encoder.onnx", "inputs": io(ENCODER_INPUTS), "outputs": io(ENCODER_OUTPUTS)},
-            "decoder_step": {"file": "decoder_step.onnx", "inputs": io(STEP_INPUTS), "outputs": io(STEP_OUTPUTS)},
-        },
+        "graphs": graph_entries,
         "topk": min(graphs.TOPK, spec.tgt_vocab_size),  # default candidates per row
         "topk_input": TOPK_INPUT,  # overridable: the search asks for 2 * beam + 4
         GROUPED_BEAMS: True,  # encoder outputs once per sentence, its beam's rows adjacent
@@ -354,6 +386,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         },
         "files": {name: sha256_file(staging / name) for name in files},
         **({SHORTLIST: shortlist} if shortlist else {}),
+        **({ALIGNER: {k: v for k, v in aligner.items() if k != "file"}} if aligner else {}),
     }
     manifest["signature"] = signature_for(manifest)
     return manifest

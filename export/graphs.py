@@ -16,10 +16,12 @@ import onnx.numpy_helper
 import torch
 from torch import Tensor, nn
 
+from training.aligner import AlignmentHead
 from training.greedy import pad_batch
 from training.model import Seq2Seq
 from training.vocab import BOS_ID
-from worker.bundle import ENCODER_INPUTS, ENCODER_OUTPUTS, STEP_INPUTS, STEP_OUTPUTS, TOPK_INPUT
+from worker.bundle import (ALIGNER_INPUTS, ALIGNER_OUTPUTS, ENCODER_INPUTS, ENCODER_OUTPUTS, STEP_INPUTS, STEP_OUTPUTS,
+                           TOPK_INPUT)
 
 log = logging.getLogger(__name__)
 OPSET = 18
@@ -123,6 +125,45 @@ class FoldedDecoderStepGraph(DecoderStepGraph):
         return log_probs, torch.stack(new_states, 0), alpha, top_values, top_ids, t
 
 
+class AlignerGraph(nn.Module):
+    """The guided-alignment head (``training.aligner``): annotations float [B, S, 2H], src_mask bool
+    [B, S], states float [B, T, D], target_ids int64 [B, T], attention float [B, T, S] ->
+    alignment float [B, T, S], each row a distribution over the source tokens (0 at padding)."""
+
+    def __init__(self, head: AlignmentHead) -> None:
+        super().__init__()
+        self.head = head
+
+    def forward(self, annotations: Tensor, src_mask: Tensor, states: Tensor, target_ids: Tensor, attention: Tensor):
+        return self.head(annotations, src_mask, states, target_ids, attention).exp()
+
+
+def aligner_inputs(model: Seq2Seq, lengths: tuple[int, ...], target_length: int, seed: int = 0) -> tuple[Tensor, ...]:
+    """Inputs of ``AlignerGraph`` for random sources of ``lengths`` and random targets of
+    ``target_length`` tokens, from the model's own teacher-forced run."""
+    generator = torch.Generator().manual_seed(seed)
+    vocab_src = model.encoder.embed.num_embeddings
+    vocab_tgt = model.decoder.embed.num_embeddings
+    src, src_lengths = pad_batch([torch.randint(4, vocab_src, (n,), generator=generator).tolist() for n in lengths])
+    targets = torch.randint(4, vocab_tgt, (len(lengths), target_length), generator=generator)
+    prev = torch.cat([torch.full((len(lengths), 1), BOS_ID, dtype=torch.long), targets[:, :-1]], 1)
+    with torch.no_grad():
+        enc = model.encode(src, src_lengths)
+        states, _, attention = model.decode_states(enc, prev)
+    return enc.annotations, enc.mask, states, targets, attention
+
+
+def export_aligner(model: Seq2Seq, head: AlignmentHead, out_dir: Path) -> Path:
+    """Write ``aligner.onnx`` (fp32) into ``out_dir``; returns its path."""
+    path = Path(out_dir) / "aligner.onnx"
+    batch, src_len, tgt_len = torch.export.Dim("batch"), torch.export.Dim("src_len"), torch.export.Dim("tgt_len")
+    _export(AlignerGraph(head.eval()).eval(), aligner_inputs(model.eval(), EXAMPLE_LENGTHS, 7), path, ALIGNER_INPUTS,
+            ALIGNER_OUTPUTS, {"annotations": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len},
+                              "states": {0: batch, 1: tgt_len}, "target_ids": {0: batch, 1: tgt_len},
+                              "attention": {0: batch, 1: tgt_len, 2: src_len}})
+    return path
+
+
 # Declared dims of each graph output: symbolic names where the size varies.
 OUTPUT_DIMS = {
     "annotations": ("batch", "src_len", None),
@@ -134,6 +175,7 @@ OUTPUT_DIMS = {
     "topk_log_probs": ("rows", "candidates"),
     "topk_ids": ("rows", "candidates"),
     "readout": ("rows", None),
+    "alignment": ("batch", "tgt_len", "src_len"),
 }
 
 

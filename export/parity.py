@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from training.aligner import AlignmentHead
 from training.greedy import greedy_decode, pad_batch
 from training.model import Seq2Seq
 from training.vocab import BOS_ID
@@ -16,7 +17,7 @@ from worker.bundle import READOUT_OUTPUT
 from worker.ort_model import OrtStepModel
 from worker.search import SearchOptions, search_in_batches
 
-from .graphs import EXAMPLE_LENGTHS, TOPK
+from .graphs import EXAMPLE_LENGTHS, TOPK, aligner_inputs
 from .torch_model import TorchStepModel
 
 # Padded batches whose lengths differ from the export example's.
@@ -88,6 +89,25 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
     if diffs[worst] > tolerance:
         raise ParityError(f"ONNX output '{worst}' differs from torch by {diffs[worst]:.3g} (max abs; tolerance {tolerance:g})")
     return diffs
+
+
+def aligner_parity(model: Seq2Seq, head: AlignmentHead, session, tolerance: float = 1e-4) -> float:
+    """Max abs difference of the alignment head's output, torch vs ONNX Runtime (``session``: an
+    InferenceSession of ``aligner.onnx``), over batches with lengths never seen at export.
+    Raises ``ParityError``."""
+    worst = 0.0
+    for seed, (lengths, target_length) in enumerate(zip(PARITY_LENGTHS, (4, 1, 13, 9))):
+        inputs = aligner_inputs(model, lengths, target_length, seed + 1)
+        with torch.no_grad():
+            expected = head(*inputs).exp()
+        names = [i.name for i in session.get_inputs()]
+        (actual,) = session.run(None, {n: x.numpy() for n, x in zip(names, inputs)})
+        diffs: dict[str, float] = {}
+        _record(diffs, "aligner.alignment", expected, actual)
+        worst = max(worst, diffs["aligner.alignment"])
+    if worst > tolerance:
+        raise ParityError(f"ONNX output 'aligner.alignment' differs from torch by {worst:.3g} (max abs; tolerance {tolerance:g})")
+    return worst
 
 
 def search_parity(model: Seq2Seq, ort_model: OrtStepModel, sources: Sequence[Sequence[int]], beam: int = 5,

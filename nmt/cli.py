@@ -10,6 +10,7 @@ import sys
 # (module, what it needs): later stages add export, translate, eval and submit here.
 SUBCOMMANDS = [
     ("training.cli", "the 'train' extra"),
+    ("training.aligner_cli", "the 'train' extra"),
     ("training.download", "the core install"),
     ("export.cli", "the 'export' extra"),
     ("worker.cli", "the 'worker' extra"),

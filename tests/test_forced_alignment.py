@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import numpy as np
@@ -94,7 +95,8 @@ def test_nmt_align_prints_one_pharaoh_line_per_pair(tmp_path, capsys):
     src.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
     with gzip.open(tgt, "wt", encoding="utf-8") as f:
         f.write("Die Hunde laufen im Park.\nIch mag grüne Äpfel.\n\n")
-    for method in METHODS:
+    has_head = "aligner" in json.loads((BUNDLE / "manifest.json").read_text())["graphs"]
+    for method in [m for m in METHODS if m != "guided" or has_head]:
         code, out, err = run_cli(capsys, "--src", str(src), "--tgt", str(tgt), "--bundle", str(BUNDLE),
                                  "--method", method, "--device", "cpu")
         assert code == 0, err

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
-from .forced import DEFAULT_METHOD, METHODS
+from .forced import METHODS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -22,8 +22,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--src", required=True, help="source sentences, one a line (UTF-8, plain or .gz)")
     a.add_argument("--tgt", required=True, help="their translations, one a line (UTF-8, plain or .gz)")
     a.add_argument("--bundle", default=None, help=f"model bundle directory (default: {DEFAULT_BUNDLE})")
-    a.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
-                   help=f"how links are read from the attention (default: {DEFAULT_METHOD}; "
+    a.add_argument("--method", choices=METHODS, default=None,
+                   help="how links are read (default: guided where the bundle has an alignment head, else grow; "
                         "see docs/quality.md, 'Word alignment quality')")
     a.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="ONNX Runtime provider: auto takes CUDA when it is usable, cuda refuses to fall back to the CPU")
@@ -55,7 +55,7 @@ def run_align(args: argparse.Namespace) -> int:
     from nmt.cli import UserError
 
     from .engine import Translator
-    from .forced import align_pairs, pharaoh
+    from .forced import align_pairs, default_method, pharaoh
     from .ort_model import ProviderError
     from .settings import EngineSettings
 
@@ -65,6 +65,10 @@ def run_align(args: argparse.Namespace) -> int:
                                 EngineSettings(provider=args.device, intra_op_threads=args.threads))
     except ProviderError as exc:
         raise UserError(str(exc)) from None
-    links = align_pairs(translator, sources, targets, (args.method,))
-    sys.stdout.write("".join(pharaoh(pair[args.method]) + "\n" for pair in links))
+    method = args.method or default_method(translator.model)
+    try:
+        links = align_pairs(translator, sources, targets, (method,))
+    except ValueError as exc:  # guided asked of a bundle without a head
+        raise UserError(str(exc)) from None
+    sys.stdout.write("".join(pharaoh(pair[method]) + "\n" for pair in links))
     return 0

@@ -1,4 +1,5 @@
-"""The model bundle: a directory with ``manifest.json``, two ONNX graphs and SentencePiece models.
+"""The model bundle: a directory with ``manifest.json``, two ONNX graphs (three with an alignment
+head) and SentencePiece models.
 
 This module is the one home of the on-disk contract between ``export`` (writer) and the worker
 (reader). It uses the standard library only; ``verify_graphs`` adds onnxruntime.
@@ -18,6 +19,9 @@ FORMAT = "nmt-bundle"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 GRAPHS = ("encoder", "decoder_step")
+# Optional graph: the guided-alignment head (``training.aligner``), in bundles exported from a
+# checkpoint that has one (``nmt train-aligner``).
+ALIGNER = "aligner"
 PRECISIONS = ("fp32", "int8", "fp16")
 
 # Graph interfaces (dimension names: batch (sentences), rows (decoder rows: sentences x beam), src_len,
@@ -26,6 +30,12 @@ ENCODER_INPUTS = ("src_ids", "src_lengths")
 ENCODER_OUTPUTS = ("annotations", "keys", "init_state")
 STEP_INPUTS = ("prev_ids", "state", "annotations", "keys", "src_mask")
 STEP_OUTPUTS = ("log_probs", "new_state", "attention", "topk_log_probs", "topk_ids", "readout")
+# annotations float [batch, src_len, 2H], src_mask bool [batch, src_len], states float [batch, tgt_len, D]
+# (top decoder state after each teacher-forced step), target_ids int64 [batch, tgt_len] (the token each
+# step predicts, eos last), attention float [batch, tgt_len, src_len] -> alignment float
+# [batch, tgt_len, src_len]: per target token, a distribution over the source tokens (eos last: no link).
+ALIGNER_INPUTS = ("annotations", "src_mask", "states", "target_ids", "attention")
+ALIGNER_OUTPUTS = ("alignment",)
 # Step output of bundles exported since the lexical shortlist (older ones lack it, and so cannot use one):
 # float [rows, R], the deep output before the vocabulary projection.
 READOUT_OUTPUT = "readout"
@@ -89,6 +99,11 @@ class Bundle:
         """The lexical shortlist file (``worker.shortlist``), if the bundle has one."""
         entry = self.manifest.get(SHORTLIST)
         return self.path / entry["file"] if isinstance(entry, Mapping) and entry.get("file") else None
+
+    @property
+    def graphs(self) -> tuple[str, ...]:
+        """The graphs this bundle has: ``GRAPHS``, then ``ALIGNER`` when it has one."""
+        return GRAPHS + ((ALIGNER,) if ALIGNER in self.manifest["graphs"] else ())
 
     def graph(self, name: str) -> GraphSpec:
         g = self.manifest["graphs"][name]
@@ -164,7 +179,7 @@ def load_bundle(path: str | os.PathLike[str], verify_hashes: bool = True) -> Bun
             if actual != expected:
                 raise BundleError(f"{path}: sha256 mismatch for {name}: manifest {expected[:16]}..., file {actual[:16]}...")
     bundle = Bundle(path, manifest)
-    referenced = [bundle.graph(g).file for g in GRAPHS] + [manifest["vocab"][s]["file"] for s in ("source", "target")]
+    referenced = [bundle.graph(g).file for g in bundle.graphs] + [manifest["vocab"][s]["file"] for s in ("source", "target")]
     if bundle.shortlist_path is not None:
         referenced.append(bundle.shortlist_path.name)
     for name in referenced:
@@ -181,7 +196,7 @@ def verify_graphs(bundle: Bundle) -> None:
 
     options = ort.SessionOptions()
     options.log_severity_level = 3
-    for name in GRAPHS:
+    for name in bundle.graphs:
         spec = bundle.graph(name)
         try:
             session = ort.InferenceSession(str(bundle.graph_path(name)), options, providers=["CPUExecutionProvider"])

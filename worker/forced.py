@@ -11,8 +11,12 @@ attention matrix by one of ``METHODS``:
   for comparison: this model does not, and ``shift`` is far worse (docs/quality.md).
 - ``words``: word-level weights (rows summed over the source pieces of each word, averaged over the
   target pieces of each word), then one link per target word.
-- ``grow`` (default): ``words`` in both directions (argmax per target word and per source word),
-  joined with grow-diag-final-and (Koehn et al. 2003) as statistical aligners symmetrise.
+- ``grow``: ``words`` in both directions (argmax per target word and per source word), joined with
+  grow-diag-final-and (Koehn et al. 2003) as statistical aligners symmetrise.
+- ``guided`` (the default where the bundle has an alignment head): ``grow`` over the head's
+  matrix instead of the attention (``training.aligner``: a second attention trained on word
+  alignments, read once the target token is known); a target word whose head mass sits mostly on
+  the source eos is left unaligned.
 """
 from __future__ import annotations
 
@@ -25,8 +29,8 @@ from .alignment import piece_words, word_spans
 from .batching import pack_by_tokens
 from .search import BOS_ID, PAD_ID, StepModel
 
-METHODS = ("argmax", "shift", "words", "grow")
-DEFAULT_METHOD = "grow"
+METHODS = ("argmax", "shift", "words", "grow", "guided")
+DEFAULT_METHOD = "grow"  # for bundles without an alignment head; ``default_method`` picks
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class Forced:
 
     attention: np.ndarray  # float32 [T+1, S+1]: one row per target token and eos, one column per source token and eos
     token_log_probs: np.ndarray  # float32 [T+1]: each given token's log-probability, eos last
+    guided: np.ndarray | None = None  # float32 [T+1, S+1]: the alignment head's rows, if the model has one
 
     @property
     def log_prob(self) -> float:
@@ -77,6 +82,8 @@ def _force_batch(model: StepModel, sources: Sequence[Sequence[int]], targets: Se
     attention = np.zeros((batch, steps, src.shape[1]), dtype=np.float32)
     log_probs = np.zeros((batch, steps), dtype=np.float32)
     rows = np.arange(batch)
+    aligner = getattr(model, "aligner", None) is not None
+    tops = []
     # (2) feed the given tokens; rows past their eos run on with pad and are cut off below.
     for t in range(steps):
         scores = model.step(prev, state, encoded, 0)
@@ -84,17 +91,33 @@ def _force_batch(model: StepModel, sources: Sequence[Sequence[int]], targets: Se
         attention[:, t] = scores.attention
         log_probs[:, t] = scores.log_probs[rows, gold[:, t]]
         prev = gold[:, t]
-    return [Forced(attention[b, : tgt_lengths[b], : src_lengths[b]].copy(), log_probs[b, : tgt_lengths[b]].copy())
+        if aligner:
+            tops.append(model.top_state(state))
+    # (3) the alignment head, if any, over the whole teacher-forced batch at once.
+    guided = model.align(encoded, np.stack(tops, 1), gold, attention) if aligner else None
+    return [Forced(attention[b, : tgt_lengths[b], : src_lengths[b]].copy(), log_probs[b, : tgt_lengths[b]].copy(),
+                   None if guided is None else guided[b, : tgt_lengths[b], : src_lengths[b]].copy())
             for b in range(batch)]
 
 
+def default_method(model: StepModel) -> str:
+    """``guided`` for a model with an alignment head, ``DEFAULT_METHOD`` otherwise."""
+    return "guided" if getattr(model, "aligner", None) is not None else DEFAULT_METHOD
+
+
 def word_links(source_pieces: Sequence[str], target_pieces: Sequence[str], attention: np.ndarray,
-               source_text: str, target_text: str, method: str = DEFAULT_METHOD) -> tuple[tuple[int, int], ...]:
+               source_text: str, target_text: str, method: str = DEFAULT_METHOD,
+               guided: np.ndarray | None = None) -> tuple[tuple[int, int], ...]:
     """Sorted (source word, target word) links of one pair; words are whitespace words from 0.
 
-    attention: float [T+1, S+1] from ``force_decode`` (T target pieces, S source pieces)."""
+    attention, guided: float [T+1, S+1] from ``force_decode`` (T target pieces, S source pieces);
+    ``guided`` (the alignment head's) is what the ``guided`` method reads."""
     if method not in METHODS:
         raise ValueError(f"unknown alignment method {method!r} (choose from {', '.join(METHODS)})")
+    if method == "guided":
+        if guided is None:
+            raise ValueError("the 'guided' alignment method needs a bundle with an alignment head")
+        attention = guided
     n_src, n_tgt = len(word_spans(source_text)), len(word_spans(target_text))
     if not (source_pieces and target_pieces and n_src and n_tgt):
         return ()
@@ -108,7 +131,11 @@ def word_links(source_pieces: Sequence[str], target_pieces: Sequence[str], atten
     if method in ("argmax", "shift"):
         return tuple(sorted({(int(src_words[s]), int(tgt_words[t])) for t, s in enumerate(rows.argmax(axis=1))}))
     matrix = word_matrix(rows, src_words, tgt_words, n_src, n_tgt)  # [target words, source words]
-    forward = {(int(i), j) for j, i in enumerate(matrix.argmax(axis=1)) if matrix[j].any()}
+    linked = matrix.any(axis=1)
+    if method == "guided":  # a target word whose mass sits mostly on the source eos has no link
+        null = np.bincount(tgt_words, weights=weights[:n_t, n_s], minlength=n_tgt)
+        linked &= matrix.max(axis=1) >= null / np.maximum(np.bincount(tgt_words, minlength=n_tgt), 1)
+    forward = {(int(i), j) for j, i in enumerate(matrix.argmax(axis=1)) if linked[j]}
     if method == "words":
         return tuple(sorted(forward))
     backward = {(i, int(j)) for i, j in enumerate(matrix.argmax(axis=0)) if matrix[:, i].any()}
@@ -163,11 +190,16 @@ def pharaoh(links: Sequence[tuple[int, int]]) -> str:
 
 
 def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
-                methods: Sequence[str] = (DEFAULT_METHOD,)) -> list[dict[str, tuple[tuple[int, int], ...]]]:
-    """Word links of each (source, target) text pair, per method, from one forced decoding.
+                methods: Sequence[str] | None = None) -> list[dict[str, tuple[tuple[int, int], ...]]]:
+    """Word links of each (source, target) text pair, per method (default: ``default_method``),
+    from one forced decoding.
 
     ``translator``: a ``worker.engine.Translator`` (its step model, SentencePiece models and eos id).
     A pair whose source or target has no pieces gets no links."""
+    methods = tuple(methods or (default_method(translator.model),))
+    if "guided" in methods and getattr(translator.model, "aligner", None) is None:
+        raise ValueError(f"the 'guided' alignment method needs a bundle with an alignment head; "
+                         f"{translator.bundle.path} has none")
     src_pieces = [translator.source_sp.encode(s, out_type=str) for s in sources]
     tgt_pieces = [translator.target_sp.encode(t, out_type=str) for t in targets]
     todo = [k for k, (s, t) in enumerate(zip(src_pieces, tgt_pieces)) if s and t]
@@ -177,7 +209,7 @@ def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
         [[translator.target_sp.piece_to_id(p) for p in tgt_pieces[k]] for k in todo], translator.eos)
     results: list[dict[str, tuple[tuple[int, int], ...]]] = [{m: () for m in methods} for _ in sources]
     for k, f in zip(todo, forced):
-        results[k] = {m: word_links(src_pieces[k], tgt_pieces[k], f.attention, sources[k], targets[k], m)
+        results[k] = {m: word_links(src_pieces[k], tgt_pieces[k], f.attention, sources[k], targets[k], m, f.guided)
                       for m in methods}
     return results
 
@@ -188,11 +220,12 @@ def segment_links(translator, segments: Sequence) -> list[tuple[tuple[int, int],
     ``DEFAULT_METHOD``: the symmetrised links place markup better than the search's own argmax
     links (bench/tag_placement.py, docs/quality.md)."""
     todo = [s for s in segments if s.source.strip() and s.translation.strip()]
-    found = align_pairs(translator, [s.source for s in todo], [s.translation for s in todo])
+    method = default_method(translator.model)
+    found = align_pairs(translator, [s.source for s in todo], [s.translation for s in todo], (method,))
     links = []
     for segment, methods in zip(todo, found):
         source, target = segment.alignment.source_spans, segment.alignment.target_spans
-        links += [(tuple(source[i]), tuple(target[j])) for i, j in methods[DEFAULT_METHOD]
+        links += [(tuple(source[i]), tuple(target[j])) for i, j in methods[method]
                   if i < len(source) and j < len(target)]
     return links
 

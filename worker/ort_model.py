@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from .bundle import READOUT_OUTPUT, TOPK_INPUT, Bundle, BundleError
+from .bundle import ALIGNER, READOUT_OUTPUT, TOPK_INPUT, Bundle, BundleError
 from .search import StepScores, beam_rows
 from .shortlist import BatchVocabulary, Shortlist
 
@@ -115,11 +115,13 @@ class OrtStepModel:
 
     def __init__(self, encoder_path: Path, decoder_path: Path, provider: str = "cpu", threads: int = 0,
                  io_binding: bool | None = None, default_topk: int = 0, grouped_beams: bool = False,
-                 shortlist: Shortlist | None = None) -> None:
+                 shortlist: Shortlist | None = None, aligner_path: Path | None = None) -> None:
         options = session_options(threads)
         providers = providers_for(provider)
         self.encoder = load_session(encoder_path, options, providers)
         self.decoder = load_session(decoder_path, options, providers)
+        # The guided-alignment head, if the bundle has one: forced decoding reads links from it.
+        self.aligner = load_session(aligner_path, options, providers) if aligner_path else None
         check_provider(provider, self.encoder)
         self.provider = check_provider(provider, self.decoder)
         self.device = "cuda" if self.provider == CUDA else "cpu"
@@ -155,8 +157,9 @@ class OrtStepModel:
             if bundle.shortlist_path is None:
                 raise BundleError(f"{bundle.path}: this bundle has no lexical shortlist")
             table = Shortlist.load(bundle.shortlist_path)
+        aligner = bundle.graph_path(ALIGNER) if ALIGNER in bundle.graphs else None
         return cls(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), provider, threads, io_binding,
-                   int(bundle.manifest.get("topk", 0)), bundle.grouped_beams, table)
+                   int(bundle.manifest.get("topk", 0)), bundle.grouped_beams, table, aligner)
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
@@ -230,6 +233,24 @@ class OrtStepModel:
         if len(scores) == 1:
             return StepScores(outputs[0], None, outputs[1], outputs[2])
         return StepScores(outputs[0], outputs[1], outputs[2], outputs[3])
+
+    def top_state(self, state: Any) -> np.ndarray:
+        """The top layer of a step's state on the host: float32 [N, D]."""
+        host = state if isinstance(state, np.ndarray) else state.numpy()
+        return np.asarray(host[-1], dtype=np.float32)
+
+    def align(self, encoded: OrtEncoded, states: np.ndarray, target_ids: np.ndarray, attention: np.ndarray) -> np.ndarray:
+        """The alignment head over a teacher-forced batch (one decoder row per sentence): states float
+        [B, T, D] (``top_state`` of each step), target_ids int64 [B, T], attention float [B, T, S]
+        -> alignment float32 [B, T, S]. Needs a bundle with the ``aligner`` graph."""
+        if self.aligner is None:
+            raise BundleError("this bundle has no alignment head (export it from a checkpoint made by nmt train-aligner)")
+        host = encoded.host or encoded
+        (alignment,) = self.aligner.run(None, {
+            "annotations": np.asarray(host.annotations, dtype=np.float32), "src_mask": host.mask,
+            "states": np.asarray(states, dtype=np.float32), "target_ids": target_ids,
+            "attention": np.asarray(attention, dtype=np.float32)})
+        return alignment
 
     def reorder(self, state: Any, index: np.ndarray) -> Any:
         """Rows ``index`` (int64 [M]) of ``state`` (float [L, N, D]) -> [L, M, D]; with IO binding an

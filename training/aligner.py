@@ -1,0 +1,105 @@
+"""A guided-alignment head: a second attention, trained on word alignments, that says which source
+pieces each target piece translates (Garg et al. 2019, "Jointly Learning to Align and Translate
+with Transformer Models", applied to an RNN as Marian's and OpenNMT's guided alignment is).
+
+The translation attention alpha_i is read with s_{i-1}, before y_i is chosen: it says where the
+decoder looked, not what y_i translates, and on long sentences it is diffuse. The head scores
+every source piece against what is known once y_i is there, with the translation model frozen:
+
+    query  q_i = MLP_q([s_i ; E y_i ; c_i])          s_i the top decoder state after step i,
+                                                    E y_i the target embedding, c_i the context
+    key    k_j = MLP_k(h_j)                          h_j the encoder annotation
+    score  a_ij = q_i . k_j / sqrt(K) + w log(alpha_ij + 1e-6) + b_j
+    p_i    = softmax_j(a_ij)                         over real source pieces and the source eos
+
+(b_j is a learned bias on the source eos column only, which the head uses for "aligned to
+nothing"). Trained by cross-entropy against silver links spread over the pieces of the linked
+words (``piece_targets``); translations are unchanged.
+
+Dimension letters: B batch, S source length (eos included), T target length (eos included),
+D decoder hidden, E embedding, H encoder hidden per direction, K head width.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from .config import ModelConfig
+
+PRIOR_FLOOR = 1e-6
+
+
+@dataclass(frozen=True)
+class AlignerConfig:
+    hidden: int = 512  # width of the query and key MLPs' hidden layer
+    width: int = 256  # K: the dot-product space
+
+
+class AlignmentHead(nn.Module):
+    """Alignment probabilities float [B, T, S] from the frozen model's teacher-forced outputs."""
+
+    def __init__(self, cfg: AlignerConfig, model_cfg: ModelConfig, target_embedding: Tensor) -> None:
+        super().__init__()
+        annotation_dim = 2 * model_cfg.enc_hidden
+        self.cfg = cfg
+        self.embed = nn.Embedding.from_pretrained(target_embedding.detach().clone(), freeze=True)
+        self.query = nn.Sequential(nn.Linear(model_cfg.dec_hidden + model_cfg.emb_dim + annotation_dim, cfg.hidden),
+                                   nn.Tanh(), nn.Linear(cfg.hidden, cfg.width))
+        self.key = nn.Sequential(nn.Linear(annotation_dim, cfg.hidden), nn.Tanh(), nn.Linear(cfg.hidden, cfg.width))
+        self.prior = nn.Parameter(torch.tensor(1.0))
+        self.null = nn.Parameter(torch.tensor(0.0))
+
+    def forward(self, annotations: Tensor, src_mask: Tensor, states: Tensor, target_ids: Tensor,
+                attention: Tensor) -> Tensor:
+        """annotations float [B, S, 2H], src_mask bool [B, S], states float [B, T, D] (s_i), target_ids
+        int64 [B, T] (y_i), attention float [B, T, S] (alpha_i) -> log-probabilities float [B, T, S],
+        -inf at source padding."""
+        contexts = torch.bmm(attention, annotations)  # c_i [B, T, 2H]
+        query = self.query(torch.cat([states, self.embed(target_ids), contexts], dim=-1))  # [B, T, K]
+        key = self.key(annotations)  # [B, S, K]
+        scores = torch.bmm(query, key.transpose(1, 2)) * self.cfg.width ** -0.5
+        scores = scores + self.prior * torch.log(attention + PRIOR_FLOOR)
+        lengths = src_mask.sum(1)  # the eos is each source's last real piece
+        is_eos = torch.arange(src_mask.shape[1], device=src_mask.device).unsqueeze(0) == (lengths - 1).unsqueeze(1)
+        scores = scores + self.null * is_eos.unsqueeze(1).to(scores.dtype)
+        scores = scores.masked_fill(~src_mask.unsqueeze(1), float("-inf"))
+        return torch.log_softmax(scores, dim=-1)
+
+
+def piece_words(pieces: Sequence[str]) -> list[int]:
+    """Word index of each SentencePiece piece: a piece starting with U+2581 opens the next word
+    (as ``worker.alignment.piece_words``)."""
+    words, current = [], -1
+    for piece in pieces:
+        if piece.startswith("\u2581") or current < 0:
+            current += 1
+        words.append(current)
+    return words
+
+
+def piece_targets(src_pieces: Sequence[str], tgt_pieces: Sequence[str], links: set[tuple[int, int]],
+                  n_src_words: int, n_tgt_words: int) -> np.ndarray:
+    """Training targets float32 [T + 1, S + 1] of one pair (pieces, then eos on each side).
+
+    Target piece t, in target word w, spreads its mass evenly over the pieces of the source words
+    linked to w (``links``: (source word, target word) pairs, whitespace words from 0). A piece
+    whose word has no link, and the target eos, put theirs on the source eos (no alignment).
+    Word indices past the text's words (normalisation can split differently) are clamped."""
+    src_words = np.minimum(piece_words(src_pieces), max(n_src_words - 1, 0))
+    tgt_words = np.minimum(piece_words(tgt_pieces), max(n_tgt_words - 1, 0))
+    targets = np.zeros((len(tgt_pieces) + 1, len(src_pieces) + 1), dtype=np.float32)
+    by_target: dict[int, set[int]] = {}
+    for i, j in links:
+        by_target.setdefault(j, set()).add(i)
+    for t, word in enumerate(tgt_words):
+        columns = [s for s, source_word in enumerate(src_words) if source_word in by_target.get(int(word), ())]
+        if columns:
+            targets[t, columns] = 1.0 / len(columns)
+        else:
+            targets[t, -1] = 1.0
+    targets[-1, -1] = 1.0
+    return targets

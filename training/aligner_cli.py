@@ -1,0 +1,54 @@
+"""``nmt train-aligner``: add a guided-alignment head to a trained model (``training.aligner``).
+
+The head learns from eflomal alignments of a sample of the config's training corpora, with the
+translation model frozen; ``nmt export`` of the written checkpoint puts it in the bundle, where
+``nmt align`` and the markup transfer of the document formats use it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from .aligner_training import AlignerTrainConfig
+
+    defaults = AlignerTrainConfig()
+    p = subparsers.add_parser("train-aligner", help="train a guided-alignment head for a trained model",
+                              description=__doc__)
+    p.add_argument("--checkpoint", required=True, help="the trained model (e.g. runs/NAME/best.pt)")
+    p.add_argument("--config", required=True, help="YAML config whose training corpora the head learns from")
+    p.add_argument("--data-dir", help="corpus directory, for a config without data.corpora (overrides $NMT_DATA_DIR "
+                                     "and the config's data.dir)")
+    p.add_argument("--out", required=True, help="checkpoint to write: the model with the head added")
+    p.add_argument("--pairs", type=int, default=defaults.pairs, help="training pairs to sample (default: %(default)s)")
+    p.add_argument("--max-seconds", type=float, default=defaults.max_seconds,
+                   help="training time limit, eflomal not counted (default: %(default)s)")
+    p.add_argument("--max-epochs", type=int, default=defaults.max_epochs, help="default: %(default)s")
+    p.add_argument("--seed", type=int, default=defaults.seed, help="default: %(default)s")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nmt.cli import UserError
+
+    from .aligner_training import AlignerTrainConfig, train_aligner
+    from .checkpoint import CheckpointError
+    from .config import ConfigError, load_config, resolve_data_dir
+    from .corpus import CorpusError
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    if args.pairs < 10:
+        raise UserError(f"--pairs must be at least 10, got {args.pairs}")
+    try:
+        config = load_config(args.config)
+        cfg = AlignerTrainConfig(pairs=args.pairs, valid_pairs=min(500, args.pairs // 10),
+                                 max_seconds=args.max_seconds, max_epochs=args.max_epochs, seed=args.seed)
+        data_dir = resolve_data_dir(config, args.data_dir, config_path=args.config)
+        report = train_aligner(Path(args.checkpoint), config, data_dir, Path(args.out), cfg)
+    except (CheckpointError, ConfigError, CorpusError) as exc:
+        raise UserError(str(exc)) from None
+    print(json.dumps({k: v for k, v in report.items() if k != "train_config"}))
+    return 0

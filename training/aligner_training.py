@@ -1,0 +1,203 @@
+"""Train the guided-alignment head (``training.aligner``) of a finished model on silver alignments.
+
+    checkpoint + training corpora -> sample of pairs -> eflomal links (``training.silver``)
+        -> piece targets -> head trained with the translation model frozen -> checkpoint + head
+
+The frozen model runs teacher-forced without gradients (bf16 autocast where the CPU has it);
+only the head learns, so a few minutes on a CPU are enough and translations do not change.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from .aligner import AlignerConfig, AlignmentHead, piece_targets
+from .batching import collate, make_batches
+from .checkpoint import LoadedModel, load_model, save_checkpoint
+from .config import Config
+from .corpora import read_corpus
+from .data import read_split
+from .silver import silver_links
+from .trainer import bf16_is_native
+from .vocab import EOS_ID, PAD_ID
+
+log = logging.getLogger(__name__)
+
+# Checkpoint entries of a trained head.
+ALIGNER_STATE, ALIGNER_CONFIG, ALIGNER_REPORT = "aligner", "aligner_config", "aligner_training"
+
+
+@dataclass(frozen=True)
+class AlignerTrainConfig:
+    pairs: int = 120_000  # training pairs sampled over the corpora (by size x weight)
+    valid_pairs: int = 500  # of them, held out for the validation loss
+    max_len: int = 80  # pieces per side; longer pairs are skipped
+    batch_tokens: int = 4000
+    max_sentences: int = 128
+    lr: float = 1e-3
+    max_seconds: float = 1200.0
+    max_epochs: int = 3
+    seed: int = 1234
+    bf16: bool = True  # autocast the frozen model where the CPU runs bf16 natively
+
+
+@dataclass(frozen=True)
+class Example:
+    src: list[int]  # source ids, eos last
+    tgt: list[int]  # target ids, no bos/eos
+    targets: np.ndarray  # float32 [len(tgt) + 1, len(src)] from ``piece_targets``
+
+
+def sample_pairs(config: Config, data_dir: Path, total: int, seed: int) -> list[tuple[str, str]]:
+    """Up to ``total`` training pairs, shuffled with ``seed``: from the config's corpora, each
+    contributing in proportion to its size x weight (never more than it has), or from
+    ``data_dir``'s train split when the config lists none."""
+    if config.data.corpora:
+        corpora = [(spec.label, spec.weight, read_corpus(spec, config)) for spec in config.data.corpora]
+    else:
+        corpora = [(str(data_dir), 1.0, read_split(data_dir, "train", config))]
+    mass = sum(len(corpus) * weight for _, weight, corpus in corpora)
+    rng = random.Random(seed)
+    pairs: list[tuple[str, str]] = []
+    for label, weight, corpus in corpora:
+        share = min(len(corpus), round(total * len(corpus) * weight / mass))
+        chosen = rng.sample(range(len(corpus)), share)
+        pairs += [(corpus.src[i], corpus.tgt[i]) for i in chosen]
+        log.info("aligner data: %d of %d pairs from %s", share, len(corpus), label)
+    rng.shuffle(pairs)
+    return pairs
+
+
+def make_examples(loaded: LoadedModel, pairs: Sequence[tuple[str, str]], links: Sequence[set[tuple[int, int]]],
+                  max_len: int) -> list[Example]:
+    """Pieces and piece-level targets of each pair; pairs with an empty side, no link, or more than
+    ``max_len`` pieces on a side are left out."""
+    src_sp, tgt_sp = loaded.vocabs.src.processor, loaded.vocabs.tgt.processor
+    examples = []
+    for (source, target), pair_links in zip(pairs, links):
+        src_ids, tgt_ids = src_sp.encode(source, out_type=int), tgt_sp.encode(target, out_type=int)
+        if not (pair_links and src_ids and tgt_ids) or max(len(src_ids), len(tgt_ids)) > max_len:
+            continue
+        targets = piece_targets([src_sp.id_to_piece(i) for i in src_ids], [tgt_sp.id_to_piece(i) for i in tgt_ids],
+                                pair_links, len(source.split()), len(target.split()))
+        examples.append(Example([*src_ids, EOS_ID], tgt_ids, targets))
+    return examples
+
+
+def batch_loss(loaded: LoadedModel, head: AlignmentHead, examples: Sequence[Example], bf16: bool) -> tuple[torch.Tensor, int]:
+    """Summed cross-entropy of the head against the examples' targets, and the rows it covers."""
+    batch = collate(range(len(examples)), [e.src for e in examples], [e.tgt for e in examples])
+    model = loaded.model
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        enc = model.encode(batch.src, batch.src_lengths)
+        states, _, attention = model.decode_states(enc, batch.prev_ids)
+    targets = torch.zeros(attention.shape)
+    for row, example in enumerate(examples):
+        rows, columns = example.targets.shape
+        targets[row, :rows, :columns] = torch.from_numpy(example.targets)
+    log_probs = head(enc.annotations.float(), enc.mask, states.float(), batch.gold, attention.float())
+    real = batch.gold != PAD_ID
+    loss = -torch.where(targets > 0, targets * log_probs, torch.zeros(())).sum(-1)
+    return loss[real].sum(), int(real.sum())
+
+
+def train_head(loaded: LoadedModel, examples: list[Example], valid: list[Example], cfg: AlignerTrainConfig,
+               head_cfg: AlignerConfig = AlignerConfig(), say: Callable[[str], None] = log.info) -> tuple[AlignmentHead, dict]:
+    """Train a head on ``examples`` until ``cfg.max_seconds`` or ``cfg.max_epochs``; the state
+    with the lowest validation loss is kept. Returns it and a report."""
+    torch.manual_seed(cfg.seed)
+    model = loaded.model.eval()
+    for parameter in model.parameters():
+        parameter.requires_grad_(False)
+    bf16 = cfg.bf16 and bf16_is_native(torch.device("cpu"))
+    head = AlignmentHead(head_cfg, loaded.spec.config, model.decoder.embed.weight)
+    optimizer = torch.optim.Adam([p for p in head.parameters() if p.requires_grad], lr=cfg.lr)
+    started = time.monotonic()
+    best, best_state, history, steps = math.inf, None, [], 0
+    src_ids, tgt_ids = [e.src for e in examples], [e.tgt for e in examples]
+    out_of_time = False
+    for epoch in range(cfg.max_epochs):
+        batches = make_batches(src_ids, tgt_ids, cfg.batch_tokens, cfg.max_sentences, cfg.seed + epoch)
+        for number, indices in enumerate(batches):
+            head.train()
+            loss, rows = batch_loss(loaded, head, [examples[i] for i in indices], bf16)
+            optimizer.zero_grad()
+            (loss / rows).backward()
+            optimizer.step()
+            steps += 1
+            if steps % 200 == 0:
+                say(f"epoch {epoch + 1} batch {number + 1}/{len(batches)}: loss {loss.item() / rows:.3f} "
+                    f"({time.monotonic() - started:.0f} s)")
+            if time.monotonic() - started > cfg.max_seconds:
+                out_of_time = True
+                break
+        valid_loss = validation_loss(loaded, head, valid, cfg, bf16)
+        history.append({"epoch": epoch + 1, "steps": steps, "valid_loss": round(valid_loss, 4),
+                        "seconds": round(time.monotonic() - started)})
+        say(f"epoch {epoch + 1}: validation loss {valid_loss:.4f} after {steps} steps")
+        if valid_loss < best:
+            best, best_state = valid_loss, {k: v.clone() for k, v in head.state_dict().items()}
+        if out_of_time:
+            break
+    head.load_state_dict(best_state)
+    head.eval()
+    report = {"pairs": len(examples), "valid_pairs": len(valid), "steps": steps, "bf16": bf16,
+              "best_valid_loss": round(best, 4), "history": history, "train_config": asdict(cfg)}
+    return head, report
+
+
+def validation_loss(loaded: LoadedModel, head: AlignmentHead, valid: list[Example], cfg: AlignerTrainConfig,
+                    bf16: bool) -> float:
+    head.eval()
+    total, rows = 0.0, 0
+    with torch.no_grad():
+        for indices in make_batches([e.src for e in valid], [e.tgt for e in valid], cfg.batch_tokens,
+                                    cfg.max_sentences, cfg.seed):
+            loss, n = batch_loss(loaded, head, [valid[i] for i in indices], bf16)
+            total, rows = total + loss.item(), rows + n
+    return total / max(rows, 1)
+
+
+def train_aligner(checkpoint: Path, config: Config, data_dir: Path, out: Path, cfg: AlignerTrainConfig,
+                  head_cfg: AlignerConfig = AlignerConfig(), say: Callable[[str], None] = log.info) -> dict:
+    """The whole recipe: sample pairs from the training corpora (``sample_pairs``), align them with
+    eflomal, train the head and write ``out``: the checkpoint with the head added (``nmt export``
+    puts it in the bundle). Returns the training report."""
+    loaded = load_model(checkpoint)
+    pairs = sample_pairs(config, data_dir, cfg.pairs, cfg.seed)
+    started = time.monotonic()
+    links = silver_links(pairs)
+    silver_seconds = time.monotonic() - started
+    say(f"eflomal: {len(pairs)} pairs aligned in {silver_seconds:.0f} s")
+    examples = make_examples(loaded, pairs, links, cfg.max_len)
+    valid, train = examples[: cfg.valid_pairs], examples[cfg.valid_pairs:]
+    head, report = train_head(loaded, train, valid, cfg, head_cfg, say)
+    report["eflomal_seconds"] = round(silver_seconds)
+    raw = loaded.raw
+    kept = {k: v for k, v in raw.items() if k not in STANDARD_ENTRIES}
+    save_checkpoint(out, config=loaded.config, spec=loaded.spec, vocabs=loaded.vocabs, model=loaded.model,
+                    **{**kept, ALIGNER_STATE: head.state_dict(), ALIGNER_CONFIG: asdict(head_cfg),
+                       ALIGNER_REPORT: report})
+    return report
+
+
+# What ``save_checkpoint`` writes itself; every other entry of the checkpoint is carried over.
+STANDARD_ENTRIES = frozenset({"format_version", "config", "model_config", "src_vocab_size", "tgt_vocab_size",
+                              "joint_vocab", "src_spm", "tgt_spm", "model"})
+
+
+def load_head(raw: dict, loaded: LoadedModel) -> AlignmentHead | None:
+    """The head a checkpoint carries (eval mode), or None."""
+    if ALIGNER_STATE not in raw:
+        return None
+    head = AlignmentHead(AlignerConfig(**raw[ALIGNER_CONFIG]), loaded.spec.config, loaded.model.decoder.embed.weight)
+    head.load_state_dict(raw[ALIGNER_STATE])
+    return head.eval()
