@@ -2,12 +2,14 @@
 and the final result. Shared by the client (reads, cancel) and the worker (writes).
 
 Writes are idempotent because delivery is at-least-once: a result is stored with SET NX, so a
-redelivered job never replaces or duplicates it, and a failure never overwrites a success.
+redelivered job never replaces or duplicates it, and a failure never overwrites a success. A worker
+admits the scopes it was delivered (``admit``) and ends them (``end``) in one Lua call for a whole
+batch of jobs, each job still checked, leased, stored and failed on its own.
 
     nmt:job:<id>            hash: state, done, total, error, src, tgt, name, submitted, finished, seconds (chunks)
     nmt:job:<id>:result     JSON of the finished job (JobResult)
-    nmt:job:<id>:attempts   deliveries of the document task
-    nmt:job:<id>:lease      the worker currently running it (SET NX with expiry, renewed)
+    nmt:job:<id>:attempts:<scope>  deliveries of the scope's task (document, chunk-<i>)
+    nmt:job:<id>:<scope>:lease     the worker running the scope now (SET NX with expiry, renewed)
     nmt:job:<id>:plan       JSON layout of a chunked document
     nmt:job:<id>:chunk:<i>  JSON results of chunk i;  nmt:job:<id>:chunks  set of finished chunks
     nmt:job:<id>:message:<scope>  the task message of a running scope (document, chunk-<i>), to re-send
@@ -30,15 +32,6 @@ ACTIVE = f"{KEY_PREFIX}:active"
 STATES = ("queued", "running", "done", "failed", "cancelled")
 FINAL_STATES = ("done", "failed", "cancelled")
 
-# Finish atomically unless the job already ended: KEYS[1] hash; ARGV state, error, time, ttl.
-_FINISH = """
-local state = redis.call('HGET', KEYS[1], 'state')
-if state == 'done' or state == 'failed' or state == 'cancelled' then return 0 end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'error', ARGV[2], 'finished', ARGV[3])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-return 1
-"""
-
 
 @dataclass(frozen=True)
 class JobStatus:
@@ -53,6 +46,33 @@ class JobStatus:
         return self.state in FINAL_STATES
 
 
+@dataclass(frozen=True)
+class Delivery:
+    """One delivery of the task that runs a job's ``scope`` ("document", or a chunk: "chunk-<i>")."""
+    job_id: str
+    scope: str
+    message: dict[str, Any]  # {"task", "args", "queue"}: what the sweep sends again if the scope is lost
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What ``JobStore.admit`` decided for one delivery."""
+    state: str  # "run" | "busy" (another owner holds the lease) | "over" (attempts above the cap) | an ended job's state
+    attempts: int  # deliveries of the scope counted so far, this one included (0 when it was not counted)
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a running scope ends (``JobStore.end``): with its job's ``result`` stored, with its job
+    failed for ``error``, or with neither (its work stored what it had). ``keep_active`` leaves it
+    in the sweep's set: its work stopped on a transient error and its message may never come back."""
+    job_id: str
+    scope: str
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    keep_active: bool = False
+
+
 # Create unless the id is in use: KEYS[1] hash, KEYS[2] result; ARGV src, tgt, name, time, ttl.
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
@@ -61,14 +81,121 @@ redis.call('HSET', KEYS[1], 'state', 'queued', 'done', 0, 'total', 0, 'error', '
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 return 1
 """
+# Lua functions the scripts below share. finish: end a job unless it already ended (1 if this call
+# ended it). store: its result once (SET NX; 1 if stored now), and the job ends done with its count.
+_ENDINGS = """
+local function finish(hash, state, error, now, ttl)
+  local current = redis.call('HGET', hash, 'state')
+  if current == 'done' or current == 'failed' or current == 'cancelled' then return 0 end
+  redis.call('HSET', hash, 'state', state, 'error', error, 'finished', now)
+  redis.call('EXPIRE', hash, ttl)
+  return 1
+end
+local function store(hash, key, result, segments, now, ttl)
+  local stored = redis.call('SET', key, result, 'NX', 'EX', ttl)
+  if finish(hash, 'done', '', now, ttl) == 1 then redis.call('HSET', hash, 'done', segments) end
+  if stored then return 1 end
+  return 0
+end
+"""
+# KEYS[1] hash; ARGV state, error, time, ttl.
+_FINISH = _ENDINGS + "return finish(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])"
+# KEYS[1] hash, KEYS[2] result; ARGV result JSON, segments, time, ttl.
+_PUT_RESULT = _ENDINGS + "return store(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])"
+# Segment counts; a queued (or never created) job becomes running. KEYS job hashes; ARGV ttl, then a total per key.
+_START = """
+for i, hash in ipairs(KEYS) do
+  redis.call('HSET', hash, 'total', ARGV[i + 1])
+  local state = redis.call('HGET', hash, 'state')
+  if not state or state == 'queued' then redis.call('HSET', hash, 'state', 'running') end
+  redis.call('EXPIRE', hash, ARGV[1])
+end
+return #KEYS
+"""
+# Admit deliveries (JobStore.admit): KEYS[1] the active set, then per delivery its job hash, lease,
+# attempts and message keys; ARGV owner, lease seconds, ttl, max attempts, time, then per delivery
+# its active-set member and message JSON. Returns {state, attempts} per delivery.
+_ADMIT = """
+local out = {}
+for i = 0, (#KEYS - 1) / 4 - 1 do
+  local hash, lease, attempts, message = KEYS[4 * i + 2], KEYS[4 * i + 3], KEYS[4 * i + 4], KEYS[4 * i + 5]
+  local state = redis.call('HGET', hash, 'state')
+  if state == 'done' or state == 'failed' or state == 'cancelled' then
+    out[i + 1] = {state, 0}
+  elseif not redis.call('SET', lease, ARGV[1], 'NX', 'EX', ARGV[2]) then
+    out[i + 1] = {'busy', 0}
+  else
+    local count = redis.call('INCR', attempts)
+    redis.call('EXPIRE', attempts, ARGV[3])
+    if count > tonumber(ARGV[4]) then
+      redis.call('DEL', lease)
+      out[i + 1] = {'over', count}
+    else
+      redis.call('SET', message, ARGV[2 * i + 7], 'EX', ARGV[3])
+      redis.call('ZADD', KEYS[1], ARGV[5], ARGV[2 * i + 6])
+      out[i + 1] = {'run', count}
+    end
+  end
+end
+return out
+"""
+# End running scopes (JobStore.end): KEYS[1] the active set, then per ending its job hash, result,
+# lease and message keys; ARGV owner, ttl, time, then per ending its active-set member, what it
+# does ("result", "error" or "none"), the result JSON or error, the result's segments, and "1" to
+# keep it active. Returns 1 per ending whose result was stored or whose job failed by this call.
+_END = _ENDINGS + """
+local out = {}
+for i = 0, (#KEYS - 1) / 4 - 1 do
+  local hash, result, lease, message = KEYS[4 * i + 2], KEYS[4 * i + 3], KEYS[4 * i + 4], KEYS[4 * i + 5]
+  local member, what, body, segments, keep = ARGV[5 * i + 4], ARGV[5 * i + 5], ARGV[5 * i + 6], ARGV[5 * i + 7], ARGV[5 * i + 8]
+  out[i + 1] = 0
+  if what == 'result' then out[i + 1] = store(hash, result, body, segments, ARGV[3], ARGV[2]) end
+  if what == 'error' then out[i + 1] = finish(hash, 'failed', body, ARGV[3], ARGV[2]) end
+  if keep ~= '1' then
+    redis.call('ZREM', KEYS[1], member)
+    redis.call('DEL', message)
+  end
+  if redis.call('GET', lease) == ARGV[1] then redis.call('DEL', lease) end
+end
+return out
+"""
+# Heartbeat: KEYS[1] the active set, then leases; ARGV owner, lease seconds, time, then the
+# leases' active-set members. Renews the leases the owner holds; every scope is reported alive.
+_KEEP_ALIVE = """
+for i = 2, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then redis.call('EXPIRE', KEYS[i], ARGV[2]) end
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[i + 2])
+end
+return #KEYS - 1
+"""
+
+
+def _member(job_id: str, scope: str) -> str:
+    """A scope's member in the active set."""
+    return f"{job_id}|{scope}"
+
+
+def _what(ending: Ending) -> tuple[str, str]:
+    """What ``JobStore.end`` does for an ending, with what: ("result", its JSON), ("error", the
+    reason) or ("none", "")."""
+    if ending.result is not None:
+        return "result", _json(ending.result)
+    if ending.error is not None:
+        return "error", ending.error
+    return "none", ""
 
 
 class JobStore:
     def __init__(self, client: redis.Redis, ttl: int) -> None:
         self.redis = client
         self.ttl = ttl
-        self._finish = client.register_script(_FINISH)
         self._create = client.register_script(_CREATE)
+        self._finish = client.register_script(_FINISH)
+        self._put_result = client.register_script(_PUT_RESULT)
+        self._start = client.register_script(_START)
+        self._admit = client.register_script(_ADMIT)
+        self._end = client.register_script(_END)
+        self._keep_alive = client.register_script(_KEEP_ALIVE)
 
     @classmethod
     def from_url(cls, url: str, ttl: int, **kwargs: Any) -> "JobStore":
@@ -76,6 +203,10 @@ class JobStore:
 
     def key(self, job_id: str, *parts: str) -> str:
         return ":".join((KEY_PREFIX, "job", job_id, *parts))
+
+    def lease_key(self, job_id: str, scope: str) -> str:
+        """The lease on a job's scope (held by the worker running it): the one place its key is made."""
+        return self.key(job_id, scope, "lease")
 
     # -- client side ----------------------------------------------------------------------------
     def create(self, job_id: str, src: str, tgt: str, name: str) -> bool:
@@ -124,33 +255,22 @@ class JobStore:
 
     def start(self, job_id: str, total: int) -> None:
         """Record the segment count; a queued (or never created) job becomes running."""
-        self.redis.eval(
-            "redis.call('HSET', KEYS[1], 'total', ARGV[1]) "
-            "local state = redis.call('HGET', KEYS[1], 'state') "
-            "if not state or state == 'queued' then redis.call('HSET', KEYS[1], 'state', 'running') end "
-            "redis.call('EXPIRE', KEYS[1], ARGV[2]) return 1",
-            1, self.key(job_id), total, self.ttl)
+        self.start_many({job_id: total})
+
+    def start_many(self, totals: dict[str, int]) -> None:
+        """``start`` for each ``{job id: segment count}``, in one round trip."""
+        if totals:
+            self._start(keys=[self.key(job_id) for job_id in totals], args=[self.ttl, *totals.values()])
 
     def set_progress(self, job_id: str, done: int) -> None:
         self.redis.hset(self.key(job_id), "done", done)
-
-    def attempt(self, job_id: str, scope: str = "document") -> int:
-        """Count one more delivery of the job's document task (or of one of its chunks)."""
-        key = self.key(job_id, "attempts", scope)
-        with self.redis.pipeline() as pipe:
-            pipe.incr(key)
-            pipe.expire(key, self.ttl)
-            count, _ = pipe.execute()
-        return int(count)
 
     def put_result(self, job_id: str, payload: dict[str, Any]) -> bool:
         """Store the result once; returns False if a result was already there. Either way the job
         ends "done" (unless it had already ended): a stored result is never left behind a
         "running" record."""
-        stored = self.redis.set(self.key(job_id, "result"), json.dumps(payload, ensure_ascii=False), nx=True, ex=self.ttl)
-        if self._finish(keys=[self.key(job_id)], args=["done", "", time.time(), self.ttl]):
-            self.redis.hset(self.key(job_id), "done", len(payload.get("segments", ())))
-        return bool(stored)
+        return bool(self._put_result(keys=[self.key(job_id), self.key(job_id, "result")],
+                                     args=[_json(payload), len(payload.get("segments", ())), time.time(), self.ttl]))
 
     def fail(self, job_id: str, error: str) -> bool:
         """Mark the job failed unless it already ended (a success is never overwritten)."""
@@ -159,34 +279,49 @@ class JobStore:
     def is_cancelled(self, job_id: str) -> bool:
         return self.redis.hget(self.key(job_id), "state") == "cancelled"
 
-    def acquire_lease(self, job_id: str, owner: str, seconds: int) -> bool:
-        return bool(self.redis.set(self.key(job_id, "lease"), owner, nx=True, ex=seconds))
+    # -- work in flight: leases, attempts and the sweep's active set (worker.sweep) -------------
+    def admit(self, deliveries: list[Delivery], owner: str, lease_seconds: int, max_attempts: int) -> list[Admission]:
+        """Decide each delivery in one atomic round trip for all: a scope whose job ended is skipped
+        (its state); else ``owner`` takes its lease ("busy" if another holds it) and its attempt is
+        counted; above ``max_attempts`` the lease is given back ("over": the caller fails the job),
+        else its message joins the active set ("run")."""
+        if not deliveries:
+            return []
+        keys, args = [ACTIVE], [owner, lease_seconds, self.ttl, max_attempts, time.time()]
+        for d in deliveries:
+            keys += [self.key(d.job_id), self.lease_key(d.job_id, d.scope), self.key(d.job_id, "attempts", d.scope),
+                     self.key(d.job_id, "message", d.scope)]
+            args += [_member(d.job_id, d.scope), _json(d.message)]
+        return [Admission(state, int(attempts)) for state, attempts in self._admit(keys=keys, args=args)]
 
-    def renew_lease(self, job_id: str, owner: str, seconds: int) -> bool:
-        return bool(self.redis.eval(
-            "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end return 0",
-            1, self.key(job_id, "lease"), owner, seconds))
+    def end(self, endings: list[Ending], owner: str) -> list[bool]:
+        """End running scopes in one atomic round trip for all, each on its own: store its job's
+        result once (the job ends done) or fail its job (unless it already ended), take it out of
+        the active set (unless ``keep_active``), and release its lease if ``owner`` holds it.
+        Returns per ending whether this call stored its result or failed its job."""
+        if not endings:
+            return []
+        keys, args = [ACTIVE], [owner, self.ttl, time.time()]
+        for e in endings:
+            keys += [self.key(e.job_id), self.key(e.job_id, "result"), self.lease_key(e.job_id, e.scope),
+                     self.key(e.job_id, "message", e.scope)]
+            args += [_member(e.job_id, e.scope), *_what(e), len((e.result or {}).get("segments", ())), int(e.keep_active)]
+        return [bool(took) for took in self._end(keys=keys, args=args)]
 
-    def release_lease(self, job_id: str, owner: str) -> None:
-        self.redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
-                        1, self.key(job_id, "lease"), owner)
+    def keep_alive(self, scopes: list[tuple[str, str]], owner: str, lease_seconds: int) -> None:
+        """Heartbeat of (job id, scope)s: renew the leases ``owner`` holds and report every scope
+        alive now, in one round trip."""
+        if scopes:
+            self._keep_alive(keys=[ACTIVE, *(self.lease_key(job_id, scope) for job_id, scope in scopes)],
+                             args=[owner, lease_seconds, time.time(), *(_member(*scope) for scope in scopes)])
 
-    # -- work in flight, for the sweep (worker.sweep) ------------------------------------------
-    def activate(self, job_id: str, scope: str, message: dict[str, Any]) -> None:
-        """A worker started the job's ``scope``: keep the task ``message`` ({"task", "args",
-        "queue"}) that would start it again, until the scope ends."""
-        with self.redis.pipeline() as pipe:
-            pipe.set(self.key(job_id, "message", scope), json.dumps(message, ensure_ascii=False), ex=self.ttl)
-            pipe.zadd(ACTIVE, {f"{job_id}|{scope}": time.time()})
-            pipe.execute()
-
-    def touch(self, job_id: str, scope: str, at: float | None = None) -> None:
-        """The scope is alive (heartbeat) at ``at`` (default now): ZADD, so an entry Redis lost comes back."""
-        self.redis.zadd(ACTIVE, {f"{job_id}|{scope}": time.time() if at is None else at})
+    def touch(self, job_id: str, scope: str, at: float) -> None:
+        """The sweep puts off its next look at the scope until ``at``: ZADD, so an entry Redis lost comes back."""
+        self.redis.zadd(ACTIVE, {_member(job_id, scope): at})
 
     def deactivate(self, job_id: str, scope: str) -> None:
         with self.redis.pipeline() as pipe:
-            pipe.zrem(ACTIVE, f"{job_id}|{scope}")
+            pipe.zrem(ACTIVE, _member(job_id, scope))
             pipe.delete(self.key(job_id, "message", scope))
             pipe.execute()
 
@@ -200,13 +335,13 @@ class JobStore:
         return None if raw is None else json.loads(raw)
 
     def lease_held(self, job_id: str, scope: str) -> bool:
-        return bool(self.redis.exists(self.key(f"{job_id}:{scope}", "lease")))
+        return bool(self.redis.exists(self.lease_key(job_id, scope)))
 
     def count_resend(self, job_id: str, scope: str) -> int:
         return int(self.redis.hincrby(self.key(job_id), f"resent:{scope}", 1))
 
     def put_plan(self, job_id: str, plan: dict[str, Any]) -> None:
-        self.redis.set(self.key(job_id, "plan"), json.dumps(plan, ensure_ascii=False), nx=True, ex=self.ttl)
+        self.redis.set(self.key(job_id, "plan"), _json(plan), nx=True, ex=self.ttl)
 
     def plan(self, job_id: str) -> dict[str, Any] | None:
         raw = self.redis.get(self.key(job_id, "plan"))
@@ -214,8 +349,7 @@ class JobStore:
 
     def put_chunk(self, job_id: str, index: int, segments: list[dict[str, Any]], seconds: float = 0.0) -> int:
         """Store chunk ``index`` once (and the seconds it took) and return how many chunks are finished."""
-        stored = self.redis.set(self.key(job_id, "chunk", str(index)), json.dumps(segments, ensure_ascii=False),
-                                nx=True, ex=self.ttl)
+        stored = self.redis.set(self.key(job_id, "chunk", str(index)), _json(segments), nx=True, ex=self.ttl)
         with self.redis.pipeline() as pipe:
             pipe.sadd(self.key(job_id, "chunks"), index)
             pipe.expire(self.key(job_id, "chunks"), self.ttl)
@@ -241,3 +375,8 @@ class JobStore:
             missing = [i for i, r in enumerate(raws) if r is None]
             raise KeyError(f"job {job_id}: chunk results missing for {missing}")
         return [json.loads(r) for r in raws]
+
+
+def _json(value: Any) -> str:
+    """JSON as the store keeps it (UTF-8, not ASCII-escaped)."""
+    return json.dumps(value, ensure_ascii=False)

@@ -37,6 +37,9 @@ def test_small_jobs_share_batches_and_each_finishes_on_its_own(workers, client, 
     with pytest.raises(JobFailedError, match="document is empty"):  # failed on its own, in a batch
         jobs[-1].wait(timeout=60)
     assert big.wait(timeout=120).text and "batched_jobs" not in big.wait().provenance["timings"]
+    redis = client.store.redis  # every message acknowledged, every lease released, nothing left active
+    wait_for(lambda: not redis.hlen("unacked") and not redis.zcard("nmt:active")
+             and not list(redis.scan_iter("nmt:job:*:lease")), 30, "the batches to leave nothing held")
 
 
 def test_a_worker_killed_mid_batch_loses_none_of_its_jobs(workers, client):

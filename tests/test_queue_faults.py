@@ -290,7 +290,7 @@ def test_worker_children_share_the_cores_when_no_thread_count_is_set(workers, cl
 
 def test_the_sweep_resends_lost_work_forgets_ended_work_and_fails_what_never_finishes(redis_server):
     """worker.sweep.sweep_once on a real Redis: what it does with each kind of idle scope."""
-    from queue_config.jobstore import JobStore
+    from queue_config.jobstore import Delivery, JobStore
     from queue_config.settings import QueueSettings
     from worker.sweep import stale_after, sweep_once
 
@@ -302,9 +302,11 @@ def test_the_sweep_resends_lost_work_forgets_ended_work_and_fails_what_never_fin
     for job_id in ("lost", "ended", "leased", "bare"):
         store.create(job_id, "en", "de", "document")
         store.start(job_id, 10)
-        store.activate(job_id, "document", message | {"args": [{"job_id": job_id}]})
+    store.admit([Delivery(job_id, "document", message | {"args": [{"job_id": job_id}]})
+                 for job_id in ("lost", "ended", "leased", "bare")], "someone", 60, 3)
+    for job_id in ("lost", "ended", "bare"):  # their worker died and its leases expired
+        store.redis.delete(store.lease_key(job_id, "document"))
     store.fail("ended", "it failed")
-    store.acquire_lease("leased:document", "someone", 60)
     store.redis.delete(store.key("bare", "message", "document"))
     now = time.time()
     assert sweep_once(store, settings, sent.append, now=now) == {"resent": 0, "failed": 0, "forgotten": 0, "alive": 0}

@@ -51,6 +51,17 @@ class ServedModel:
     path: Path
 
 
+@dataclass(frozen=True)
+class Completed:
+    """A translated job, its files written (NMT_OUTPUT_DIR), whose result is ready to be stored."""
+
+    request: JobRequest
+    payload: dict[str, Any]  # the job's result (JobResult JSON)
+    segments: int
+    tokens: int  # target words, for the metrics
+    provenance: dict[str, Any]
+
+
 def served_models(settings: QueueSettings) -> dict[str, ServedModel]:
     """``{name: ServedModel}`` for each bundle in NMT_BUNDLES, from its manifest (JSON only: no
     sessions, safe before fork). Per pair, the first bundle listed is that pair's default."""
@@ -219,14 +230,16 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
 
 
 def run_batch(runtime: Runtime, requests: list[JobRequest], send_chunk: Callable[[JobRequest], Callable[[str, int], None]]
-              ) -> dict[str, dict[str, Any] | Exception]:
+              ) -> dict[str, Completed | dict[str, Any] | Exception]:
     """Translate several small plain-text jobs with their sentences decoded together: one call of
-    the engine per model, options and glossary, under its token budget. Each job is checked,
-    finished and stored on its own; the outcome per job id is its summary or the exception that
-    failed it. A job too big for one chunk is run as a document of its own (``run_document``)."""
-    store, settings = runtime.store, runtime.settings
-    outcomes: dict[str, dict[str, Any] | Exception] = {}
+    the engine per model, options and glossary, under its token budget. Each job is checked and
+    finished on its own; the outcome per job id is the job ``Completed`` (files written, its result
+    for the caller to store with the others') or the exception that failed it. A job too big for
+    one chunk is run as a document of its own (``run_document``): its outcome is its summary."""
+    settings = runtime.settings
+    outcomes: dict[str, Completed | dict[str, Any] | Exception] = {}
     groups: dict[tuple, list[tuple[JobRequest, Layout]]] = {}
+    totals: dict[str, int] = {}
     for request in requests:
         try:
             translator = runtime.translator(request.src, request.tgt, request.model)
@@ -235,11 +248,12 @@ def run_batch(runtime: Runtime, requests: list[JobRequest], send_chunk: Callable
                 outcomes[request.job_id] = run_document(runtime, request, send_chunk(request))
                 continue
             options = search_options(translator, request.options)
-            store.start(request.job_id, len(layout.sentences))
             key = (request.src, request.tgt, request.model, options, request.options.attention, request.glossary)
             groups.setdefault(key, []).append((request, layout))
+            totals[request.job_id] = len(layout.sentences)
         except Exception as exc:  # noqa: BLE001 - this job fails; the others go on
             outcomes[request.job_id] = exc
+    runtime.store.start_many(totals)
     for (src, tgt, model, options, attention, _), members in groups.items():
         translator = runtime.translator(src, tgt, model)
         sentences = [s.text for _, layout in members for s in layout.sentences]
@@ -257,7 +271,7 @@ def run_batch(runtime: Runtime, requests: list[JobRequest], send_chunk: Callable
             provenance = translator.provenance(options, seconds * len(own) / len(sentences), len(own))
             provenance["timings"] = provenance["timings"] | {"batched_jobs": len(members)}
             try:
-                outcomes[request.job_id] = finish(runtime, request, layout, own, provenance)
+                outcomes[request.job_id] = assembled(runtime, request, layout, own, provenance)
             except Exception as exc:  # noqa: BLE001
                 outcomes[request.job_id] = exc
     return outcomes
@@ -305,7 +319,8 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
     payload = {"job_id": request.job_id, "text": rendered, "name": request.name, "format": fmt, **record,
                "provenance": provenance | {"job_id": request.job_id}}
     tokens = sum(len(segment["translation"].split()) for segment in record["segments"])
-    return store_result(runtime, request, payload, len(record["segments"]), tokens, provenance, FORMAT_SUFFIXES[fmt])
+    return store_result(runtime, completed(runtime, request, payload, len(record["segments"]), tokens, provenance,
+                                           FORMAT_SUFFIXES[fmt]))
 
 
 def run_chunk(runtime: Runtime, job_id: str, index: int, plan: dict[str, Any]) -> dict[str, Any]:
@@ -339,19 +354,26 @@ def run_chunk(runtime: Runtime, job_id: str, index: int, plan: dict[str, Any]) -
 
 def finish(runtime: Runtime, request: JobRequest, layout: Layout, results: list[SegmentResult],
            provenance: dict[str, Any]) -> dict[str, Any]:
+    """Assemble a plain-text job's document from its segment results and store it; its summary."""
+    return store_result(runtime, assembled(runtime, request, layout, results, provenance))
+
+
+def assembled(runtime: Runtime, request: JobRequest, layout: Layout, results: list[SegmentResult],
+              provenance: dict[str, Any]) -> Completed:
+    """A plain-text job's document assembled from its segment results, its files written."""
     if runtime.cache is not None:
         provenance = provenance | {"timings": provenance["timings"] | {"cache_hits": sum(r.cached for r in results)}}
     document = assemble_document(layout, results, provenance | {"job_id": request.job_id})
     payload = document.to_json() | {"job_id": request.job_id, "text": document.translation, "name": request.name}
     tokens = sum(len(r.translation.split()) for r in results)
-    return store_result(runtime, request, payload, len(results), tokens, provenance, ".txt")
+    return completed(runtime, request, payload, len(results), tokens, provenance, ".txt")
 
 
-def store_result(runtime: Runtime, request: JobRequest, payload: dict[str, Any], segments: int, tokens: int,
-                 provenance: dict[str, Any], suffix: str) -> dict[str, Any]:
-    """Write the job's files (if NMT_OUTPUT_DIR is set), then store its result once."""
+def completed(runtime: Runtime, request: JobRequest, payload: dict[str, Any], segments: int, tokens: int,
+              provenance: dict[str, Any], suffix: str) -> Completed:
+    """The job completed with ``payload``, its files written first if NMT_OUTPUT_DIR is set (a job
+    is never "done" without its files)."""
     if runtime.settings.output_dir:
-        # Written before the result is stored: a job is never "done" without its files.
         final = runtime.store.result(request.job_id) or payload  # a redelivery writes what is stored
         try:
             file = base64.b64decode(final["text"]) if final.get("format") in BINARY_FORMATS else final["text"]
@@ -359,12 +381,22 @@ def store_result(runtime: Runtime, request: JobRequest, payload: dict[str, Any],
                               file, final, suffix)
         except OSError as exc:
             raise JobError(f"could not write the translation to NMT_OUTPUT_DIR: {exc.strerror or exc}") from None
-    stored = runtime.store.put_result(request.job_id, payload)
+    return Completed(request, payload, segments, tokens, provenance)
+
+
+def store_result(runtime: Runtime, done: Completed) -> dict[str, Any]:
+    """Store the job's result once; its summary."""
+    return reported(done, runtime.store.put_result(done.request.job_id, done.payload))
+
+
+def reported(done: Completed, stored: bool) -> dict[str, Any]:
+    """Count (once: ``stored`` by this delivery) and log a job whose result is in the store; its summary."""
+    request, provenance = done.request, done.provenance
     timings = provenance["timings"]
     if stored:  # counted once, however often the job was delivered
         metrics.record_job(f"{request.src}-{request.tgt}", str(provenance.get("bundle")), str(provenance.get("provider")),
-                           segments, tokens, timings["translate_seconds"])
+                           done.segments, done.tokens, timings["translate_seconds"])
     log.info("job %s done: %s-%s, model %s, %d segments, %.2f s, %s%s", request.job_id, request.src, request.tgt,
-             provenance.get("bundle"), segments, timings["translate_seconds"], provenance.get("provider"),
+             provenance.get("bundle"), done.segments, timings["translate_seconds"], provenance.get("provider"),
              "" if stored else " (a result was already stored: kept it)")
-    return {"job_id": request.job_id, "state": "done", "segments": segments, "stored": stored}
+    return {"job_id": request.job_id, "state": "done", "segments": done.segments, "stored": stored}

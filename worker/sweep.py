@@ -7,7 +7,7 @@ not be published during an outage (Celery then rejects the message without reque
 job would stay "running" forever.
 
 So every job scope a worker starts (the document, or one chunk) is kept in ``nmt:active`` with
-the message that starts it (``JobStore.activate``), and the worker's heartbeat renews its time.
+the message that starts it (``JobStore.admit``), and the worker's heartbeat renews its time.
 Every ``NMT_SWEEP_SECONDS`` one worker parent of the fleet (a lock decides which) looks for scopes
 not reported alive for ``stale_after`` seconds, longer than any redelivery of a message Redis still
 holds takes to start, whose lease nobody holds, and sends their messages again. A re-sent scope

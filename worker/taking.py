@@ -2,13 +2,14 @@
 
 Celery hands a worker child one message at a time (prefetch 1, late acks). When the child gets a
 small plain-text job, it takes up to ``NMT_BATCH_JOBS - 1`` more messages from the pair's batch
-queue itself (``basic_get`` without auto-ack: each stays in kombu's unacknowledged set until its
-job is done), waiting at most ``NMT_BATCH_WAIT_MS`` for them, and decodes all their sentences
-together (``worker.jobs.run_batch``). Each taken message is acknowledged only after its job's
-result is stored. If the child or its host dies first, Redis hands the messages to another worker
-after the visibility timeout, as it does for Celery's own; the sweep (``worker.sweep``) resends
-any whose job was running. Celery's own task records do not list the jobs taken this way: the job
-store does (``nmt status``).
+queue itself (``worker.transport.Channel.take``: as many as are there in one round trip, each
+unacknowledged as ``basic_get`` leaves one, in kombu's unacked set until its job is done), waiting
+at most ``NMT_BATCH_WAIT_MS`` for them, and decodes all their sentences together
+(``worker.jobs.run_batch``). The taken messages are acknowledged together (``ack_all``), only
+after their jobs' results are stored. If the child or its host dies first, Redis hands the
+messages to another worker after the visibility timeout, as it does for Celery's own; the sweep
+(``worker.sweep``) resends any whose job was running. Celery's own task records do not list the
+jobs taken this way: the job store does (``nmt status``).
 """
 from __future__ import annotations
 
@@ -46,6 +47,12 @@ class Taken:
         self.message.requeue()
 
 
+def ack_all(taken: list[Taken]) -> None:
+    """Acknowledge messages one ``take`` took, in one round trip."""
+    if taken:
+        taken[0].message.channel.ack_many([item.message for item in taken])
+
+
 def take(app: Any, queue: str, limit: int, wait: float) -> list[Taken]:
     """Up to ``limit`` messages from ``queue``, waiting at most ``wait`` seconds for them to come;
     none on a broker error (the batch then holds only the job Celery delivered)."""
@@ -58,12 +65,9 @@ def take(app: Any, queue: str, limit: int, wait: float) -> list[Taken]:
         if _connection is None:
             _connection = app.connection_for_read()
         channel = _connection.default_channel
-        while len(taken) < limit:
-            message = channel.basic_get(queue=queue, no_ack=False)
-            if message is not None:
-                taken.append(Taken(message))
-                continue
-            if time.monotonic() >= deadline:
+        while True:
+            taken += [Taken(message) for message in channel.take(queue, limit - len(taken))]
+            if len(taken) >= limit or time.monotonic() >= deadline:
                 break
             time.sleep(_POLL)
     except Exception as exc:  # noqa: BLE001 - what was taken stays unacknowledged; Redis hands it out again

@@ -20,16 +20,16 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu import Queue
 
 from queue_config.celery_config import celery_config
-from queue_config.jobstore import JobStore
+from queue_config.jobstore import Delivery, Ending, JobStore
 from queue_config.messages import JobRequest, MessageError, batchable
 from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, queue_for
 from queue_config.settings import load_settings
 
 from .bundle import BundleError
 from . import metrics
-from .jobs import JobError, Runtime, run_batch, run_chunk, run_document, served_models
+from .jobs import Completed, JobError, Runtime, reported, run_batch, run_chunk, run_document, served_models
 from .sweep import Sweeper
-from .taking import Taken, take
+from .taking import Taken, ack_all, take
 
 log = logging.getLogger(__name__)
 TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
@@ -129,7 +129,7 @@ def _guarded(task: JobTask, job_id: str, scope: str, message: dict[str, Any], wo
     again if the scope stops with no live worker and its message is gone)."""
     store = task.runtime.store
     owner = _owner()
-    admitted = _admit(store, job_id, scope, message, owner)
+    admitted = _admit(store, [Delivery(job_id, scope, message)], owner)[0]
     if admitted == "busy":  # another worker runs this right now (a redelivery while it is alive): try again later
         raise task.retry(countdown=settings.lease_seconds, max_retries=None)
     if admitted != "run":
@@ -146,86 +146,63 @@ def _guarded(task: JobTask, job_id: str, scope: str, message: dict[str, Any], wo
     except Exception as exc:  # noqa: BLE001 - every other failure fails the job with its reason, never hangs it
         raise InvalidJobError(_failed(store, job_id, scope, exc)) from None
     finally:
-        _leave(store, job_id, scope, owner, keep_active)
+        store.end([Ending(job_id, scope, keep_active=keep_active)], owner)
 
 
 def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def _admit(store: JobStore, job_id: str, scope: str, message: dict[str, Any], owner: str) -> str:
-    """Whether this delivery of a job scope runs: "run" (lease held, attempt counted, scope
-    active), the state of a finished job, "busy" (a live worker holds the lease) or "failed: why"
-    (delivered too often; the job is failed)."""
-    status = store.status(job_id)
-    if status.finished:
-        return status.state
-    if not store.acquire_lease(_lease(job_id, scope), owner, settings.lease_seconds):
-        return "busy"
-    attempts = store.attempt(job_id, scope)
-    if attempts > settings.max_attempts:
-        error = (f"job failed: its {scope} task was delivered {attempts - 1} times and its worker died each "
-                 f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings.max_attempts}")
-        store.fail(job_id, error)
-        metrics.record_failure("attempt_cap")
-        store.release_lease(_lease(job_id, scope), owner)
-        return f"failed: {error}"
-    store.activate(job_id, scope, message)
-    return "run"
+def _admit(store: JobStore, deliveries: list[Delivery], owner: str) -> list[str]:
+    """Whether each delivery of a job scope runs, all decided in one round trip: "run" (lease
+    held, attempt counted, scope active), the state of a finished job, "busy" (a live worker holds
+    the lease) or "failed: why" (delivered too often; the job is failed)."""
+    admissions = store.admit(deliveries, owner, settings.lease_seconds, settings.max_attempts)
+    return [f"failed: {_give_up(store, delivery, admission.attempts)}" if admission.state == "over" else admission.state
+            for delivery, admission in zip(deliveries, admissions)]
 
 
-def _failed(store: JobStore, job_id: str, scope: str, exc: BaseException) -> str:
-    """Fail the job for ``exc`` (counted once) and return the reason it is failed with."""
-    if isinstance(exc, InvalidJobError):
-        return str(exc)
-    if isinstance(exc, (JobError, MessageError, BundleError)):
-        error, reason = str(exc), "invalid_job"
-    elif isinstance(exc, SoftTimeLimitExceeded):
-        error, reason = f"job exceeded the soft time limit of {settings.soft_time_limit} s (NMT_SOFT_TIME_LIMIT)", "time_limit"
-    else:  # a bug or an input nothing above foresaw: the job fails, never hangs
-        log.error("job %s (%s) failed unexpectedly", job_id, scope, exc_info=exc)
-        error, reason = f"job failed in the worker: {type(exc).__name__}: {str(exc)[:300]}", "worker_error"
-    if store.fail(job_id, error):
-        metrics.record_failure(reason)
+def _give_up(store: JobStore, delivery: Delivery, attempts: int) -> str:
+    """Fail a job whose scope was delivered ``attempts`` times, more than NMT_MAX_ATTEMPTS; the reason."""
+    error = (f"job failed: its {delivery.scope} task was delivered {attempts - 1} times and its worker died each "
+             f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings.max_attempts}")
+    store.fail(delivery.job_id, error)
+    metrics.record_failure("attempt_cap")
     return error
 
 
-def _leave(store: JobStore, job_id: str, scope: str, owner: str, keep_active: bool = False) -> None:
-    if not keep_active:
-        store.deactivate(job_id, scope)
-    store.release_lease(_lease(job_id, scope), owner)
+def _failure(job_id: str, scope: str, exc: Exception) -> tuple[str, str]:
+    """The reason a job fails for ``exc``, and the failure's metric label."""
+    if isinstance(exc, (JobError, MessageError, BundleError)):
+        return str(exc), "invalid_job"
+    if isinstance(exc, SoftTimeLimitExceeded):
+        return f"job exceeded the soft time limit of {settings.soft_time_limit} s (NMT_SOFT_TIME_LIMIT)", "time_limit"
+    # a bug or an input nothing above foresaw: the job fails, never hangs
+    log.error("job %s (%s) failed unexpectedly", job_id, scope, exc_info=exc)
+    return f"job failed in the worker: {type(exc).__name__}: {str(exc)[:300]}", "worker_error"
 
 
-def _lease(job_id: str, scope: str) -> str:
-    return f"{job_id}:{scope}"
+def _failed(store: JobStore, job_id: str, scope: str, exc: Exception) -> str:
+    """Fail the job for ``exc`` (counted once) and return the reason it is failed with."""
+    if isinstance(exc, InvalidJobError):
+        return str(exc)
+    error, label = _failure(job_id, scope, exc)
+    if store.fail(job_id, error):
+        metrics.record_failure(label)
+    return error
 
 
 def _batch(task: JobTask, request: JobRequest, message: dict[str, Any]) -> dict[str, Any]:
     """The job Celery delivered, with up to NMT_BATCH_JOBS - 1 more taken from the pair's batch
-    queue (``worker.taking``), their sentences decoded together; each job is admitted, failed,
-    finished and (if taken here) acknowledged on its own."""
+    queue (``worker.taking``), their sentences decoded together. The jobs are admitted together,
+    ended together, and then the messages taken for them acknowledged together (one round trip
+    each); each job is still skipped, leased, failed and finished on its own."""
     store, owner = task.runtime.store, _owner()
     taken = take(app, batch_queue_for(request.src, request.tgt), settings.batch_jobs - 1, settings.batch_wait_ms / 1000)
-    entries: list[tuple[JobRequest, dict[str, Any], Taken | None]] = [(request, message, None)]
-    for item in taken:
-        payload = None
-        try:
-            if not item.is_job:
-                item.requeue()  # not a job message: left for Celery to deal with
-                continue
-            payload = item.payload()
-            other = JobRequest.from_json(payload)
-        except Exception as exc:  # noqa: BLE001 - a malformed message fails its job (if it names one) and is dropped
-            job_id = payload.get("job_id") if isinstance(payload, dict) else None
-            if isinstance(job_id, str) and job_id:
-                store.fail(job_id, f"malformed job message: {exc}")
-                metrics.record_failure("malformed_message")
-            item.ack()
-            continue
-        entries.append((other, _job_message(payload, batch_queue_for(other.src, other.tgt)), item))
+    entries = [(request, message, None), *_taken_jobs(store, taken)]
+    states = _admit(store, [Delivery(job.job_id, "document", job_message) for job, job_message, _ in entries], owner)
     admitted, first = [], "run"
-    for job, job_message, item in entries:
-        state = _admit(store, job.job_id, "document", job_message, owner)
+    for (job, _, item), state in zip(entries, states):
         if state == "run":
             admitted.append((job, item))
         elif item is None:
@@ -234,48 +211,99 @@ def _batch(task: JobTask, request: JobRequest, message: dict[str, Any]) -> dict[
             item.requeue()
         else:
             item.ack()
-    keep_active = False
-    outcomes: dict[str, Any] = {}
-    try:
-        with _heartbeat(store, [(job.job_id, "document") for job, _ in admitted], owner):
-            outcomes = run_batch(task.runtime, [job for job, _ in admitted], _send_chunk)
-    except TRANSIENT:
-        keep_active = True  # taken messages stay unacknowledged: Redis hands them out again
-        raise
-    finally:
-        for job, item in admitted:
-            outcome = outcomes.get(job.job_id)
-            if isinstance(outcome, Exception):
-                outcomes[job.job_id] = InvalidJobError(_failed(store, job.job_id, "document", outcome))
-            _leave(store, job.job_id, "document", owner, keep_active)
-            if item is not None and not keep_active:
-                item.ack()
+    outcomes = _run_admitted(task, admitted, owner)
     if first == "busy":
         raise task.retry(countdown=settings.lease_seconds, max_retries=None)
     if first.startswith("failed: "):
         raise InvalidJobError(first[len("failed: "):])
     if first != "run":
         return {"job_id": request.job_id, "state": first, "redelivered": True}
-    outcome = outcomes.get(request.job_id)
+    outcome = outcomes[request.job_id]
     if isinstance(outcome, Exception):
         raise outcome
-    return (outcome or {}) | {"batched_jobs": len(admitted)}
+    return outcome | {"batched_jobs": len(admitted)}
+
+
+def _taken_jobs(store: JobStore, taken: list[Taken]) -> list[tuple[JobRequest, dict[str, Any], Taken]]:
+    """The job requests of messages taken for a batch, with the message each keeps while it runs."""
+    jobs = []
+    for item in taken:
+        payload = None
+        try:
+            if not item.is_job:
+                item.requeue()  # not a job message: left for Celery to deal with
+                continue
+            payload = item.payload()
+            request = JobRequest.from_json(payload)
+        except Exception as exc:  # noqa: BLE001 - a malformed message fails its job (if it names one) and is dropped
+            job_id = payload.get("job_id") if isinstance(payload, dict) else None
+            if isinstance(job_id, str) and job_id:
+                store.fail(job_id, f"malformed job message: {exc}")
+                metrics.record_failure("malformed_message")
+            item.ack()
+            continue
+        jobs.append((request, _job_message(payload, batch_queue_for(request.src, request.tgt)), item))
+    return jobs
+
+
+def _run_admitted(task: JobTask, admitted: list[tuple[JobRequest, Taken | None]], owner: str) -> dict[str, Any]:
+    """Decode the admitted jobs of a batch together, end them all in one round trip (each result
+    or failure stored, leases released), and only then acknowledge the messages taken for them.
+    Returns ``{job id: summary, or the InvalidJobError that failed it}``."""
+    store, jobs = task.runtime.store, [job for job, _ in admitted]
+    try:
+        with _heartbeat(store, [(job.job_id, "document") for job in jobs], owner):
+            outcomes = run_batch(task.runtime, jobs, _send_chunk)
+    except TRANSIENT:
+        # Nothing is acknowledged: Redis hands the taken messages out again, and the jobs stay
+        # active for the sweep in case the retry of the delivered one cannot be published.
+        store.end([Ending(job.job_id, "document", keep_active=True) for job in jobs], owner)
+        raise
+    except Exception as exc:  # noqa: BLE001 - run_batch fails jobs one by one; anything else fails them all
+        outcomes = {job.job_id: exc for job in jobs}
+    failures = {job_id: _failure(job_id, "document", outcome) for job_id, outcome in outcomes.items()
+                if isinstance(outcome, Exception)}
+    endings = [_ending(job.job_id, outcomes[job.job_id], failures.get(job.job_id)) for job in jobs]
+    summaries = {job.job_id: _summary(outcomes[job.job_id], failures.get(job.job_id), took)
+                 for job, took in zip(jobs, store.end(endings, owner))}
+    ack_all([item for _, item in admitted if item is not None])
+    return summaries
+
+
+def _ending(job_id: str, outcome: Completed | dict[str, Any] | Exception, failure: tuple[str, str] | None) -> Ending:
+    """How a batched job's document scope ends: with its failure (reason, label), with its result,
+    or with what its work stored itself (a job run as a document of its own)."""
+    if failure is not None:
+        return Ending(job_id, "document", error=failure[0])
+    if isinstance(outcome, Completed):
+        return Ending(job_id, "document", result=outcome.payload)
+    return Ending(job_id, "document")
+
+
+def _summary(outcome: Completed | dict[str, Any] | Exception, failure: tuple[str, str] | None, took: bool) -> Any:
+    """A batched job's summary once it has ended, or the InvalidJobError that failed it; counted in
+    the metrics if ``took`` (its result or failure was stored by this delivery)."""
+    if failure is not None:
+        if took:
+            metrics.record_failure(failure[1])
+        return InvalidJobError(failure[0])
+    if isinstance(outcome, Completed):
+        return reported(outcome, took)
+    return outcome
 
 
 @contextmanager
 def _heartbeat(store: JobStore, scopes: list[tuple[str, str]], owner: str) -> Iterator[None]:
     """Renew the leases of the (job id, scope)s, and report them alive, every third of the lease
-    while the jobs run."""
+    while the jobs run (one round trip for all)."""
     stop = threading.Event()
 
     def renew() -> None:
         while not stop.wait(settings.lease_seconds / 3):
-            for job_id, scope in scopes:
-                try:
-                    store.renew_lease(_lease(job_id, scope), owner, settings.lease_seconds)
-                    store.touch(job_id, scope)
-                except TRANSIENT:
-                    log.warning("could not renew the lease of %s", _lease(job_id, scope))
+            try:
+                store.keep_alive(scopes, owner, settings.lease_seconds)
+            except TRANSIENT:
+                log.warning("could not renew the leases of %d job scope(s), %s first", len(scopes), scopes[0])
 
     thread = threading.Thread(target=renew, name=f"lease-{scopes[0][0] if scopes else 'none'}", daemon=True)
     thread.start()

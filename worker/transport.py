@@ -1,10 +1,15 @@
-"""kombu's Redis transport, hardened against poison items on a queue.
+"""kombu's Redis transport, hardened against poison items on a queue, and taking many messages at once.
 
 kombu pops an item off the queue list and parses it in the worker's event loop: an item that is not
 JSON (``LPUSH nmt.en-de garbage``) or not a kombu envelope raises there and stops the worker parent
 ("Unrecoverable error"), and every worker that pops it next goes down the same way. This transport
 drops such an item with one log line instead; real messages pass unchanged. The worker selects it
 (``broker_transport``) for redis:// and rediss:// brokers.
+
+For batches across jobs (``worker.taking``) a channel also takes up to N messages in one atomic
+round trip, each held unacknowledged exactly as kombu's ``basic_get`` holds one (in the unacked
+hash and index, so Redis restores it after the visibility timeout), and acknowledges many in one.
+kombu's ``basic_get`` and ``ack`` take two round trips and one for each message.
 """
 from __future__ import annotations
 
@@ -12,11 +17,39 @@ import base64
 import binascii
 import json
 import logging
+import time
+from functools import cached_property
 from typing import Any
 
 from kombu.transport import redis as kombu_redis
+from kombu.transport import virtual
 
 log = logging.getLogger(__name__)
+
+# KEYS a queue's lists (first taken first), the unacked hash and its index; ARGV limit, time. Pops up
+# to limit items and holds each envelope as kombu's QoS.append does (HSET tag -> [message, exchange,
+# routing key], ZADD tag), the message spliced in as it was queued. Returns {item, tag held or ""}s.
+_TAKE = """
+local taken, limit, unacked, index = {}, tonumber(ARGV[1]), KEYS[#KEYS - 1], KEYS[#KEYS]
+for i = 1, #KEYS - 2 do
+  while #taken < limit do
+    local item = redis.call('RPOP', KEYS[i])
+    if not item then break end
+    local ok, message = pcall(cjson.decode, item)
+    local tag = ''
+    if ok and type(message) == 'table' and type(message.properties) == 'table' and message.properties.delivery_tag then
+      local info = message.properties.delivery_info
+      if type(info) ~= 'table' then info = {} end
+      tag = tostring(message.properties.delivery_tag)
+      redis.call('HSET', unacked, tag, '[' .. item .. ',' .. cjson.encode(info.exchange or '') .. ','
+                 .. cjson.encode(info.routing_key or '') .. ']')
+      redis.call('ZADD', index, ARGV[2], tag)
+    end
+    taken[#taken + 1] = {item, tag}
+  end
+end
+return taken
+"""
 
 
 def envelope_problem(message: Any) -> str | None:
@@ -37,7 +70,51 @@ def envelope_problem(message: Any) -> str | None:
     return None
 
 
+class QoS(kombu_redis.QoS):
+    def hold(self, message: virtual.Message) -> None:
+        """Record a message ``Channel.take`` took as delivered and unacknowledged (kombu's
+        ``append`` less its round trip, which the take script did)."""
+        virtual.QoS.append(self, message, message.delivery_tag)
+
+    def ack_many(self, delivery_tags: list[str]) -> None:
+        """Acknowledge messages in one round trip (kombu's ``ack``: out of the unacked hash and
+        index, for all the tags at once)."""
+        with self.pipe_or_acquire() as pipe:
+            pipe.zrem(self.unacked_index_key, *delivery_tags).hdel(self.unacked_key, *delivery_tags).execute()
+        for tag in delivery_tags:
+            virtual.QoS.ack(self, tag)
+
+
 class Channel(kombu_redis.Channel):
+    QoS = QoS
+
+    @cached_property
+    def _take(self) -> Any:
+        with self.conn_or_acquire() as client:
+            return client.register_script(_TAKE)
+
+    def take(self, queue: str, limit: int) -> list[virtual.Message]:
+        """Up to ``limit`` messages from ``queue`` (its priority lists in order), unacknowledged
+        as ``basic_get`` leaves one, in one atomic round trip. An item that is not a message is
+        dropped with a log line (and never restored)."""
+        keys = [self._q_for_pri(queue, pri) for pri in self.priority_steps] + [self.unacked_key, self.unacked_index_key]
+        messages, dropped = [], []
+        for item, tag in self._take(keys=keys, args=[limit, time.time()]):
+            payload = _envelope(item, queue)
+            if payload is None:
+                dropped += [tag] if tag else []
+                continue
+            message = self.Message(payload, channel=self)
+            self.qos.hold(message)
+            messages.append(message)
+        if dropped:
+            self.qos.ack_many(dropped)
+        return messages
+
+    def ack_many(self, messages: list[virtual.Message]) -> None:
+        """Acknowledge messages ``take`` took, in one round trip."""
+        self.qos.ack_many([message.delivery_tag for message in messages])
+
     def _brpop_read(self, **options):
         try:
             return super()._brpop_read(**options)
@@ -55,3 +132,17 @@ class Transport(kombu_redis.Transport):
             log.error("dropped an item on queue %s that is not a message (%s): %.200r", queue, problem, message)
             return
         super()._deliver(message, queue)
+
+
+def _envelope(item: Any, queue: str) -> dict[str, Any] | None:
+    """A taken queue item as a kombu message envelope, or None (logged) when it is not one."""
+    try:
+        message = json.loads(item)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        log.error("dropped an item on queue %s that is not a message (not JSON: %s)", queue, exc)
+        return None
+    problem = envelope_problem(message)
+    if problem is not None:
+        log.error("dropped an item on queue %s that is not a message (%s): %.200r", queue, problem, message)
+        return None
+    return message

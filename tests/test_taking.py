@@ -1,0 +1,90 @@
+"""Taking many messages for a batch in one round trip (``worker.transport.Channel.take``) on a real
+redis-server: each is held unacknowledged as kombu's own ``basic_get`` holds one, so Redis restores
+it after the visibility timeout, and acknowledging them together leaves nothing held."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from celery import Celery
+
+from queue_config.names import TRANSLATE_TASK
+from worker import taking
+
+from .queue_harness import RedisServer
+
+pytestmark = [pytest.mark.integration]
+QUEUE = "nmt.en-de.batch"
+
+
+@pytest.fixture
+def broker(tmp_path, monkeypatch):
+    server = RedisServer(tmp_path / "redis").start()
+    app = Celery("test-taking", broker=server.url)
+    app.conf.broker_transport = "worker.transport:Transport"
+    app.conf.broker_transport_options = {"visibility_timeout": 1}
+    monkeypatch.setattr(taking, "_connection", None)  # this test's broker, not another test's
+    yield app, server.client()
+    if taking._connection is not None:
+        taking._connection.release()  # kombu gives back what it still holds, while Redis runs
+    server.stop()
+
+
+def send(app: Celery, count: int) -> list[str]:
+    job_ids = [f"job-{i}" for i in range(count)]
+    with app.connection_for_write() as connection:
+        for job_id in job_ids:
+            app.send_task(TRANSLATE_TASK, args=[{"job_id": job_id, "src": "en", "tgt": "de", "text": "A dog."}],
+                          queue=QUEUE, connection=connection)
+    return job_ids
+
+
+def test_taken_messages_stay_held_until_acknowledged_together_and_poison_is_dropped(broker):
+    app, redis = broker
+    job_ids = send(app, 5)
+    redis.lpush(QUEUE, "not json", json.dumps({"properties": {"delivery_tag": "x"}, "body": 7}))
+
+    taken = taking.take(app, QUEUE, 10, 0.0)
+
+    assert [item.payload()["job_id"] for item in taken] == job_ids
+    assert redis.llen(QUEUE) == 0
+    assert redis.hlen("unacked") == redis.zcard("unacked_index") == 5  # the poison item is not held
+    taking.ack_all(taken)
+    assert redis.hlen("unacked") == redis.zcard("unacked_index") == 0
+
+
+def test_a_take_stops_at_its_limit_and_leaves_the_rest_queued(broker):
+    app, redis = broker
+    job_ids = send(app, 5)
+
+    taken = taking.take(app, QUEUE, 3, 0.0)
+
+    assert [item.payload()["job_id"] for item in taken] == job_ids[:3] and redis.llen(QUEUE) == 2
+
+
+def test_unacknowledged_messages_come_back_after_the_visibility_timeout(broker):
+    """The held entries the take script writes are the ones kombu's restore reads: a worker that
+    dies holding them loses none."""
+    app, redis = broker
+    job_ids = send(app, 3)
+    taken = taking.take(app, QUEUE, 3, 0.0)
+    time.sleep(1.5)
+
+    taken[0].message.channel.qos.restore_visible(num=10, interval=1)  # what a Celery consumer runs periodically
+
+    assert redis.llen(QUEUE) == 3 and redis.hlen("unacked") == 0
+    again = taking.take(app, QUEUE, 3, 0.0)
+    assert sorted(item.payload()["job_id"] for item in again) == job_ids
+    assert all(item.message.headers["redelivered"] for item in again)
+
+
+def test_a_requeued_message_goes_back_on_the_queue_and_is_held_no_more(broker):
+    app, redis = broker
+    job_ids = send(app, 3)
+    taken = taking.take(app, QUEUE, 1, 0.0)
+
+    taken[0].requeue()
+
+    assert redis.hlen("unacked") == redis.zcard("unacked_index") == 0
+    assert [item.payload()["job_id"] for item in taking.take(app, QUEUE, 3, 0.0)] == job_ids[1:] + job_ids[:1]
