@@ -18,7 +18,7 @@ from typing import Any
 
 import sacrebleu
 
-from training.aligner_training import ALIGNER_REPORT, load_head
+from training.aligner_training import ALIGNER_CONFIG, ALIGNER_REPORT, load_head
 from training.checkpoint import LoadedModel, load_model
 from training.config import resolve_data_dir
 from training.corpora import iter_corpus, read_corpora, read_corpus
@@ -183,14 +183,14 @@ def _aligner(loaded: LoadedModel, out_dir: Path, options: ExportOptions) -> dict
     manifest entry (file, parity, how it was trained), or None."""
     from worker.ort_model import CPU, load_session, session_options
 
-    head = load_head(loaded.raw, loaded)
+    head = load_head(loaded)
     if head is None:
         return None
     path = graphs.export_aligner(loaded.model, head, out_dir)
     diff = aligner_parity(loaded.model, head, load_session(path, session_options(), [CPU]), options.tolerance)
     log.info("alignment head parity: max abs diff %.2e", diff)
     report = loaded.raw.get(ALIGNER_REPORT) or {}
-    return {"file": path.name, "graph_max_abs_diff": diff, "config": dict(loaded.raw["aligner_config"]),
+    return {"file": path.name, "graph_max_abs_diff": diff, "config": dict(loaded.raw[ALIGNER_CONFIG]),
             "training": {k: report[k] for k in ("pairs", "steps", "best_valid_loss", "history") if k in report}}
 
 

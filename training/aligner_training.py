@@ -23,8 +23,9 @@ from .aligner import AlignerConfig, AlignmentHead, piece_targets
 from .batching import collate, make_batches
 from .checkpoint import LoadedModel, load_model, save_checkpoint
 from .config import Config
-from .corpora import read_corpus
-from .data import read_split
+from .corpora import iter_corpus
+from .corpus import find_corpus_file, iter_parallel
+from .stream import Reservoir
 from .silver import silver_links
 from .trainer import bf16_is_native
 from .vocab import EOS_ID, PAD_ID
@@ -59,21 +60,29 @@ class Example:
 def sample_pairs(config: Config, data_dir: Path, total: int, seed: int) -> list[tuple[str, str]]:
     """Up to ``total`` training pairs, shuffled with ``seed``: from the config's corpora, each
     contributing in proportion to its size x weight (never more than it has), or from
-    ``data_dir``'s train split when the config lists none."""
+    ``data_dir``'s train split when the config lists none. One streamed pass per corpus: each keeps
+    a uniform reservoir of ``total`` pairs (memory bounded by it), and its share is drawn from that."""
     if config.data.corpora:
-        corpora = [(spec.label, spec.weight, read_corpus(spec, config)) for spec in config.data.corpora]
+        streams = [(spec.label, spec.weight, iter_corpus(spec, config)) for spec in config.data.corpora]
     else:
-        corpora = [(str(data_dir), 1.0, read_split(data_dir, "train", config))]
-    mass = sum(len(corpus) * weight for _, weight, corpus in corpora)
+        prefix, data = config.data.train_prefix, config.data
+        streams = [(str(data_dir), 1.0, iter_parallel(find_corpus_file(data_dir, prefix, data.src_lang),
+                                                      find_corpus_file(data_dir, prefix, data.tgt_lang)))]
+    reservoirs = []
+    for label, weight, pairs in streams:
+        reservoir = Reservoir(total, f"{seed}:{label}")
+        for pair in pairs:
+            reservoir.add(pair)
+        reservoirs.append((label, weight, reservoir))
+    mass = sum(r.seen * weight for _, weight, r in reservoirs)
     rng = random.Random(seed)
-    pairs: list[tuple[str, str]] = []
-    for label, weight, corpus in corpora:
-        share = min(len(corpus), round(total * len(corpus) * weight / mass))
-        chosen = rng.sample(range(len(corpus)), share)
-        pairs += [(corpus.src[i], corpus.tgt[i]) for i in chosen]
-        log.info("aligner data: %d of %d pairs from %s", share, len(corpus), label)
-    rng.shuffle(pairs)
-    return pairs
+    sample: list[tuple[str, str]] = []
+    for label, weight, reservoir in reservoirs:
+        share = min(reservoir.seen, round(total * reservoir.seen * weight / mass))
+        sample += rng.sample(reservoir.items, share)
+        log.info("aligner data: %d of %d pairs from %s", share, reservoir.seen, label)
+    rng.shuffle(sample)
+    return sample
 
 
 def make_examples(loaded: LoadedModel, pairs: Sequence[tuple[str, str]], links: Sequence[set[tuple[int, int]]],
@@ -194,8 +203,9 @@ STANDARD_ENTRIES = frozenset({"format_version", "config", "model_config", "src_v
                               "joint_vocab", "src_spm", "tgt_spm", "model"})
 
 
-def load_head(raw: dict, loaded: LoadedModel) -> AlignmentHead | None:
+def load_head(loaded: LoadedModel) -> AlignmentHead | None:
     """The head a checkpoint carries (eval mode), or None."""
+    raw = loaded.raw
     if ALIGNER_STATE not in raw:
         return None
     head = AlignmentHead(AlignerConfig(**raw[ALIGNER_CONFIG]), loaded.spec.config, loaded.model.decoder.embed.weight)

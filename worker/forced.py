@@ -82,7 +82,7 @@ def _force_batch(model: StepModel, sources: Sequence[Sequence[int]], targets: Se
     attention = np.zeros((batch, steps, src.shape[1]), dtype=np.float32)
     log_probs = np.zeros((batch, steps), dtype=np.float32)
     rows = np.arange(batch)
-    aligner = getattr(model, "aligner", None) is not None
+    aligner = has_alignment_head(model)
     tops = []
     # (2) feed the given tokens; rows past their eos run on with pad and are cut off below.
     for t in range(steps):
@@ -100,9 +100,14 @@ def _force_batch(model: StepModel, sources: Sequence[Sequence[int]], targets: Se
             for b in range(batch)]
 
 
+def has_alignment_head(model: StepModel) -> bool:
+    """Whether ``model`` runs a bundle's alignment head (``OrtStepModel.align``)."""
+    return getattr(model, "aligner", None) is not None
+
+
 def default_method(model: StepModel) -> str:
     """``guided`` for a model with an alignment head, ``DEFAULT_METHOD`` otherwise."""
-    return "guided" if getattr(model, "aligner", None) is not None else DEFAULT_METHOD
+    return "guided" if has_alignment_head(model) else DEFAULT_METHOD
 
 
 def word_links(source_pieces: Sequence[str], target_pieces: Sequence[str], attention: np.ndarray,
@@ -197,7 +202,7 @@ def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
     ``translator``: a ``worker.engine.Translator`` (its step model, SentencePiece models and eos id).
     A pair whose source or target has no pieces gets no links."""
     methods = tuple(methods or (default_method(translator.model),))
-    if "guided" in methods and getattr(translator.model, "aligner", None) is None:
+    if "guided" in methods and not has_alignment_head(translator.model):
         raise ValueError(f"the 'guided' alignment method needs a bundle with an alignment head; "
                          f"{translator.bundle.path} has none")
     src_pieces = [translator.source_sp.encode(s, out_type=str) for s in sources]
@@ -217,8 +222,8 @@ def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
 def segment_links(translator, segments: Sequence) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """(source word span, target word span) character pairs of translated segments
     (``SegmentResult``s of one document), from one forced decoding of their translations with
-    ``DEFAULT_METHOD``: the symmetrised links place markup better than the search's own argmax
-    links (bench/tag_placement.py, docs/quality.md)."""
+    ``default_method``: the alignment head's links, or without one the symmetrised attention links,
+    place markup better than the search's own argmax links (bench/tag_placement.py, docs/quality.md)."""
     todo = [s for s in segments if s.source.strip() and s.translation.strip()]
     method = default_method(translator.model)
     found = align_pairs(translator, [s.source for s in todo], [s.translation for s in todo], (method,))
