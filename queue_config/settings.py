@@ -60,10 +60,12 @@ class QueueSettings:
     cache_redis: bool = False  # also share translated segments between workers through the broker's Redis
     cache_ttl: int = 24 * 3600  # seconds a cached segment lives
     # Small plain-text jobs (text of at most batch_bytes UTF-8 bytes) go to the pair's batch queue; a
-    # worker child that takes one also takes up to batch_jobs - 1 more from it, waiting at most
-    # batch_wait_ms for them, and decodes their sentences together (worker.taking). 1: one job at a time.
+    # worker child that takes one also takes more from it until the batch holds batch_jobs jobs or
+    # batch_chars characters of text, waiting at most batch_wait_ms for them, and decodes their
+    # sentences together (worker.taking). batch_jobs 1: one job at a time; batch_chars 0: no budget.
     batch_bytes: int = 2000
-    batch_jobs: int = 32
+    batch_jobs: int = 256
+    batch_chars: int = 16_000
     batch_wait_ms: int = 20
 
     @property
@@ -98,9 +100,10 @@ class QueueSettings:
             raise SettingsError(f"{PREFIX}METRICS_PORT must be a port number (0: off), got {self.metrics_port}")
         if self.sweep_seconds < 0:
             raise SettingsError(f"{PREFIX}SWEEP_SECONDS must be >= 0 (0: this worker never sweeps), got {self.sweep_seconds}")
-        if self.batch_bytes < 0 or self.batch_wait_ms < 0:
-            raise SettingsError(f"{PREFIX}BATCH_BYTES and {PREFIX}BATCH_WAIT_MS must be >= 0 (0 bytes: no job is "
-                                f"batched), got {self.batch_bytes} and {self.batch_wait_ms}")
+        if self.batch_bytes < 0 or self.batch_wait_ms < 0 or self.batch_chars < 0:
+            raise SettingsError(f"{PREFIX}BATCH_BYTES, {PREFIX}BATCH_CHARS and {PREFIX}BATCH_WAIT_MS must be >= 0 "
+                                f"(0 bytes: no job is batched; 0 characters: no budget), got {self.batch_bytes}, "
+                                f"{self.batch_chars} and {self.batch_wait_ms}")
         if self.cache_size < 0:
             raise SettingsError(f"{PREFIX}CACHE_SIZE must be >= 0 (0: no local cache), got {self.cache_size}")
         if self.shortlist not in ("auto", "on", "off"):

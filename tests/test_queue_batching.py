@@ -42,6 +42,15 @@ def test_small_jobs_share_batches_and_each_finishes_on_its_own(workers, client, 
              and not list(redis.scan_iter("nmt:job:*:lease")), 30, "the batches to leave nothing held")
 
 
+def test_a_batch_stops_taking_jobs_at_its_character_budget(workers, client):
+    """24 queued jobs of 16-27 characters, room for 50 in a batch but a budget of 60 characters:
+    each batch holds about three jobs (never all of them), and every job finishes."""
+    jobs = client.submit_many([{"text": SENTENCES[i % len(SENTENCES)], "src": "en", "tgt": "de"} for i in range(24)])
+    workers("w1", batch_wait_ms=200, batch_jobs=50, batch_chars=60)
+    batched = [job.wait(timeout=120).provenance["timings"]["batched_jobs"] for job in jobs]
+    assert 2 <= max(batched) <= 5 and len(jobs) / sum(1 / n for n in batched) >= 2, batched
+
+
 def test_a_worker_killed_mid_batch_loses_none_of_its_jobs(workers, client):
     """SIGKILL of the worker (parent and children) while a batch it took waits to fill: every job
     it had taken off the queue is handed to the next worker and finishes."""

@@ -41,6 +41,7 @@ def test_celery_config_invariants():
     ({"NMT_BROKER_URL": "rediss://:pw@host:6380/0"}, "without ssl_cert_reqs=required"),
     ({"NMT_PROVIDER": "tpu"}, "NMT_PROVIDER"),
     ({"NMT_BATCH_WORKERS": "0"}, "NMT_BATCH_WORKERS must be >= 1"),
+    ({"NMT_BATCH_CHARS": "-1"}, "NMT_BATCH_CHARS .* must be >= 0"),
 ])
 def test_invalid_settings_name_the_variable(env, message):
     with pytest.raises(SettingsError, match=message):

@@ -31,11 +31,11 @@ def broker(tmp_path, monkeypatch):
     server.stop()
 
 
-def send(app: Celery, count: int) -> list[str]:
+def send(app: Celery, count: int, text: str = "A dog.") -> list[str]:
     job_ids = [f"job-{i}" for i in range(count)]
     with app.connection_for_write() as connection:
         for job_id in job_ids:
-            app.send_task(TRANSLATE_TASK, args=[{"job_id": job_id, "src": "en", "tgt": "de", "text": "A dog."}],
+            app.send_task(TRANSLATE_TASK, args=[{"job_id": job_id, "src": "en", "tgt": "de", "text": text}],
                           queue=QUEUE, connection=connection)
     return job_ids
 
@@ -88,3 +88,27 @@ def test_a_requeued_message_goes_back_on_the_queue_and_is_held_no_more(broker):
 
     assert redis.hlen("unacked") == redis.zcard("unacked_index") == 0
     assert [item.payload()["job_id"] for item in taking.take(app, QUEUE, 3, 0.0)] == job_ids[1:] + job_ids[:1]
+
+
+def test_a_take_stops_once_its_jobs_fill_the_character_budget(broker):
+    """Six-character jobs, 6 characters in hand and a budget of 30: four more are taken (in two
+    rounds of two), the rest stay queued; without a budget the job limit alone counts."""
+    app, redis = broker
+    send(app, 20)
+
+    taken = taking.take(app, QUEUE, 50, 0.0, budget=30, held=6)
+
+    assert len(taken) == 4 and sum(item.chars for item in taken) == 24 and redis.llen(QUEUE) == 16
+    assert len(taking.take(app, QUEUE, 10, 0.0, budget=0, held=6)) == 10
+
+
+@pytest.mark.parametrize("room, budget, chars, jobs, size", [
+    (255, 0, 60, 1, 255),  # no budget: as many as there is room for
+    (255, 16000, 60, 1, 2),  # at most twice as many as are held
+    (255, 16000, 60 * 81, 81, 162),
+    (12, 16000, 60 * 243, 243, 12),  # the room left
+    (99, 16000, 600 * 25, 25, 2),  # 600 characters a job: two more fill the budget
+    (99, 16000, 16500, 20, 1),  # over the budget already: one (take stops before asking)
+])
+def test_each_round_asks_for_what_the_text_per_job_says_fills_the_budget(room, budget, chars, jobs, size):
+    assert taking._round_size(room, budget, chars, jobs) == size

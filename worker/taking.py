@@ -1,11 +1,16 @@
 """Taking more small jobs off the broker than Celery delivered: batches across jobs.
 
 Celery hands a worker child one message at a time (prefetch 1, late acks). When the child gets a
-small plain-text job, it takes up to ``NMT_BATCH_JOBS - 1`` more messages from the pair's batch
-queue itself (``worker.transport.Channel.take``: as many as are there in one round trip, each
-unacknowledged as ``basic_get`` leaves one, in kombu's unacked set until its job is done), waiting
-at most ``NMT_BATCH_WAIT_MS`` for them, and decodes all their sentences together
-(``worker.jobs.run_batch``). The taken messages are acknowledged together (``ack_all``), only
+small plain-text job, it takes more messages from the pair's batch queue itself
+(``worker.transport.Channel.take``: up to a count in one round trip, each unacknowledged as
+``basic_get`` leaves one, in kombu's unacked set until its job is done) until the batch holds
+``NMT_BATCH_JOBS`` jobs or ``NMT_BATCH_CHARS`` characters of text, waiting at most
+``NMT_BATCH_WAIT_MS`` for them, and decodes all their sentences together
+(``worker.jobs.run_batch``). The character budget sizes a batch by its work rather than its job
+count: a batch of one-sentence jobs holds many of them, one of ten-sentence jobs fewer, so that
+other workers of a fleet get their share of a burst. Each round asks for as many jobs as the
+text per job seen so far says will fill the budget, at most twice as many as the batch holds
+(a batch overshoots its budget by a factor of about two at most when job sizes change). The taken messages are acknowledged together (``ack_all``), only
 after their jobs' results are stored. If the child or its host dies first, Redis hands the
 messages to another worker after the visibility timeout, as it does for Celery's own; the sweep
 (``worker.sweep``) resends any whose job was running. Celery's own task records do not list the
@@ -14,7 +19,9 @@ jobs taken this way: the job store does (``nmt status``).
 from __future__ import annotations
 
 import logging
+import math
 import time
+from functools import cached_property
 from typing import Any
 
 from queue_config.names import TRANSLATE_TASK
@@ -37,8 +44,21 @@ class Taken:
 
     def payload(self) -> Any:
         """The job request the message carries (Celery's protocol 2 body: [args, kwargs, embed])."""
+        return self._payload
+
+    @cached_property
+    def _payload(self) -> Any:
         body = self.message.decode()
         return body[0][0] if isinstance(body, list) and body and isinstance(body[0], list) and body[0] else body
+
+    @property
+    def chars(self) -> int:
+        """Characters of the job's text (0 for a message that is not a readable job)."""
+        try:
+            text = self.payload().get("text") if self.is_job else None
+        except Exception:  # noqa: BLE001 - a malformed message fails its job later (worker.tasks)
+            return 0
+        return len(text) if isinstance(text, str) else 0
 
     def ack(self) -> None:
         self.message.ack()
@@ -53,24 +73,43 @@ def ack_all(taken: list[Taken]) -> None:
         taken[0].message.channel.ack_many([item.message for item in taken])
 
 
-def take(app: Any, queue: str, limit: int, wait: float) -> list[Taken]:
-    """Up to ``limit`` messages from ``queue``, waiting at most ``wait`` seconds for them to come;
-    none on a broker error (the batch then holds only the job Celery delivered)."""
+def take(app: Any, queue: str, limit: int, wait: float, budget: int = 0, held: int = 0) -> list[Taken]:
+    """Up to ``limit`` messages from ``queue``, stopping once their jobs' text and the ``held``
+    characters of the job in hand reach ``budget`` characters (0: no budget), waiting at most
+    ``wait`` seconds for them to come while the queue is empty; none on a broker error (the batch then holds only the job
+    Celery delivered)."""
     global _connection
     if limit <= 0:
         return []
     taken: list[Taken] = []
+    chars = held
     deadline = time.monotonic() + wait
     try:
         if _connection is None:
             _connection = app.connection_for_read()
         channel = _connection.default_channel
         while True:
-            taken += [Taken(message) for message in channel.take(queue, limit - len(taken))]
-            if len(taken) >= limit or time.monotonic() >= deadline:
+            got = [Taken(message) for message in channel.take(queue, _round_size(limit - len(taken), budget, chars,
+                                                                                  1 + len(taken)))]
+            taken += got
+            chars += sum(item.chars for item in got)
+            if len(taken) >= limit or (budget and chars >= budget):
                 break
-            time.sleep(_POLL)
+            if not got:  # the queue is empty: wait for more until the deadline
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(_POLL)
     except Exception as exc:  # noqa: BLE001 - what was taken stays unacknowledged; Redis hands it out again
         log.warning("could not take more jobs from %s for a batch: %s", queue, exc)
         _connection = None
     return taken
+
+
+def _round_size(room: int, budget: int, chars: int, jobs: int) -> int:
+    """How many messages one round of ``take`` asks for: ``room`` left for, without a budget; else
+    as many as the ``chars`` of the ``jobs`` held so far say the rest of the budget holds, at least
+    one and at most twice as many as are held."""
+    if not budget:
+        return room
+    per_job = max(1.0, chars / jobs)
+    return max(1, min(room, math.ceil((budget - chars) / per_job), 2 * jobs))

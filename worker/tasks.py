@@ -193,12 +193,13 @@ def _failed(store: JobStore, job_id: str, scope: str, exc: Exception) -> str:
 
 
 def _batch(task: JobTask, request: JobRequest, message: dict[str, Any]) -> dict[str, Any]:
-    """The job Celery delivered, with up to NMT_BATCH_JOBS - 1 more taken from the pair's batch
-    queue (``worker.taking``), their sentences decoded together. The jobs are admitted together,
+    """The job Celery delivered, with more taken from the pair's batch queue (``worker.taking``:
+    up to NMT_BATCH_JOBS jobs or NMT_BATCH_CHARS characters in all), their sentences decoded together. The jobs are admitted together,
     ended together, and then the messages taken for them acknowledged together (one round trip
     each); each job is still skipped, leased, failed and finished on its own."""
     store, owner = task.runtime.store, _owner()
-    taken = take(app, batch_queue_for(request.src, request.tgt), settings.batch_jobs - 1, settings.batch_wait_ms / 1000)
+    taken = take(app, batch_queue_for(request.src, request.tgt), settings.batch_jobs - 1, settings.batch_wait_ms / 1000,
+                 settings.batch_chars, len(request.text or ""))
     entries = [(request, message, None), *_taken_jobs(store, taken)]
     states = _admit(store, [Delivery(job.job_id, "document", job_message) for job, job_message, _ in entries], owner)
     admitted, first = [], "run"
