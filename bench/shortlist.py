@@ -83,27 +83,31 @@ def main(argv: list[str] | None = None) -> int:
                     best[mode] = min(best[mode], seconds)
             bleu = {m: sacrebleu.corpus_bleu(outputs[m], [references]).score for m in outputs}
             chrf = {m: sacrebleu.corpus_chrf(outputs[m], [references]).score for m in outputs}
-            sizes = [len(model.shortlist.candidates(np.array([ids]))) for ids in
-                     (translators["on"].source_sp.encode(s) for s in sources[:200])]
+            encoded = [translators["on"].source_sp.encode(s) for s in sources]
+            sizes = [len(model.shortlist.candidates(np.array([ids]))) for ids in encoded[:200]]
+            batch_sizes = [len(model.shortlist.candidates(np.concatenate([np.array(ids) for ids in encoded[i:i + 64]])))
+                           for i in range(0, len(encoded), 64)]  # batches of 64 as they come, not length-sorted
             row = {"bundle": Path(bundle).name, "set": name, "sentences": len(sources),
                    "full_sent_per_s": len(sources) / best["off"], "shortlist_sent_per_s": len(sources) / best["on"],
                    "speedup": best["off"] / best["on"], "bleu_full": bleu["off"], "bleu_shortlist": bleu["on"],
                    "bleu_delta": bleu["on"] - bleu["off"], "chrf_full": chrf["off"], "chrf_shortlist": chrf["on"],
                    "identical": sum(a == b for a, b in zip(outputs["off"], outputs["on"])) / len(sources),
                    "mean_candidates_per_sentence": float(np.mean(sizes)),
-                   "vocabulary": int(model.shortlist.weight.shape[0])}
+                   "mean_candidates_per_64_sentences": float(np.mean(batch_sizes)),
+                   "vocabulary": model.shortlist_step.vocab}
             rows.append(row)
             print(f"{row['bundle']:<12} {name:<13} {row['full_sent_per_s']:7.1f} -> {row['shortlist_sent_per_s']:7.1f} sent/s "
                   f"({row['speedup']:.2f}x)  BLEU {row['bleu_full']:.2f} -> {row['bleu_shortlist']:.2f} "
                   f"({row['bleu_delta']:+.2f})  identical {100 * row['identical']:.1f}%  "
-                  f"candidates/sentence {row['mean_candidates_per_sentence']:.0f} of {row['vocabulary']}", flush=True)
+                  f"candidates/sentence {row['mean_candidates_per_sentence']:.0f}, per 64 sentences "
+                  f"{row['mean_candidates_per_64_sentences']:.0f} of {row['vocabulary']}", flush=True)
         if args.write:
             from worker.bundle import SHORTLIST, load_bundle, update_manifest
             from worker.shortlist import MAX_BLEU_DROP
 
             own = [r for r in rows if r["bundle"] == Path(bundle).name]
             entry = dict(load_bundle(bundle).manifest[SHORTLIST])
-            entry["measured"] = {"cpu": cpu_model(), "command": "python bench/shortlist.py --write",
+            entry["measured"] = {"cpu": cpu_model(), "command": " ".join(["python bench/shortlist.py", *(argv if argv is not None else sys.argv[1:])]),
                                  "sets": {r["set"]: {k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()
                                                      if k not in ("bundle", "set")} for r in own}}
             entry["default"] = all(r["speedup"] > 1.0 and r["bleu_delta"] >= -MAX_BLEU_DROP for r in own)

@@ -225,8 +225,7 @@ def _shortlist(loaded: LoadedModel, staging: Path, export: ExportOptions, paths:
     tgt_ids = loaded.vocabs.tgt.encode_many([t for _, t in sample])
     table = build_table(src_ids, tgt_ids, loaded.spec.src_vocab_size, loaded.spec.tgt_vocab_size, (UNK_ID, EOS_ID),
                         options, joint=loaded.vocabs.joint)
-    output = loaded.model.decoder.output
-    write_shortlist(staging / SHORTLIST_FILE, table, output.weight.detach().numpy(), output.bias.detach().numpy())
+    write_shortlist(staging / SHORTLIST_FILE, table)
     model = _ort_model_for(paths, Shortlist.load(staging / SHORTLIST_FILE))
     bleu = _bleu(model, loaded, valid_ids, references, search)
     log.info("shortlist: %s; validation BLEU %.2f with it, %.2f without", table.stats, bleu, valid_bleu)

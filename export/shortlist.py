@@ -6,8 +6,8 @@ link of either direction counts once for its (source piece, target piece). A sou
 candidates are the ``per_source`` target pieces it is linked to most often (at least
 ``min_count`` times), plus, with a joint vocabulary, the piece itself (names and numbers are
 copied). The ``frequent`` most frequent target pieces of the sample and the special ids are
-candidates for every batch. The file also holds the vocabulary projection (weight as float16,
-bias), which the engine multiplies the step graph's ``readout`` with.
+candidates for every batch. The engine projects onto them with the step graph's own weights
+(``worker.shortlist_graph``), so the file holds the table only.
 """
 from __future__ import annotations
 
@@ -102,10 +102,9 @@ def build_table(src_ids: Sequence[Sequence[int]], tgt_ids: Sequence[Sequence[int
     return ShortlistTable(offsets, targets.astype(np.int32), frequent.astype(np.int32), stats)
 
 
-def write_shortlist(path: Path, table: ShortlistTable, weight: np.ndarray, bias: np.ndarray) -> None:
-    """``shortlist.npz``: the table and the projection (weight float16 [V, R], bias float32 [V])."""
-    arrays = {"offsets": table.offsets, "targets": table.targets, "frequent": table.frequent,
-              "weight": weight.astype(np.float16), "bias": bias.astype(np.float32)}
+def write_shortlist(path: Path, table: ShortlistTable) -> None:
+    """``shortlist.npz``: the table."""
+    arrays = {"offsets": table.offsets, "targets": table.targets, "frequent": table.frequent}
     assert set(arrays) == set(ARRAYS)
     with open(path, "wb") as out:
         np.savez(out, **arrays)

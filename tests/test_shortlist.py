@@ -4,6 +4,7 @@ onto a batch's candidate pieces only."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -36,13 +37,18 @@ def _sources(bundle_path, toy_corpus, n=60):
 
 
 def _full_shortlist(checkpoint) -> Shortlist:
-    """Every target piece a candidate, with the checkpoint's exact fp32 projection."""
+    """Every target piece a candidate."""
     from training.checkpoint import load_model
 
-    output = load_model(checkpoint).model.decoder.output
-    vocab = output.weight.shape[0]
-    return Shortlist(np.zeros(vocab + 1, np.int64), np.zeros(0, np.int64), np.arange(vocab),
-                     output.weight.detach().numpy().copy(), output.bias.detach().numpy().copy())
+    vocab = load_model(checkpoint).model.decoder.output.weight.shape[0]
+    return Shortlist(np.zeros(vocab + 1, np.int64), np.zeros(0, np.int64), np.arange(vocab))
+
+
+def log_probs_over(log_probs: np.ndarray, ids: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Full-vocabulary log-probs [N, V] renormalised over the candidates ``ids``, at ``chosen`` [N, k]."""
+    over = log_probs[:, ids]
+    norm = np.log(np.exp(over - over.max(1, keepdims=True)).sum(1, keepdims=True)) + over.max(1, keepdims=True)
+    return np.take_along_axis(log_probs, chosen, 1) - norm
 
 
 def test_export_builds_a_signed_shortlist_from_the_training_pairs_and_scores_it(shortlist_bundle):
@@ -52,7 +58,9 @@ def test_export_builds_a_signed_shortlist_from_the_training_pairs_and_scores_it(
     assert entry["built"]["pairs"] == 400 and entry["built"]["entries"] > 0 and entry["built"]["frequent"] >= 6
     assert entry["default"] == (entry["valid_bleu_delta"] >= -0.2)
     table = Shortlist.load(bundle.shortlist_path)
-    assert table.weight.shape == (bundle.manifest["vocab"]["target"]["size"], bundle.manifest["model_config"]["readout_dim"])
+    with np.load(bundle.shortlist_path) as data:
+        assert set(data.files) == {"offsets", "targets", "frequent"}  # the projection comes from the step graph
+    assert table.largest_id < bundle.manifest["vocab"]["target"]["size"]
     assert {1, 3} <= set(table.frequent.tolist())  # unk and eos are always candidates
     lengths = np.diff(table.offsets)
     assert lengths.max() <= 4 + 1  # per_source, plus the piece itself (joint vocabulary)
@@ -82,21 +90,40 @@ def test_the_shortlist_is_built_from_the_data_dir_given_to_export(tiny_checkpoin
     assert load_bundle(out).manifest["shortlist"]["built"]["pairs"] == 100
 
 
-def test_the_step_graph_readout_projects_onto_its_log_probs(shortlist_bundle, tiny_checkpoint):
+def test_the_shortlist_step_graph_projects_onto_the_candidates_only(shortlist_bundle, tiny_checkpoint):
+    """With every piece a candidate, the derived graph's top-k equals the step graph's; it holds
+    no vocabulary projection of its own (ONNX Runtime would run it) and its ids are vocabulary ids."""
+    import onnx
+
     from worker.ort_model import OrtStepModel
+    from worker.shortlist_graph import ShortlistStep
 
     bundle = load_bundle(shortlist_bundle)
-    model = OrtStepModel.from_bundle(bundle)
+    model = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), grouped_beams=True,
+                         shortlist=_full_shortlist(tiny_checkpoint))
     src = np.array([[5, 9, 12, 3], [7, 8, 3, 0]], dtype=np.int64)
     encoded = model.encode(src, np.array([4, 3], dtype=np.int64))
     prev = np.array([2, 2], dtype=np.int64)
-    log_probs, readout = model.decoder.run(["log_probs", "readout"], {
+    log_probs = model.decoder.run(["log_probs"], {
         "prev_ids": prev, "state": encoded.init_state, "annotations": encoded.annotations, "keys": encoded.keys,
-        "src_mask": encoded.mask})
-    full = _full_shortlist(tiny_checkpoint)
-    values, ids = full.for_batch(src).top(readout, log_probs.shape[1])
-    np.testing.assert_allclose(values, np.take_along_axis(log_probs, ids, 1), atol=1e-5)
-    np.testing.assert_array_equal(ids[:, 0], log_probs.argmax(1))
+        "src_mask": encoded.mask})[0]
+    listed = model.step(prev, encoded.init_state, encoded, candidates=7)
+    np.testing.assert_array_equal(listed.ids[:, 0], log_probs.argmax(1))
+    np.testing.assert_allclose(listed.log_probs, -np.sort(-log_probs, axis=1)[:, :7], atol=1e-5)
+    np.testing.assert_allclose(listed.log_probs, np.take_along_axis(log_probs, listed.ids, 1), atol=1e-5)
+
+    derived = onnx.load_from_string(ShortlistStep.of(bundle.graph_path("decoder_step")).graph)
+    vocab = log_probs.shape[1]
+    by_vocab = {init.name for init in derived.graph.initializer if vocab in init.dims}  # the target embedding
+    assert not any(name in by_vocab for node in derived.graph.node if node.op_type in ("MatMul", "Gemm", "MatMulInteger")
+                   for name in node.input)
+    assert [o.name for o in derived.graph.output] == ["topk_log_probs", "topk_ids", "new_state", "attention"]
+
+    table = Shortlist.load(bundle.shortlist_path)  # a real shortlist: only its candidates come out
+    ids = table.candidates(src)
+    part = model.step(prev, encoded.init_state, replace(encoded, vocab=model.shortlist_step.inputs(ids)), candidates=5)
+    assert set(part.ids.ravel().tolist()) <= set(ids.tolist()) and len(ids) < vocab
+    np.testing.assert_allclose(part.log_probs, log_probs_over(log_probs, ids, part.ids), atol=1e-5)
 
 
 def test_a_shortlist_of_every_piece_decodes_exactly_as_the_full_vocabulary(shortlist_bundle, tiny_checkpoint, toy_corpus):
@@ -121,7 +148,7 @@ def test_decoding_with_a_shortlist_produces_only_the_batchs_candidates(shortlist
     model = OrtStepModel.from_bundle(bundle, shortlist=True)
     for source in _sources(shortlist_bundle, toy_corpus, 20):
         allowed = set(table.candidates(np.array([source])).tolist())
-        assert len(allowed) < table.weight.shape[0]  # a real restriction
+        assert len(allowed) < bundle.manifest["vocab"]["target"]["size"]  # a real restriction
         hyp = search_in_batches(model, [source], SearchOptions(beam=3, max_len_a=1.5, max_len_b=5))[0][0]
         assert set(hyp.tokens) <= allowed
 
@@ -149,8 +176,7 @@ def test_a_broken_shortlist_file_is_a_clear_error(shortlist_bundle, tmp_path):
         Shortlist.load(broken)
     table = Shortlist.load(load_bundle(shortlist_bundle).shortlist_path)
     with open(broken, "wb") as out:
-        np.savez(out, offsets=table.offsets[:-1], targets=table.targets, frequent=table.frequent,
-                 weight=table.weight, bias=table.bias)
+        np.savez(out, offsets=table.offsets[:-1], targets=table.targets, frequent=table.frequent)
     with pytest.raises(BundleError, match="inconsistent"):
         Shortlist.load(broken)
 
@@ -171,3 +197,55 @@ def test_the_table_keeps_the_most_linked_pieces_per_source_the_copies_and_the_fr
     assert listed(10) == {20, 10} and listed(11) == {21, 11} and listed(12) == {23, 12}  # top 1 + the copy
     assert listed(5) == {5}  # never seen: only its copy
     assert set(table.frequent.tolist()) == {20, 21, 1, 3}
+
+
+@pytest.mark.parametrize("name", ["en-de", "en-de-int8"])
+def test_the_shortlist_graph_of_a_shipped_bundle_scores_candidates_as_its_full_graph_does(name):
+    """fp32 (Gemm) and int8 (MatMulInteger) projections alike: the derived graph feeds the step
+    graph's own weights' candidate rows, so its scores are the full graph's renormalised."""
+    from tests.conftest import REPO_ROOT
+    from worker.ort_model import OrtStepModel
+
+    bundle = load_bundle(REPO_ROOT / "models" / name)
+    vocab = bundle.manifest["vocab"]["target"]["size"]
+    table = Shortlist(np.zeros(9, np.int64), np.zeros(0, np.int64), np.arange(0, vocab, 3))
+    model = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), grouped_beams=True,
+                         shortlist=table)
+    src = np.array([[120, 45, 900, 17, 3], [77, 12, 3, 0, 0]], dtype=np.int64)
+    encoded = model.encode(src, np.array([5, 3], dtype=np.int64))
+    prev = np.array([2, 2], dtype=np.int64)
+    (log_probs,) = model.decoder.run(["log_probs"], {
+        "prev_ids": prev, "state": encoded.init_state, "annotations": encoded.annotations, "keys": encoded.keys,
+        "src_mask": encoded.mask})
+    listed = model.step(prev, encoded.init_state, encoded, candidates=10)
+    assert set(listed.ids.ravel().tolist()) <= set(table.frequent.tolist())
+    np.testing.assert_allclose(listed.log_probs, log_probs_over(log_probs, table.frequent, listed.ids), atol=1e-4)
+    best = table.frequent[log_probs[:, table.frequent].argmax(1)]
+    np.testing.assert_array_equal(listed.ids[:, 0], best)
+
+
+def test_a_shortlist_grafted_from_another_export_of_the_model_signs_into_the_bundle(shortlist_bundle, tiny_bundle, tmp_path):
+    from export.graft_shortlist import main
+    from tests.conftest import REPO_ROOT
+    from worker.engine import Translator
+    from worker.settings import EngineSettings
+
+    target = tmp_path / "toy"
+    shutil.copytree(tiny_bundle, target)
+    before = load_bundle(target)
+    assert main(["--from", str(shortlist_bundle), str(target)]) == 0
+
+    bundle = load_bundle(target)  # the signature and every sha256 check out
+    assert bundle.signature != before.signature and bundle.manifest["files"]["decoder_step.onnx"] == \
+        before.manifest["files"]["decoder_step.onnx"]
+    entry = bundle.manifest["shortlist"]
+    assert entry["default"] is False and entry["grafted_from"] == load_bundle(shortlist_bundle).signature
+    donor = Shortlist.load(load_bundle(shortlist_bundle).shortlist_path)
+    np.testing.assert_array_equal(Shortlist.load(bundle.shortlist_path).targets, donor.targets)
+    translator = Translator(target, EngineSettings(provider="cpu", shortlist="on"))
+    assert translator.translate_documents(["A red dog runs home."])[0].provenance["shortlist"] is True
+
+    other = tmp_path / "captions"  # another vocabulary: refused, nothing written
+    shutil.copytree(REPO_ROOT / "models" / "multi30k-en-de", other)
+    assert main(["--from", str(shortlist_bundle), str(other)]) == 2
+    assert not (other / "shortlist.npz").exists() and load_bundle(other).shortlist_path is None

@@ -23,7 +23,8 @@ import onnxruntime as ort
 
 from .bundle import ALIGNER, READOUT_OUTPUT, TOPK_INPUT, Bundle, BundleError
 from .search import StepScores, beam_rows
-from .shortlist import BatchVocabulary, Shortlist
+from .shortlist import Shortlist
+from .shortlist_graph import IDS_INPUT, TOPK_OUTPUTS, ShortlistStep
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -46,7 +47,8 @@ class OrtEncoded:
     init_state: Any  # float [L, B, D]: the decoder's first state, one row per sentence
     host: "OrtEncoded | None" = None  # with IO binding: the same arrays on the host, for select()
     repeats: int = 1  # K
-    vocab: BatchVocabulary | None = None  # with a lexical shortlist: the batch's candidate target ids
+    # with a lexical shortlist: the shortlist step graph's inputs for the batch's V' candidate ids
+    vocab: dict[str, np.ndarray] | None = None
 
 
 def session_options(threads: int = 0) -> ort.SessionOptions:
@@ -141,12 +143,20 @@ class OrtStepModel:
         fixed = outputs["topk_ids"].shape[-1] if "topk_ids" in outputs else 0
         self.topk = vocab if self.topk_input else (fixed if isinstance(fixed, int) else default_topk)
         self.grouped_beams = grouped_beams
-        # A lexical shortlist needs the step graph's readout output; it is used on the host only
-        # (with IO binding, on a GPU, the full projection is cheap).
+        # A lexical shortlist needs the step graph's readout output. It runs through a step graph
+        # of its own that projects onto the batch's candidates only (worker.shortlist_graph); it is
+        # used without IO binding only (on a GPU the full projection is cheap).
         if shortlist is not None and READOUT_OUTPUT not in outputs:
             raise BundleError(f"{Path(decoder_path).name} has no '{READOUT_OUTPUT}' output: re-export the bundle "
                               "to use a lexical shortlist")
         self.shortlist = shortlist if not self.io_binding else None
+        self.shortlist_step = self.shortlist_decoder = None
+        if self.shortlist is not None:
+            self.shortlist_step = ShortlistStep.of(Path(decoder_path))
+            if self.shortlist.largest_id >= self.shortlist_step.vocab:
+                raise BundleError(f"the lexical shortlist names target id {self.shortlist.largest_id}, beyond the "
+                                  f"vocabulary of {self.shortlist_step.vocab}")
+            self.shortlist_decoder = ort.InferenceSession(self.shortlist_step.graph, options, providers=providers)
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0,
@@ -164,7 +174,7 @@ class OrtStepModel:
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
         mask = np.arange(src.shape[1])[None, :] < lengths[:, None]
-        vocab = self.shortlist.for_batch(src) if self.shortlist is not None else None
+        vocab = self.shortlist_step.inputs(self.shortlist.candidates(src)) if self.shortlist is not None else None
         return self._place(OrtEncoded(annotations, keys, mask, init_state, vocab=vocab))
 
     def expand(self, encoded: OrtEncoded, repeats: int) -> OrtEncoded:
@@ -202,13 +212,15 @@ class OrtStepModel:
     def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded, candidates: int = 0) -> StepScores:
         """One decoder step: log-probs of the best ``candidates`` tokens per row (at least that many;
         more from graphs with a fixed count), or over the whole vocabulary when 0. With a shortlist,
-        candidates come from the batch's candidate ids only (``worker.shortlist``)."""
-        if candidates and encoded.vocab is not None and not self.io_binding:
-            readout, new_state, attention = self.decoder.run([READOUT_OUTPUT, "new_state", "attention"], {
+        candidates come from the batch's candidate ids only (``worker.shortlist``), projected in
+        the shortlist step graph (``worker.shortlist_graph``)."""
+        if candidates and encoded.vocab is not None and self.shortlist_decoder is not None:
+            count = len(encoded.vocab[IDS_INPUT])
+            values, ids, new_state, attention = self.shortlist_decoder.run([*TOPK_OUTPUTS, "new_state", "attention"], {
                 "prev_ids": prev_ids, "state": state, "annotations": encoded.annotations,
-                "keys": encoded.keys, "src_mask": encoded.mask,
+                "keys": encoded.keys, "src_mask": encoded.mask, **encoded.vocab,
+                TOPK_INPUT: np.array([min(candidates, count)], dtype=np.int64),
             })
-            values, ids = encoded.vocab.top(readout, candidates)
             return StepScores(values, ids, new_state, attention)
         scores = ["log_probs"] if not candidates or not self.topk else ["topk_log_probs", "topk_ids"]
         names = [*scores, "new_state", "attention"]

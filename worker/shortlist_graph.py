@@ -1,0 +1,140 @@
+"""The step graph that projects onto a lexical shortlist, derived from a bundle's step graph.
+
+ONNX Runtime runs every node of a graph whatever outputs are asked for, so decoding onto a
+shortlist needs a graph without the full vocabulary projection. ``ShortlistStep.of`` derives one
+in memory from the bundle's step graph (the bundle's files, and so its signature, are unchanged):
+the weights of the projection chain from ``readout`` to ``log_probs`` that have a vocabulary
+axis (fp32: the Gemm's weight and bias; int8: the quantized weight and the bias) become inputs
+(``shortlist.<weight name>``),
+fed per batch with the candidates' rows only, taken from those same weights. So the candidates'
+scores are the full graph's own (int8 stays int8), normalised over the candidates:
+
+    readout [N, R] -> the graph's projection onto V' rows -> log-softmax over V'
+    -> TopK(topk) -> topk_log_probs [N, k], topk_ids = shortlist_ids[top positions] [N, k]
+
+The other outputs (``new_state``, ``attention``) and every other node are the step graph's own.
+Shapes: N decoder rows, R readout size, V vocabulary, V' the batch's candidates (``worker.shortlist``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from .bundle import READOUT_OUTPUT as READOUT
+from .bundle import TOPK_INPUT, BundleError
+
+IDS_INPUT = "shortlist_ids"
+LOG_PROBS = "log_probs"
+KEPT_OUTPUTS = ("new_state", "attention")
+TOPK_OUTPUTS = ("topk_log_probs", "topk_ids")
+
+
+@dataclass(frozen=True)
+class ShortlistStep:
+    """A step graph projecting onto given candidates, and the vocabulary rows it is fed from."""
+
+    graph: bytes  # serialized ONNX model
+    rows: dict[str, tuple[np.ndarray, int]]  # input name -> (the full weight, its vocabulary axis)
+    vocab: int  # V
+
+    @classmethod
+    def of(cls, path: Path) -> "ShortlistStep":
+        """Derive it from the step graph at ``path``; ``BundleError`` if the graph lacks what it
+        needs (``readout``, ``log_probs`` and top-k outputs, the ``topk`` input)."""
+        model = onnx.load(str(path))
+        graph = model.graph
+        outputs = {o.name: o for o in graph.output}
+        missing = [n for n in (READOUT, LOG_PROBS, *KEPT_OUTPUTS, *TOPK_OUTPUTS) if n not in outputs]
+        if missing or TOPK_INPUT not in {i.name for i in graph.input}:
+            raise BundleError(f"{path.name}: a lexical shortlist needs a step graph with readout and top-k outputs "
+                              f"and a topk input (missing: {', '.join(missing) or TOPK_INPUT}); re-export the bundle")
+        vocab = outputs[LOG_PROBS].type.tensor_type.shape.dim[-1].dim_value
+        chain = _between(graph, READOUT, LOG_PROBS)
+        initializers = {init.name: init for init in graph.initializer}
+        rows: dict[str, tuple[np.ndarray, int]] = {}
+        for node in (graph.node[i] for i in sorted(chain)):
+            for name in node.input:
+                if name in initializers and name not in rows and vocab in initializers[name].dims:
+                    axes = [a for a, d in enumerate(initializers[name].dims) if d == vocab]
+                    if len(axes) != 1:
+                        raise BundleError(f"{path.name}: cannot tell the vocabulary axis of {name} {list(initializers[name].dims)}")
+                    rows[name] = (numpy_helper.to_array(initializers[name]), axes[0])
+        topk = next((node for node in graph.node if TOPK_OUTPUTS[1] in node.output), None)
+        if not rows or vocab <= 0 or topk is None:
+            raise BundleError(f"{path.name}: no vocabulary projection found between readout and log_probs")
+
+        # The chain's weights with a vocabulary axis become inputs of V' rows (under names of their
+        # own: a weight tied to the target embedding also stays an initializer for the embedding).
+        rows = {f"shortlist.{name}": row for name, row in rows.items()}
+        for node in (graph.node[i] for i in chain):
+            for slot, name in enumerate(node.input):
+                if f"shortlist.{name}" in rows:
+                    node.input[slot] = f"shortlist.{name}"
+        for name, (array, axis) in rows.items():
+            dims: list[int | str] = list(array.shape)
+            dims[axis] = "candidates"
+            graph.input.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), dims))
+        graph.input.append(helper.make_tensor_value_info(IDS_INPUT, TensorProto.INT64, ["candidates"]))
+        positions = "shortlist_top_positions"
+        topk.output[1] = positions  # positions among the candidates -> vocabulary ids
+        graph.node.append(helper.make_node("Gather", [IDS_INPUT, positions], [TOPK_OUTPUTS[1]], axis=0,
+                                           name="shortlist_ids_gather"))
+        wanted = [outputs[name] for name in (*TOPK_OUTPUTS, *KEPT_OUTPUTS)]
+        del graph.output[:]
+        graph.output.extend(wanted)
+        _prune(graph)
+        return cls(model.SerializeToString(), rows, int(vocab))
+
+    def inputs(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """The inputs of a batch whose candidates are ``ids`` (int64 [V'], sorted): each weight's
+        rows of those ids, and the ids."""
+        return {name: np.take(array, ids, axis=axis) for name, (array, axis) in self.rows.items()} | {IDS_INPUT: ids}
+
+
+def _between(graph: onnx.GraphProto, source: str, target: str) -> set[int]:
+    """Indices of the nodes on a path from tensor ``source`` to tensor ``target``."""
+    producer = {name: i for i, node in enumerate(graph.node) for name in node.output}
+    after: set[str] = {source}
+    for node in graph.node:  # graph order is topological
+        if any(name in after for name in node.input):
+            after.update(node.output)
+    on_path: set[int] = set()
+    todo = [target]
+    while todo:
+        index = producer.get(todo.pop())
+        if index is None or index in on_path or not any(name in after for name in graph.node[index].output):
+            continue
+        on_path.add(index)
+        todo += [name for name in graph.node[index].input if name]
+    return on_path
+
+
+def _prune(graph: onnx.GraphProto) -> None:
+    """Drop the nodes no output needs, then unused initializers, inputs and stale value infos."""
+    producer = {name: i for i, node in enumerate(graph.node) for name in node.output}
+    needed: set[int] = set()
+    todo = [o.name for o in graph.output]
+    while todo:
+        index = producer.get(todo.pop())
+        if index is None or index in needed:
+            continue
+        needed.add(index)
+        node = graph.node[index]
+        todo += [name for name in node.input if name]
+        todo += [name for attr in node.attribute if attr.type == onnx.AttributeProto.GRAPH
+                 for sub in attr.g.node for name in sub.input]
+    kept = [node for i, node in enumerate(graph.node) if i in needed]
+    del graph.node[:]
+    graph.node.extend(kept)
+    used = {name for node in graph.node for name in node.input}
+    used |= {name for node in graph.node for attr in node.attribute if attr.type == onnx.AttributeProto.GRAPH
+             for sub in attr.g.node for name in sub.input}
+    for field in (graph.initializer, graph.input):
+        keep = [item for item in field if item.name in used]
+        del field[:]
+        field.extend(keep)
+    del graph.value_info[:]  # shapes of dropped or resized tensors; ONNX Runtime infers the rest
