@@ -34,7 +34,8 @@ def graft(source: Path, target: Path) -> str:
     donor, bundle = load_bundle(source), load_bundle(target)
     if donor.shortlist_path is None:
         raise BundleError(f"{source}: this bundle has no lexical shortlist")
-    vocab_files = [b.manifest["files"][b.manifest["vocab"][side]["file"]] for b in (donor, bundle) for side in ("source", "target")]
+    vocab_files = [b.manifest["files"][b.manifest["vocab"][side]["file"]]
+                   for b in (donor, bundle) for side in ("source", "target")]
     if vocab_files[:2] != vocab_files[2:]:
         raise BundleError(f"{source} and {target} have different vocabularies: the shortlist's ids would not match")
     table = Shortlist.load(donor.shortlist_path)

@@ -24,7 +24,9 @@ def translator():
     from worker.engine import Translator
     from worker.settings import EngineSettings
 
-    return Translator(BUNDLE, EngineSettings(provider="cpu", intra_op_threads=1))
+    # The full vocabulary: forced decoding scores over all of it, and the search must too for the
+    # two to be compared (the bundle's lexical shortlist normalises over a batch's candidates).
+    return Translator(BUNDLE, EngineSettings(provider="cpu", intra_op_threads=1, shortlist="off"))
 
 
 def source_ids(translator, text):

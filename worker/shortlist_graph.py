@@ -61,7 +61,8 @@ class ShortlistStep:
                 if name in initializers and name not in rows and vocab in initializers[name].dims:
                     axes = [a for a, d in enumerate(initializers[name].dims) if d == vocab]
                     if len(axes) != 1:
-                        raise BundleError(f"{path.name}: cannot tell the vocabulary axis of {name} {list(initializers[name].dims)}")
+                        raise BundleError(f"{path.name}: cannot tell the vocabulary axis of {name} "
+                                          f"{list(initializers[name].dims)}")
                     rows[name] = (numpy_helper.to_array(initializers[name]), axes[0])
         topk = next((node for node in graph.node if TOPK_OUTPUTS[1] in node.output), None)
         if not rows or vocab <= 0 or topk is None:

@@ -5,15 +5,17 @@ small plain-text job, it takes more messages from the pair's batch queue itself
 (``worker.transport.Channel.take``: up to a count in one round trip, each unacknowledged as
 ``basic_get`` leaves one, in kombu's unacked set until its job is done) until the batch holds
 ``NMT_BATCH_JOBS`` jobs or ``NMT_BATCH_CHARS`` characters of text, waiting at most
-``NMT_BATCH_WAIT_MS`` for them, and decodes all their sentences together
+``NMT_BATCH_WAIT_MS`` for more while the queue is empty, and decodes all their sentences together
 (``worker.jobs.run_batch``). The character budget sizes a batch by its work rather than its job
 count: a batch of one-sentence jobs holds many of them, one of ten-sentence jobs fewer, so that
 other workers of a fleet get their share of a burst. Each round asks for as many jobs as the
 text per job seen so far says will fill the budget, at most twice as many as the batch holds
-(a batch overshoots its budget by a factor of about two at most when job sizes change). The taken messages are acknowledged together (``ack_all``), only
-after their jobs' results are stored. If the child or its host dies first, Redis hands the
-messages to another worker after the visibility timeout, as it does for Celery's own; the sweep
-(``worker.sweep``) resends any whose job was running. Celery's own task records do not list the
+(a batch overshoots its budget by a factor of about two at most when job sizes change).
+
+The taken messages are acknowledged together (``ack_all``), only after their jobs' results are
+stored. If the child or its host dies first, Redis hands the messages to another worker after the
+visibility timeout, as it does for Celery's own; the sweep (``worker.sweep``) resends any whose
+job was running. Celery's own task records do not list the
 jobs taken this way: the job store does (``nmt status``).
 """
 from __future__ import annotations
@@ -76,8 +78,8 @@ def ack_all(taken: list[Taken]) -> None:
 def take(app: Any, queue: str, limit: int, wait: float, budget: int = 0, held: int = 0) -> list[Taken]:
     """Up to ``limit`` messages from ``queue``, stopping once their jobs' text and the ``held``
     characters of the job in hand reach ``budget`` characters (0: no budget), waiting at most
-    ``wait`` seconds for them to come while the queue is empty; none on a broker error (the batch then holds only the job
-    Celery delivered)."""
+    ``wait`` seconds for more while the queue is empty. On a broker error, what was taken so far
+    (the batch may hold only the job Celery delivered)."""
     global _connection
     if limit <= 0:
         return []
