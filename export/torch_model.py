@@ -76,7 +76,7 @@ class TorchStepModel:
         out = self.model.decoder.step(prev, state, encoded.annotations, encoded.keys, encoded.mask)
         log_probs = torch.log_softmax(self.model.decoder.readout(prev, out.state[-1], out.context), -1)
         attention = out.attention.cpu().numpy()
-        if not candidates or not self.topk:
+        if candidates <= 0 or not self.topk:  # 0 or EVERY: the whole vocabulary
             return StepScores(log_probs.cpu().numpy(), None, out.state, attention)
         values, ids = torch.topk(log_probs, min(candidates, self.topk, log_probs.shape[-1]), dim=-1)
         return StepScores(values.cpu().numpy(), ids.cpu().numpy(), out.state, attention)

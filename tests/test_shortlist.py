@@ -12,6 +12,7 @@ import pytest
 from worker.bundle import BundleError, load_bundle
 from worker.search import SearchOptions, search_in_batches
 from worker.shortlist import Shortlist
+from worker.shortlist_graph import ShortlistStep
 
 pytestmark = pytest.mark.slow
 
@@ -96,7 +97,6 @@ def test_the_shortlist_step_graph_projects_onto_the_candidates_only(shortlist_bu
     import onnx
 
     from worker.ort_model import OrtStepModel
-    from worker.shortlist_graph import ShortlistStep
 
     bundle = load_bundle(shortlist_bundle)
     model = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), grouped_beams=True,
@@ -121,7 +121,8 @@ def test_the_shortlist_step_graph_projects_onto_the_candidates_only(shortlist_bu
 
     table = Shortlist.load(bundle.shortlist_path)  # a real shortlist: only its candidates come out
     ids = table.candidates(src)
-    part = model.step(prev, encoded.init_state, replace(encoded, vocab=model.shortlist_step.inputs(ids)), candidates=5)
+    own = replace(encoded, vocab=model.shortlist_step.inputs(ids), vocab_mask=ShortlistStep.mask(ids, [ids, ids]))
+    part = model.step(prev, encoded.init_state, own, candidates=5)
     assert set(part.ids.ravel().tolist()) <= set(ids.tolist()) and len(ids) < vocab
     np.testing.assert_allclose(part.log_probs, log_probs_over(log_probs, ids, part.ids), atol=1e-5)
 
@@ -151,6 +152,26 @@ def test_decoding_with_a_shortlist_produces_only_the_batchs_candidates(shortlist
         assert len(allowed) < bundle.manifest["vocab"]["target"]["size"]  # a real restriction
         hyp = search_in_batches(model, [source], SearchOptions(beam=3, max_len_a=1.5, max_len_b=5))[0][0]
         assert set(hyp.tokens) <= allowed
+
+
+def test_a_sentence_translates_the_same_alone_and_in_any_batch(shortlist_bundle, toy_corpus):
+    """The batch is projected onto the union of its sentences' candidates, but each sentence is
+    scored over its own only: batch-mates (other jobs, cache hits taken out) change nothing."""
+    from worker.ort_model import OrtStepModel
+
+    bundle = load_bundle(shortlist_bundle)
+    table = Shortlist.load(bundle.shortlist_path)
+    model = OrtStepModel.from_bundle(bundle, shortlist=True)
+    sources = _sources(shortlist_bundle, toy_corpus, 24)
+    union = table.candidates(np.array([piece for source in sources for piece in source]))
+    assert max(len(table.candidates(np.array(s))) for s in sources) < len(union)  # batch-mates add candidates
+    options = SearchOptions(beam=3, max_len_a=1.5, max_len_b=5)
+    together = search_in_batches(model, sources, options)
+    for source, hyps in zip(sources, together):
+        alone = search_in_batches(model, [source], options)[0]
+        assert alone[0].tokens == hyps[0].tokens
+        assert alone[0].score == pytest.approx(hyps[0].score, abs=1e-4)
+        assert set(hyps[0].tokens) <= set(table.candidates(np.array(source)).tolist())
 
 
 def test_translator_uses_the_shortlist_as_its_settings_say(shortlist_bundle, tiny_bundle):

@@ -22,9 +22,9 @@ import numpy as np
 import onnxruntime as ort
 
 from .bundle import ALIGNER, READOUT_OUTPUT, TOPK_INPUT, Bundle, BundleError
-from .search import StepScores, beam_rows
+from .search import EVERY, StepScores, beam_rows
 from .shortlist import Shortlist
-from .shortlist_graph import IDS_INPUT, TOPK_OUTPUTS, ShortlistStep
+from .shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -47,8 +47,10 @@ class OrtEncoded:
     init_state: Any  # float [L, B, D]: the decoder's first state, one row per sentence
     host: "OrtEncoded | None" = None  # with IO binding: the same arrays on the host, for select()
     repeats: int = 1  # K
-    # with a lexical shortlist: the shortlist step graph's inputs for the batch's V' candidate ids
+    # with a lexical shortlist: the shortlist step graph's inputs for the batch's V' candidate ids,
+    # and float32 [B or N, V']: 0 for each sentence's own candidates, -inf for the others
     vocab: dict[str, np.ndarray] | None = None
+    vocab_mask: np.ndarray | None = None
 
 
 def session_options(threads: int = 0) -> ort.SessionOptions:
@@ -174,8 +176,12 @@ class OrtStepModel:
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
         mask = np.arange(src.shape[1])[None, :] < lengths[:, None]
-        vocab = self.shortlist_step.inputs(self.shortlist.candidates(src)) if self.shortlist is not None else None
-        return self._place(OrtEncoded(annotations, keys, mask, init_state, vocab=vocab))
+        vocab = vocab_mask = None
+        if self.shortlist is not None:
+            own = [self.shortlist.candidates(row[:length]) for row, length in zip(src, lengths)]
+            ids = np.unique(np.concatenate(own))
+            vocab, vocab_mask = self.shortlist_step.inputs(ids), ShortlistStep.mask(ids, own)
+        return self._place(OrtEncoded(annotations, keys, mask, init_state, vocab=vocab, vocab_mask=vocab_mask))
 
     def expand(self, encoded: OrtEncoded, repeats: int) -> OrtEncoded:
         """K = ``repeats`` decoder rows per sentence from now on. A step graph that groups beams
@@ -188,7 +194,8 @@ class OrtStepModel:
             raise ValueError(f"expand: batch already has {host.repeats} rows per sentence")
         return self._place(OrtEncoded(np.repeat(host.annotations, repeats, 0), np.repeat(host.keys, repeats, 0),
                                       np.repeat(host.mask, repeats, 0), host.init_state, repeats=repeats,
-                                      vocab=host.vocab))
+                                      vocab=host.vocab, vocab_mask=None if host.vocab_mask is None else
+                                      np.repeat(host.vocab_mask, repeats, 0)))
 
     def select(self, encoded: OrtEncoded, sentences: np.ndarray) -> OrtEncoded:
         """Keep ``sentences`` (positions in the batch) with their rows: selected on the host,
@@ -198,30 +205,34 @@ class OrtStepModel:
         if not self.grouped_beams and encoded.repeats > 1:
             rows = beam_rows(sentences, encoded.repeats)
         return self._place(OrtEncoded(host.annotations[rows], host.keys[rows], host.mask[rows],
-                                      host.init_state[:, sentences], repeats=encoded.repeats, vocab=host.vocab))
+                                      host.init_state[:, sentences], repeats=encoded.repeats, vocab=host.vocab,
+                                      vocab_mask=None if host.vocab_mask is None else host.vocab_mask[rows]))
 
     def _place(self, host: OrtEncoded) -> OrtEncoded:
         if not self.io_binding:
             return host
         return OrtEncoded(*(self._to_device(x) for x in (host.annotations, host.keys, host.mask, host.init_state)),
-                          host=host, repeats=host.repeats, vocab=host.vocab)
+                          host=host, repeats=host.repeats, vocab=host.vocab, vocab_mask=host.vocab_mask)
 
     def initial_state(self, encoded: OrtEncoded) -> Any:
         return encoded.init_state
 
     def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded, candidates: int = 0) -> StepScores:
         """One decoder step: log-probs of the best ``candidates`` tokens per row (at least that many;
-        more from graphs with a fixed count), or over the whole vocabulary when 0. With a shortlist,
-        candidates come from the batch's candidate ids only (``worker.shortlist``), projected in
-        the shortlist step graph (``worker.shortlist_graph``)."""
+        more from graphs with a fixed count), or over the whole vocabulary when 0 (and ``EVERY``
+        without a shortlist). With a shortlist, a count or ``EVERY`` draws each row's candidates
+        from its sentence's own (``worker.shortlist``), projected in the shortlist step graph
+        (``worker.shortlist_graph``); 0 still scores the whole vocabulary (forced decoding)."""
         if candidates and encoded.vocab is not None and self.shortlist_decoder is not None:
             count = len(encoded.vocab[IDS_INPUT])
+            count = count if candidates == EVERY else min(candidates, count)
             values, ids, new_state, attention = self.shortlist_decoder.run([*TOPK_OUTPUTS, "new_state", "attention"], {
                 "prev_ids": prev_ids, "state": state, "annotations": encoded.annotations,
-                "keys": encoded.keys, "src_mask": encoded.mask, **encoded.vocab,
-                TOPK_INPUT: np.array([min(candidates, count)], dtype=np.int64),
+                "keys": encoded.keys, "src_mask": encoded.mask, **encoded.vocab, MASK_INPUT: encoded.vocab_mask,
+                TOPK_INPUT: np.array([count], dtype=np.int64),
             })
             return StepScores(values, ids, new_state, attention)
+        candidates = max(candidates, 0)  # EVERY is the whole vocabulary here
         scores = ["log_probs"] if not candidates or not self.topk else ["topk_log_probs", "topk_ids"]
         names = [*scores, "new_state", "attention"]
         extra = {TOPK_INPUT: np.array([candidates], dtype=np.int64)} if len(scores) == 2 and self.topk_input else {}

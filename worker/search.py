@@ -68,6 +68,11 @@ class Hypothesis:
     token_log_probs: np.ndarray | None = field(default=None, repr=False)  # float32 [T]: each token's, eos included
 
 
+# The candidate count of a step that must see every token a row may produce (eos included, for a
+# row at its length limit): the whole vocabulary, or a lexical shortlist's candidates.
+EVERY = -1
+
+
 class StepScores(NamedTuple):
     """One decoder step's output for N rows."""
 
@@ -98,7 +103,8 @@ class StepModel(Protocol):
 
     def step(self, prev_ids: np.ndarray, state: Any, encoded: Any, candidates: int) -> StepScores:
         """prev_ids int64 [N] -> scores of at least the best ``candidates`` next tokens per row (the
-        whole vocabulary when 0), new state, attention."""
+        whole vocabulary when 0; ``EVERY``: every token a row may produce, which with a lexical
+        shortlist is its sentence's candidates), new state, attention."""
 
     def reorder(self, state: Any, index: np.ndarray) -> Any:
         """Select state rows: index int64 [N'] (reordered, and fewer when sentences finished)."""
@@ -170,7 +176,7 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         # sentence survive even when pad, bos, unk and eos are banned), or the whole vocabulary
         # when a row must end (eos may be outside its best) or the model offers fewer candidates.
         at_limit = t >= max_lens[active]
-        candidates = 0 if at_limit.any() or topk < 2 * k + 4 else 2 * k + 4
+        candidates = EVERY if at_limit.any() else 0 if topk < 2 * k + 4 else 2 * k + 4
         scores_t = model.step(prev, state, encoded, candidates)
         state = scores_t.state
         values = scores_t.log_probs.astype(np.float64).reshape(n, rows_per, -1)

@@ -3,8 +3,9 @@
 A bundle may hold ``shortlist.npz`` (written by ``export.shortlist``): for every source piece the
 target pieces it is most often aligned to in the training data, and the most frequent target
 pieces (older files also hold a float16 copy of the projection, ``weight`` and ``bias``, which is
-not read). For a batch, the candidates are the frequent pieces plus those of every source piece
-in the batch, and the special ids. Each decoder step then runs a step graph that projects its
+not read). A sentence's candidates are the frequent pieces (the special ids among them) plus those
+of each of its source pieces; a batch is projected onto the union of its sentences' candidates,
+each sentence scored over its own only. Each decoder step then runs a step graph that projects its
 ``readout`` (the deep output before the projection) onto those rows only, with the step graph's
 own weights (``worker.shortlist_graph``): log-softmax and top-k over V' candidates instead of V
 (Marian and Bergamot do the same). Scores are normalised over the candidates, so they are
@@ -61,8 +62,8 @@ class Shortlist:
         return int(max((a.max() for a in (self.targets, self.frequent) if len(a)), default=-1))
 
     def candidates(self, src_ids: np.ndarray) -> np.ndarray:
-        """Sorted distinct target ids for a batch of source ids (int [B, S], padding included:
-        every id of the batch adds its list) -> int64 [V']."""
+        """Sorted distinct target ids for source ids (int, any shape: every id adds its list; a
+        sentence's own candidates come from its ids without padding) -> int64 [V']."""
         pieces = np.unique(src_ids)
         pieces = pieces[(pieces >= 0) & (pieces < self.source_size)]
         starts, ends = self.offsets[pieces], self.offsets[pieces + 1]

@@ -9,11 +9,17 @@ axis (fp32: the Gemm's weight and bias; int8: the quantized weight and the bias)
 fed per batch with the candidates' rows only, taken from those same weights. So the candidates'
 scores are the full graph's own (int8 stays int8), normalised over the candidates:
 
-    readout [N, R] -> the graph's projection onto V' rows -> log-softmax over V'
+    readout [N, R] -> the graph's projection onto V' rows -> + shortlist_mask [B, V'] (0 for a
+    sentence's own candidates, -inf for the rest of the batch's) -> log-softmax over V'
     -> TopK(topk) -> topk_log_probs [N, k], topk_ids = shortlist_ids[top positions] [N, k]
 
+The batch's candidates V' are the union of its sentences' own; the mask keeps each sentence to its
+own, so a sentence translates the same whatever else shares its batch (other jobs' sentences in
+the worker, a segment cache's hits taken out).
+
 The other outputs (``new_state``, ``attention``) and every other node are the step graph's own.
-Shapes: N decoder rows, R readout size, V vocabulary, V' the batch's candidates (``worker.shortlist``).
+Shapes: B sentences, N decoder rows (K adjacent per sentence), R readout size, V vocabulary, V'
+the batch's candidates (``worker.shortlist``).
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from .bundle import READOUT_OUTPUT as READOUT
 from .bundle import TOPK_INPUT, BundleError
 
 IDS_INPUT = "shortlist_ids"
+MASK_INPUT = "shortlist_mask"
 LOG_PROBS = "log_probs"
 KEPT_OUTPUTS = ("new_state", "attention")
 TOPK_OUTPUTS = ("topk_log_probs", "topk_ids")
@@ -80,6 +87,7 @@ class ShortlistStep:
             dims[axis] = "candidates"
             graph.input.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), dims))
         graph.input.append(helper.make_tensor_value_info(IDS_INPUT, TensorProto.INT64, ["candidates"]))
+        _mask_before_log_softmax(graph, outputs[READOUT].type.tensor_type.elem_type)
         positions = "shortlist_top_positions"
         topk.output[1] = positions  # positions among the candidates -> vocabulary ids
         graph.node.append(helper.make_node("Gather", [IDS_INPUT, positions], [TOPK_OUTPUTS[1]], axis=0,
@@ -94,6 +102,42 @@ class ShortlistStep:
         """The inputs of a batch whose candidates are ``ids`` (int64 [V'], sorted): each weight's
         rows of those ids, and the ids."""
         return {name: np.take(array, ids, axis=axis) for name, (array, axis) in self.rows.items()} | {IDS_INPUT: ids}
+
+    @staticmethod
+    def mask(ids: np.ndarray, own: list[np.ndarray]) -> np.ndarray:
+        """The ``shortlist_mask`` input: float32 [B, V'], 0 where candidate ``ids[j]`` is among
+        sentence b's ``own`` candidates (each a sorted subset of ``ids``), -inf elsewhere."""
+        mask = np.full((len(own), len(ids)), -np.inf, dtype=np.float32)
+        for row, listed in zip(mask, own):
+            row[np.searchsorted(ids, listed)] = 0.0
+        return mask
+
+
+def _mask_before_log_softmax(graph: onnx.GraphProto, elem_type: int) -> None:
+    """Add ``shortlist_mask`` [B, V'] to the logits [N, V'] before the log-softmax, each sentence's
+    row to its N / B decoder rows (adjacent), so that every sentence is scored over its own
+    candidates only: its translation does not depend on the other sentences of its batch."""
+    log_softmax = next(node for node in graph.node if LOG_PROBS in node.output)
+    logits = log_softmax.input[0]
+    graph.input.append(helper.make_tensor_value_info(MASK_INPUT, elem_type, ["sentences", "candidates"]))
+    graph.initializer.extend([numpy_helper.from_array(np.array(v, dtype=np.int64), name) for name, v in (
+        ("shortlist.minus_one", [-1]), ("shortlist.one", [1]), ("shortlist.zero", [0]), ("shortlist.two", [2]))])
+    nodes = [
+        ("Shape", [MASK_INPUT], ["shortlist.mask_shape"], {}),
+        ("Slice", ["shortlist.mask_shape", "shortlist.zero", "shortlist.one"], ["shortlist.sentences"], {}),
+        ("Slice", ["shortlist.mask_shape", "shortlist.one", "shortlist.two"], ["shortlist.count"], {}),
+        ("Concat", ["shortlist.sentences", "shortlist.minus_one", "shortlist.count"], ["shortlist.grouped_shape"], {"axis": 0}),
+        ("Concat", ["shortlist.sentences", "shortlist.one", "shortlist.count"], ["shortlist.mask_grouped_shape"], {"axis": 0}),
+        ("Concat", ["shortlist.minus_one", "shortlist.count"], ["shortlist.rows_shape"], {"axis": 0}),
+        ("Reshape", [logits, "shortlist.grouped_shape"], ["shortlist.grouped_logits"], {}),
+        ("Reshape", [MASK_INPUT, "shortlist.mask_grouped_shape"], ["shortlist.grouped_mask"], {}),
+        ("Add", ["shortlist.grouped_logits", "shortlist.grouped_mask"], ["shortlist.masked"], {}),
+        ("Reshape", ["shortlist.masked", "shortlist.rows_shape"], ["shortlist.masked_logits"], {}),
+    ]
+    at = list(graph.node).index(log_softmax)
+    for offset, (op, inputs, outputs, attrs) in enumerate(nodes):
+        graph.node.insert(at + offset, helper.make_node(op, inputs, outputs, name=outputs[0], **attrs))
+    log_softmax.input[0] = "shortlist.masked_logits"
 
 
 def _between(graph: onnx.GraphProto, source: str, target: str) -> set[int]:
