@@ -12,20 +12,16 @@ the bundle re-signed. The step graphs, and so every translation with the shortli
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from worker.bundle import MANIFEST, SHORTLIST, BundleError, load_bundle, sha256_file, signature_for
-from worker.shortlist import ARRAYS, Shortlist
+from worker.bundle import SHORTLIST, BundleError, load_bundle, replace_manifest, sha256_file, signature_for
+from worker.shortlist import Shortlist
 from worker.shortlist_graph import ShortlistStep
 
-from .shortlist import SHORTLIST_FILE
+from .shortlist import SHORTLIST_FILE, ShortlistTable, write_shortlist
 
 
 def graft(source: Path, target: Path) -> str:
@@ -39,21 +35,15 @@ def graft(source: Path, target: Path) -> str:
     if vocab_files[:2] != vocab_files[2:]:
         raise BundleError(f"{source} and {target} have different vocabularies: the shortlist's ids would not match")
     table = Shortlist.load(donor.shortlist_path)
-    step = ShortlistStep.of(bundle.graph_path("decoder_step"))  # the graph it will run with: a clear error now
-    if table.largest_id >= step.vocab:
-        raise BundleError(f"{source}: the shortlist names target id {table.largest_id}, beyond the vocabulary of {step.vocab}")
-    with open(target / SHORTLIST_FILE, "wb") as out:
-        np.savez(out, **{name: getattr(table, name).astype(np.int32 if name != "offsets" else np.int64) for name in ARRAYS})
+    ShortlistStep.of(bundle.graph_path("decoder_step")).check(table)  # the graph it will run with: a clear error now
+    write_shortlist(target / SHORTLIST_FILE, ShortlistTable(table.offsets, table.targets.astype(np.int32),
+                                                            table.frequent.astype(np.int32), stats={}))
     manifest = dict(bundle.manifest)
     entry = {k: v for k, v in donor.manifest[SHORTLIST].items() if k != "measured"}
     manifest[SHORTLIST] = entry | {"file": SHORTLIST_FILE, "default": False, "grafted_from": donor.signature}
     manifest["files"] = dict(manifest["files"]) | {SHORTLIST_FILE: sha256_file(target / SHORTLIST_FILE)}
     manifest["signature"] = signature_for(manifest)
-    handle, staging = tempfile.mkstemp(prefix=f".{MANIFEST}.", dir=target)
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        out.write(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    shutil.copymode(target / MANIFEST, staging)
-    os.replace(staging, target / MANIFEST)
+    replace_manifest(target, manifest)
     return load_bundle(target).signature
 
 

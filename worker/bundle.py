@@ -225,6 +225,13 @@ def update_manifest(bundle_dir: str | os.PathLike[str], **settings: Any) -> Path
     path = Path(bundle_dir) / MANIFEST
     manifest = json.loads(path.read_text(encoding="utf-8"))
     manifest.update(settings)
+    return replace_manifest(bundle_dir, manifest)
+
+
+def replace_manifest(bundle_dir: str | os.PathLike[str], manifest: Mapping[str, Any]) -> Path:
+    """Write a bundle's whole ``manifest.json`` atomically, keeping the file's permissions (the
+    caller keeps ``files`` and ``signature`` true to the bundle)."""
+    path = Path(bundle_dir) / MANIFEST
     handle, staging = tempfile.mkstemp(prefix=f".{MANIFEST}.", dir=path.parent)
     with os.fdopen(handle, "w", encoding="utf-8") as out:
         out.write(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")

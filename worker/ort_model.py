@@ -155,9 +155,7 @@ class OrtStepModel:
         self.shortlist_step = self.shortlist_decoder = None
         if self.shortlist is not None:
             self.shortlist_step = ShortlistStep.of(Path(decoder_path))
-            if self.shortlist.largest_id >= self.shortlist_step.vocab:
-                raise BundleError(f"the lexical shortlist names target id {self.shortlist.largest_id}, beyond the "
-                                  f"vocabulary of {self.shortlist_step.vocab}")
+            self.shortlist_step.check(self.shortlist)
             self.shortlist_decoder = ort.InferenceSession(self.shortlist_step.graph, options, providers=providers)
 
     @classmethod

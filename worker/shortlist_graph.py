@@ -5,8 +5,8 @@ shortlist needs a graph without the full vocabulary projection. ``ShortlistStep.
 in memory from the bundle's step graph (the bundle's files, and so its signature, are unchanged):
 the weights of the projection chain from ``readout`` to ``log_probs`` that have a vocabulary
 axis (fp32: the Gemm's weight and bias; int8: the quantized weight and the bias) become inputs
-(``shortlist.<weight name>``),
-fed per batch with the candidates' rows only, taken from those same weights. So the candidates'
+(``shortlist.<weight name>``), fed per batch with the candidates' rows only, taken from those
+same weights. So the candidates'
 scores are the full graph's own (int8 stays int8), normalised over the candidates:
 
     readout [N, R] -> the graph's projection onto V' rows -> + shortlist_mask [B, V'] (0 for a
@@ -32,6 +32,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from .bundle import READOUT_OUTPUT as READOUT
 from .bundle import TOPK_INPUT, BundleError
+from .shortlist import Shortlist
 
 IDS_INPUT = "shortlist_ids"
 MASK_INPUT = "shortlist_mask"
@@ -98,6 +99,12 @@ class ShortlistStep:
         _prune(graph)
         return cls(model.SerializeToString(), rows, int(vocab))
 
+    def check(self, shortlist: Shortlist) -> None:
+        """``BundleError`` if ``shortlist`` names a target id beyond this graph's vocabulary."""
+        if shortlist.largest_id >= self.vocab:
+            raise BundleError(f"the lexical shortlist names target id {shortlist.largest_id}, beyond the "
+                              f"vocabulary of {self.vocab}")
+
     def inputs(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """The inputs of a batch whose candidates are ``ids`` (int64 [V'], sorted): each weight's
         rows of those ids, and the ids."""
@@ -142,42 +149,44 @@ def _mask_before_log_softmax(graph: onnx.GraphProto, elem_type: int) -> None:
 
 def _between(graph: onnx.GraphProto, source: str, target: str) -> set[int]:
     """Indices of the nodes on a path from tensor ``source`` to tensor ``target``."""
-    producer = {name: i for i, node in enumerate(graph.node) for name in node.output}
     after: set[str] = {source}
     for node in graph.node:  # graph order is topological
         if any(name in after for name in node.input):
             after.update(node.output)
-    on_path: set[int] = set()
-    todo = [target]
+    return _ancestors(graph, [target], after)
+
+
+def _ancestors(graph: onnx.GraphProto, tensors: list[str], within: set[str] | None = None) -> set[int]:
+    """Indices of the nodes the ``tensors`` depend on (subgraphs' outer references included), only
+    through nodes with an output in ``within`` when it is given."""
+    producer = {name: i for i, node in enumerate(graph.node) for name in node.output}
+    found: set[int] = set()
+    todo = list(tensors)
     while todo:
         index = producer.get(todo.pop())
-        if index is None or index in on_path or not any(name in after for name in graph.node[index].output):
+        if index is None or index in found:
             continue
-        on_path.add(index)
-        todo += [name for name in graph.node[index].input if name]
-    return on_path
+        node = graph.node[index]
+        if within is not None and not any(name in within for name in node.output):
+            continue
+        found.add(index)
+        todo += [name for name in node.input if name] + _outer_inputs(node)
+    return found
+
+
+def _outer_inputs(node: onnx.NodeProto) -> list[str]:
+    """Tensors a node's subgraphs (If, Loop, Scan bodies) read."""
+    return [name for attr in node.attribute if attr.type == onnx.AttributeProto.GRAPH
+            for sub in attr.g.node for name in sub.input]
 
 
 def _prune(graph: onnx.GraphProto) -> None:
     """Drop the nodes no output needs, then unused initializers, inputs and stale value infos."""
-    producer = {name: i for i, node in enumerate(graph.node) for name in node.output}
-    needed: set[int] = set()
-    todo = [o.name for o in graph.output]
-    while todo:
-        index = producer.get(todo.pop())
-        if index is None or index in needed:
-            continue
-        needed.add(index)
-        node = graph.node[index]
-        todo += [name for name in node.input if name]
-        todo += [name for attr in node.attribute if attr.type == onnx.AttributeProto.GRAPH
-                 for sub in attr.g.node for name in sub.input]
+    needed = _ancestors(graph, [o.name for o in graph.output])
     kept = [node for i, node in enumerate(graph.node) if i in needed]
     del graph.node[:]
     graph.node.extend(kept)
-    used = {name for node in graph.node for name in node.input}
-    used |= {name for node in graph.node for attr in node.attribute if attr.type == onnx.AttributeProto.GRAPH
-             for sub in attr.g.node for name in sub.input}
+    used = {name for node in graph.node for name in [*node.input, *_outer_inputs(node)]}
     for field in (graph.initializer, graph.input):
         keep = [item for item in field if item.name in used]
         del field[:]
