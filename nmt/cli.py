@@ -1,35 +1,81 @@
-"""``nmt`` subcommands. Each stage's parser lives in its own package and is imported only when
-its dependencies are installed, so a worker-only or client-only install still has a working ``nmt``.
+"""``nmt`` subcommands. Only the stage of the command being run is imported, and a stage's parser
+imports none of its heavy dependencies, so ``nmt --help`` and every ``nmt COMMAND --help`` work
+with any extra installed; a command whose extra is missing says which one when it runs.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+from dataclasses import dataclass
 
-# (module, what it needs): later stages add export, translate, eval and submit here.
-SUBCOMMANDS = [
-    ("training.cli", "the 'train' extra"),
-    ("training.aligner_cli", "the 'train' extra"),
-    ("training.download", "the core install"),
-    ("export.cli", "the 'export' extra"),
-    ("worker.cli", "the 'worker' extra"),
-    ("worker.align_cli", "the 'worker' extra"),
-    ("client.cli", "the 'client' extra"),
-]
+from .errors import UserError
+
+__all__ = ["UserError", "build_parser", "main"]
 
 
-class UserError(Exception):
-    """An error the user can fix; printed without a traceback."""
+@dataclass(frozen=True)
+class Command:
+    module: str  # the stage CLI whose add_parser() defines this command
+    extra: str | None  # the pip extra its handler needs (None: the core install)
+    summary: str  # the line `nmt --help` shows
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS = {
+    "train": Command("training.cli", "train", "train a Bahdanau-attention GRU model"),
+    "train-aligner": Command("training.aligner_cli", "train", "train a guided-alignment head for a trained model"),
+    "download-data": Command("training.download", None, "download Multi30k task 1 from GitHub"),
+    "export": Command("export.cli", "export", "export a checkpoint to a verified ONNX bundle"),
+    "translate": Command("worker.cli", "worker", "translate files (or stdin) with a bundle"),
+    "eval": Command("worker.cli", "worker", "score a bundle on a test set (sacreBLEU)"),
+    "calibrate": Command("worker.cli", "worker", "fit a bundle's confidence model to sentence chrF on dev sets"),
+    "align": Command("worker.align_cli", "worker", "word-align given translations with a bundle (Pharaoh i-j lines)"),
+    "submit": Command("client.cli", "client", "submit documents to the Celery workers"),
+    "status": Command("client.cli", "client", "print a job's state and progress"),
+    "result": Command("client.cli", "client", "fetch a finished job's translation"),
+    "cancel": Command("client.cli", "client", "cancel a queued or running job"),
+}
+# Our own packages: a ModuleNotFoundError naming one of them is a bug, not a missing extra.
+OWN_PACKAGES = frozenset({"nmt", "training", "export", "worker", "queue_config", "client"})
+
+
+class _Summaries:
+    """The subparsers action as a stage sees it: each command's one-line help comes from COMMANDS."""
+
+    def __init__(self, action: argparse._SubParsersAction) -> None:
+        self._action = action
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        kwargs["help"] = COMMANDS[name].summary
+        return self._action.add_parser(name, **kwargs)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with the full options of ``command``'s stage (of every stage if None, of none if
+    ``command`` names no command); the other commands are listed by name and summary without
+    importing their stages."""
     parser = argparse.ArgumentParser(prog="nmt", description="Batch neural machine translation.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module_name, _ in SUBCOMMANDS:
-        importlib.import_module(module_name).add_parser(subparsers)
+    modules = {spec.module for spec in COMMANDS.values()}
+    loaded = modules if command is None else {COMMANDS[command].module} if command in COMMANDS else set()
+    for name, spec in COMMANDS.items():
+        if spec.module in loaded:
+            if name == _first_of(spec.module):
+                importlib.import_module(spec.module).add_parser(_Summaries(subparsers))
+        else:
+            subparsers.add_parser(name, help=spec.summary, add_help=False)
     return parser
+
+
+def _first_of(module: str) -> str:
+    return next(name for name, spec in COMMANDS.items() if spec.module == module)
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """The command named in ``argv``: the first word that is not an option (``nmt`` itself has
+    only flags without values)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def _version() -> str:
@@ -42,12 +88,18 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command_in(argv) or "").parse_args(argv)
     try:
         return args.handler(args)
     except ModuleNotFoundError as exc:
-        print(f"nmt {args.command}: missing dependency '{exc.name}'; install the matching extra, "
-              f"e.g. pip install 'nmt-batch[train]'", file=sys.stderr)
+        missing = (exc.name or "").split(".")[0]
+        if not missing or missing in OWN_PACKAGES:
+            raise
+        extra = COMMANDS[args.command].extra
+        where = f"pip install 'nmt-batch[{extra}]'" if extra else "pip install nmt-batch"
+        print(f"nmt {args.command}: needs the '{extra or 'core'}' install (module '{exc.name}' is missing): {where}",
+              file=sys.stderr)
         return 2
     except (UserError, ValueError, FileNotFoundError, FileExistsError) as exc:
         print(f"nmt {args.command}: error: {exc}", file=sys.stderr)

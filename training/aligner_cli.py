@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from .aligner_training import AlignerTrainConfig
+    from .aligner_options import AlignerTrainConfig
 
     defaults = AlignerTrainConfig()
     p = subparsers.add_parser("train-aligner", help="train a guided-alignment head for a trained model",

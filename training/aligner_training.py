@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from .aligner import AlignerConfig, AlignmentHead, piece_targets
+from .aligner_options import AlignerTrainConfig
 from .batching import collate, make_batches
 from .checkpoint import LoadedModel, load_model, save_checkpoint
 from .config import Config
@@ -34,20 +35,6 @@ log = logging.getLogger(__name__)
 
 # Checkpoint entries of a trained head.
 ALIGNER_STATE, ALIGNER_CONFIG, ALIGNER_REPORT = "aligner", "aligner_config", "aligner_training"
-
-
-@dataclass(frozen=True)
-class AlignerTrainConfig:
-    pairs: int = 120_000  # training pairs sampled over the corpora (by size x weight)
-    valid_pairs: int = 500  # of them, held out for the validation loss
-    max_len: int = 80  # pieces per side; longer pairs are skipped
-    batch_tokens: int = 4000
-    max_sentences: int = 128
-    lr: float = 1e-3
-    max_seconds: float = 1200.0
-    max_epochs: int = 3
-    seed: int = 1234
-    bf16: bool = True  # autocast the frozen model where the CPU runs bf16 natively
 
 
 @dataclass(frozen=True)
