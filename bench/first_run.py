@@ -59,6 +59,15 @@ def replay(command: str, cold: bool, scratch: Path) -> dict:
             "wrote": sorted(p.name for p in (clone / out).iterdir()), "venv_mb": round(du(clone / ".venv") / 1e6)}
 
 
+def wheels_mb(command: str) -> int:
+    """Megabytes of the distributions the command's pip install fetches (what a new machine downloads)."""
+    requirement = re.search(r"pip install (?:-e )?(\S+)", command).group(1).strip("'\"")
+    with tempfile.TemporaryDirectory() as into:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "-d", into, requirement], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return round(du(Path(into)) / 1e6)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on the last line")
@@ -72,8 +81,10 @@ def main() -> None:
         print(f"  pip cache {name:4}: install {run['install']:6.1f} s, translate {run['translate']:5.1f} s, "
               f"total {run['total']:6.1f} s; venv {run['venv_mb']} MB; wrote {' '.join(shlex.quote(w) for w in run['wrote'])}")
     print(f"cold / warm install: {runs['cold']['install'] / runs['warm']['install']:.2f}x")
+    wheels = wheels_mb(command)
+    print(f"the packages it installs: {wheels} MB of wheels to download on a new machine")
     if args.json:
-        print(json.dumps({"command": command, "cpu": cpu_model(), **runs}))
+        print(json.dumps({"command": command, "cpu": cpu_model(), "wheels_mb": wheels, **runs}))
 
 
 if __name__ == "__main__":
