@@ -1,4 +1,4 @@
-"""``nmt submit FILE... --src en --tgt de [--wait --out DIR]``: translate files on the workers."""
+"""``nmt submit FILE... --src en --tgt de [--wait --out DIR]``: translate files (or folders) on the workers."""
 from __future__ import annotations
 
 import argparse
@@ -15,13 +15,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("submit", help="submit documents to the Celery workers",
                               description=__doc__)
     p.add_argument("files", nargs="+", metavar="FILE",
-                   help="UTF-8 documents: plain text, or a format by extension (.html/.htm, .xlf/.xliff, .srt, .vtt, .po/.pot)")
+                   help="UTF-8 documents: plain text, or a format by extension (.html/.htm, .xlf/.xliff, .srt, .vtt, "
+                        ".po/.pot); folders (walked for files of known formats) and quoted glob patterns such as "
+                        "'docs/**/*.md' with --wait --out")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="read every FILE as this format (default: by extension; anything else is plain text)")
     p.add_argument("--src", required=True, help="source language code, e.g. en")
     p.add_argument("--tgt", required=True, help="target language code, e.g. de")
     p.add_argument("--wait", action="store_true", help="wait for the results (with a progress bar)")
-    p.add_argument("--out", help="with --wait: write <stem>.<tgt>.txt and <stem>.<tgt>.json here")
+    p.add_argument("--out", help="with --wait: write <stem>.<tgt>.txt and <stem>.<tgt>.json here, a folder's files "
+                                 "in a tree mirroring it")
+    p.add_argument("--include", action="append", default=[], metavar="GLOB",
+                   help="in folders, take only files matching GLOB (relative to the folder; repeatable)")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="in folders, leave out files and folders matching GLOB (repeatable)")
+    p.add_argument("--force", action="store_true",
+                   help="with --out: submit every file again (default: skip a file whose text and request are those "
+                        "recorded in --out by an earlier run)")
     p.add_argument("--by-path", action="store_true", help="send paths (storage the workers share), not the text")
     p.add_argument("--beam", type=int, help="beam size (default: the model's)")
     p.add_argument("--model", help="a model the workers serve, e.g. multi30k-en-de (default: the pair's default model)")
@@ -46,10 +56,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from queue_config.document_tree import BulkRun, TreeError, file_sha256, select_documents
     from queue_config.glossary import GlossaryError, read_glossary
-    from queue_config.outputs import output_stem, write_translation
+    from queue_config.outputs import output_stem
     from queue_config.summary import FlagSummary
-    from queue_config.textfiles import DocumentError, collision_message, output_collisions, read_text_file
+    from queue_config.textfiles import DocumentError, read_text_file
 
     import redis
 
@@ -61,9 +72,15 @@ def run(args: argparse.Namespace) -> int:
     if args.out and not args.wait:
         print("nmt submit: error: --out needs --wait", file=sys.stderr)
         return 2
-    collisions = output_collisions(args.files, lambda p: output_stem(p, args.src)) if args.out else {}
+    out = Path(args.out) if args.out else None
+    try:
+        selection = select_documents(args.files, out, args.include, args.exclude)
+    except TreeError as exc:
+        print(f"nmt submit: error: {exc}", file=sys.stderr)
+        return 2
+    collisions = selection.collision_message(args.src) if out is not None else ""
     if collisions:  # refused before anything is submitted
-        print(f"nmt submit: error: output names collide in {args.out}: {collision_message(collisions)}; "
+        print(f"nmt submit: error: output names collide in {args.out}: {collisions}; "
               "rename or submit them separately", file=sys.stderr)
         return 2
     try:
@@ -78,9 +95,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     url = redacted(client.settings.broker_url)
     options = {"beam": args.beam} if args.beam else {}
-    jobs, failures = [], 0
-    for name in args.files:
-        path = Path(name)
+    # What the client knows decides a result besides the text; the bundle signature results
+    # report is recorded too, but a run cannot know the workers' bundle before it submits.
+    request = {"src": args.src, "tgt": args.tgt, "model": args.model, "options": options, "format": args.format,
+               "glossary": file_sha256(Path(args.glossary)) if args.glossary else None}
+    run = BulkRun("submit", selection, out, request, args.force)
+    jobs = []
+    for document in run.pending:
+        path = document.path
         try:
             fmt = args.format or format_of_name(path.name)
             if args.by_path:
@@ -92,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
                                     options=options, name=output_stem(path, args.src), model=args.model,
                                     glossary=glossary, format=fmt)
         except (DocumentError, MessageError) as exc:
-            failures += 1
+            run.failed(path, str(exc))
             print(f"nmt submit: skipped {path}: {exc}", file=sys.stderr)
             continue
         except ClientError as exc:
@@ -105,33 +127,51 @@ def run(args: argparse.Namespace) -> int:
         if not args.wait:
             print(f"{job.id}\t{path}")
     if not args.wait:
-        return 1 if failures else 0
-    out = Path(args.out) if args.out else None
+        return run.exit_status
     summary = FlagSummary()
-    with tqdm(total=len(jobs), desc="jobs", unit="doc", disable=None) as bar:
-        for path, job in jobs:
-            try:
-                result = job.wait(timeout=args.timeout or None)
-            except (ClientError, TimeoutError) as exc:
-                failures += 1
-                tqdm.write(f"nmt submit: {path}: {exc}", file=sys.stderr)
+    try:
+        with tqdm(total=len(jobs), desc="jobs", unit="doc", disable=None) as bar:
+            for path, job in jobs:
+                _wait_for(job, path, args, run, summary)
                 bar.update(1)
-                continue
-            if out is not None:
-                fmt = result.raw.get("format", "txt")
-                suffix = path.suffix if fmt != "txt" and format_of_name(path.name) == fmt else FORMAT_SUFFIXES[fmt]
-                write_translation(out, output_stem(path, args.src), args.tgt,
-                                  result.data if fmt in BINARY_FORMATS else result.text, dict(result.raw), suffix)
-            elif result.raw.get("format") in BINARY_FORMATS:
-                failures += 1
-                tqdm.write(f"nmt submit: {path}: a {result.raw['format']} file is not written to a terminal: give --out",
-                           file=sys.stderr)
-            else:
-                sys.stdout.write(result.text)
-            summary.add(result.raw.get("segments", ()))
-            bar.update(1)
+    finally:
+        run.close()
     print(f"nmt submit: {summary.line()}", file=sys.stderr)
-    return 1 if failures else 0
+    for line in run.summary():
+        print(line, file=sys.stderr)
+    return run.exit_status
+
+
+def _wait_for(job, path: Path, args: argparse.Namespace, run, summary) -> None:
+    """Wait for one job and write its result into ``run.folder(path)`` (or to stdout without
+    --out), telling ``run`` (``queue_config.document_tree.BulkRun``) how it went."""
+    from tqdm import tqdm
+
+    from queue_config.outputs import output_stem, write_translation
+
+    from .client import ClientError
+
+    try:
+        result = job.wait(timeout=args.timeout or None)
+    except (ClientError, TimeoutError) as exc:
+        run.failed(path, str(exc))
+        tqdm.write(f"nmt submit: {path}: {exc}", file=sys.stderr)
+        return
+    if run.out is not None:
+        fmt = result.raw.get("format", "txt")
+        suffix = path.suffix if fmt != "txt" and format_of_name(path.name) == fmt else FORMAT_SUFFIXES[fmt]
+        written, _ = write_translation(run.folder(path), output_stem(path, args.src), args.tgt,
+                                       result.data if fmt in BINARY_FORMATS else result.text, dict(result.raw), suffix)
+        run.finished(path, written, result.provenance.get("signature"))
+    elif result.raw.get("format") in BINARY_FORMATS:
+        reason = f"a {result.raw['format']} file is not written to a terminal: give --out"
+        run.failed(path, reason)
+        tqdm.write(f"nmt submit: {path}: {reason}", file=sys.stderr)
+        return
+    else:
+        sys.stdout.write(result.text)
+        run.finished(path)
+    summary.add(result.raw.get("segments", ()))
 
 
 def _read_bytes(path: Path) -> bytes:

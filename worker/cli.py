@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from queue_config.document_tree import BulkRun, TreeError, file_sha256, select_documents
 from queue_config.outputs import output_stem, write_atomically, write_translation
 from queue_config.summary import FlagSummary
 
-from queue_config.textfiles import (DocumentError, collision_message, decode_text, output_collisions,
-                                    read_text_file)
+from queue_config.textfiles import DocumentError, decode_text, read_text_file
 
 from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
 from .formats import FORMATS
@@ -25,9 +25,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                           "catalogues by extension or --format. Without FILEs, read stdin and "
                                           "write one output line per input line to stdout.")
     _engine_arguments(t)
-    t.add_argument("files", nargs="*", metavar="FILE", help="UTF-8 documents (plain text, or a format: see --format)")
+    t.add_argument("files", nargs="*", metavar="FILE",
+                   help="UTF-8 documents (plain text, or a format: see --format), folders (walked for files of known "
+                        "formats) or quoted glob patterns such as 'docs/**/*.md'")
     t.add_argument("--out", help="output directory for <stem>.<tgt>.txt (or the format's extension) and "
-                                 "<stem>.<tgt>.json (required with FILEs)")
+                                 "<stem>.<tgt>.json, a folder's files in a tree mirroring it (required with FILEs)")
+    t.add_argument("--include", action="append", default=[], metavar="GLOB",
+                   help="in folders, take only files matching GLOB (relative to the folder; repeatable)")
+    t.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="in folders, leave out files and folders matching GLOB (repeatable)")
+    t.add_argument("--force", action="store_true",
+                   help="translate every file again (default: skip a file whose text, bundle and options are "
+                        "those recorded in --out by an earlier run)")
     t.add_argument("--stream-above", type=int, default=STREAM_SENTENCES, metavar="SENTENCES",
                    help="a plain-text file of more sentences is translated in slices of up to 1,000 and written as "
                         "it goes: <stem>.<tgt>.jsonl (one segment per line) instead of .json, memory bounded by a "
@@ -144,6 +153,11 @@ def _translator(args: argparse.Namespace):
 
 
 def run_translate(args: argparse.Namespace) -> int:
+    try:
+        selection = select_documents(args.files, Path(args.out) if args.out else None, args.include, args.exclude)
+    except TreeError as exc:
+        print(f"nmt translate: error: {exc}", file=sys.stderr)
+        return 2
     if args.files and not args.out:
         print("nmt translate: error: --out DIR is required with FILEs", file=sys.stderr)
         return 2
@@ -165,11 +179,9 @@ def run_translate(args: argparse.Namespace) -> int:
         _write_report(args.report, reported)
         print(f"nmt translate: {summary.line()}", file=sys.stderr)
         return status
-    source = translator.bundle.source_language
-    paths = [Path(f) for f in args.files]
-    collisions = output_collisions(paths, lambda p: output_stem(p, source))
+    collisions = selection.collision_message(translator.bundle.source_language)
     if collisions:  # refused before anything is translated
-        print(f"nmt translate: error: output names collide in {args.out}: {collision_message(collisions)}; "
+        print(f"nmt translate: error: output names collide in {args.out}: {collisions}; "
               "rename them or translate them into separate directories", file=sys.stderr)
         return 2
     if Path(args.out).exists() and not Path(args.out).is_dir():
@@ -178,23 +190,40 @@ def run_translate(args: argparse.Namespace) -> int:
     Path(args.out).mkdir(parents=True, exist_ok=True)
     from .formats import FormatError, format_of
 
+    run = BulkRun("translate", selection, Path(args.out), _request(args, translator, options), args.force)
+    paths = [document.path for document in run.pending]
     try:
         formats = {path: format_of(path, args.format) for path in paths}
     except FormatError as exc:
         print(f"nmt translate: error: {exc}", file=sys.stderr)
         return 2
     plain = [path for path in paths if formats[path] == "txt"]
-    failures = _translate_files(translator, options, plain, Path(args.out), args.attention, _text_options(args), collect,
-                                args.refuse_foreign, summary.add, args.stream_above) if plain else 0
-    for path in paths:
-        if formats[path] != "txt":
-            failures += not _translate_formatted(translator, options, path, formats[path], Path(args.out),
-                                                 _text_options(args), collect)
+    try:
+        if plain:
+            _translate_files(translator, options, plain, run, args.attention, _text_options(args), collect,
+                             args.refuse_foreign, summary.add, args.stream_above)
+        for path in paths:
+            if formats[path] != "txt":
+                _translate_formatted(translator, options, path, formats[path], run, _text_options(args), collect)
+    finally:
+        run.close()
     _write_report(args.report, reported)
     print(f"nmt translate: {summary.line()}", file=sys.stderr)
-    if failures:
-        print(f"nmt translate: {failures} of {len(paths)} files failed", file=sys.stderr)
-    return 1 if failures else 0
+    for line in run.summary():
+        print(line, file=sys.stderr)
+    return run.exit_status
+
+
+def _request(args: argparse.Namespace, translator, options) -> dict:
+    """What decides a file's translation besides its text: a file whose text and request are those
+    an earlier run recorded in --out is up to date."""
+    from dataclasses import asdict
+
+    return {"bundle": translator.bundle.signature, "decoding": asdict(options), "shortlist": args.shortlist,
+            "format": args.format, "attention": args.attention, "refuse_foreign": args.refuse_foreign,
+            "text": {"protect_spans": not args.no_protect_spans, "restore_case": not args.no_case_handling,
+                     "check_language": not args.no_language_check},
+            "glossary": file_sha256(Path(args.glossary)) if args.glossary else None}
 
 
 def _write_report(path: str | None, documents: list | None) -> None:
@@ -210,11 +239,12 @@ STREAM_SENTENCES = 5000  # a plain-text file with more sentences is streamed (wo
 GROUP_SENTENCES = 2000
 
 
-def _translate_files(translator, options, paths: list[Path], out_dir: Path, with_attention: bool,
+def _translate_files(translator, options, paths: list[Path], run: BulkRun, with_attention: bool,
                      text_options=None, collect: Callable[[str, dict], None] | None = None,
                      refuse_foreign: float | None = None,
                      summarize: Callable[[list[dict]], None] | None = None, stream_above: int = STREAM_SENTENCES) -> int:
-    """Translate and write each file; returns how many failed. A file that cannot be read is
+    """Translate and write each file into ``run.folder(path)``, telling ``run`` of each finished or
+    failed; returns how many failed. A file that cannot be read is
     skipped with its reason; a group that fails is retried file by file, so one bad document
     never costs the others their results. ``collect(path, payload)``: called for each file written.
     ``refuse_foreign``: a file with more than this share of its segments in another language is
@@ -233,8 +263,13 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
     failures = counted = 0
     group: list[tuple[Path, Layout]] = []
     with tqdm(total=0, desc="translating", unit="sent", disable=None) as bar:
-        def translate(members: list[tuple[Path, Layout]]) -> None:
+        def fail(path: Path, what: str, reason: str) -> None:
             nonlocal failures
+            failures += 1
+            run.failed(path, reason)
+            tqdm.write(f"nmt translate: {what} {path}: {reason}", file=sys.stderr)
+
+        def translate(members: list[tuple[Path, Layout]]) -> None:
             try:
                 results = translator.translate_layouts([layout for _, layout in members], options, with_attention,
                                                        progress=bar.update, text_options=text_options)
@@ -243,12 +278,13 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
                     for member in members:
                         translate([member])
                     return
-                failures += 1
-                tqdm.write(f"nmt translate: failed {members[0][0]}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                fail(members[0][0], "failed", f"{type(exc).__name__}: {exc}")
                 return
             for (path, _), result in zip(members, results):
                 payload = result.to_json() | {"source_file": str(path)}
-                write_translation(out_dir, output_stem(path, source), target, result.translation, payload)
+                written, _ = write_translation(run.folder(path), output_stem(path, source), target, result.translation,
+                                               payload)
+                run.finished(path, written, translator.bundle.signature)
                 if collect is not None:
                     collect(str(path), payload)
                 for warning in payload["warnings"]:
@@ -261,16 +297,14 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
             try:
                 text = read_text_file(path)
             except DocumentError as exc:
-                failures += 1
-                tqdm.write(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
+                fail(path, "skipped", str(exc))
                 continue
             layout = split_document(text, source)
             if refuse_foreign is not None:
                 try:
                     refuse_foreign_text(text, [s.text for s in layout.sentences], source, refuse_foreign)
                 except DocumentLanguageError as exc:
-                    failures += 1
-                    tqdm.write(f"nmt translate: refused {path}: {exc}", file=sys.stderr)
+                    fail(path, "refused", str(exc))
                     continue
             sentences = len(layout.sentences)
             bar.total += sentences
@@ -278,14 +312,14 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
             bar.refresh()
             if sentences > stream_above:  # a big file: translated in slices, written as it goes
                 try:
+                    run.folder(path).mkdir(parents=True, exist_ok=True)
                     final, resumed = translate_streaming(
-                        translator, options, path, layout, out_dir, output_stem(path, source), with_attention,
-                        text_options, bar.update, summarize, min(SLICE, stream_above))
+                        translator, options, path, layout, run.folder(path), output_stem(path, source),
+                        with_attention, text_options, bar.update, summarize, min(SLICE, stream_above))
                 except Exception as exc:  # noqa: BLE001 - reported for its one file; the run resumes it
-                    failures += 1
-                    tqdm.write(f"nmt translate: failed {path}: {type(exc).__name__}: {exc} (run again to resume)",
-                               file=sys.stderr)
+                    fail(path, "failed", f"{type(exc).__name__}: {exc} (run again to resume)")
                     continue
+                run.finished(path, final, translator.bundle.signature)
                 tqdm.write(f"nmt translate: {path}: {sentences} sentences streamed to {final} and "
                            f"{final.with_suffix('.jsonl')}" + (f" (resumed after {resumed})" if resumed else ""),
                            file=sys.stderr)
@@ -300,10 +334,11 @@ def _translate_files(translator, options, paths: list[Path], out_dir: Path, with
     return failures
 
 
-def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Path, text_options=None,
+def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun, text_options=None,
                          collect: Callable[[str, dict], None] | None = None) -> bool:
     """Translate one file in a format (``worker.formats``) and write ``<stem>.<tgt><ext>`` in the
-    same format plus ``<stem>.<tgt>.json`` (its units, each with its segments); False on failure."""
+    same format plus ``<stem>.<tgt>.json`` (its units, each with its segments) into
+    ``run.folder(path)``, telling ``run``; False on failure."""
     from .documents import split_document
     from functools import partial
 
@@ -314,18 +349,29 @@ def _translate_formatted(translator, options, path: Path, fmt: str, out_dir: Pat
     try:
         parsed = parse(fmt, path.read_bytes() if fmt in BINARY else read_text_file(path))
     except OSError as exc:
-        print(f"nmt translate: skipped {path}: cannot read: {exc.strerror or exc}", file=sys.stderr)
-        return False
+        reason = f"cannot read: {exc.strerror or exc}"
     except (DocumentError, FormatError) as exc:
-        print(f"nmt translate: skipped {path}: {exc}", file=sys.stderr)
+        reason = str(exc)
+    else:
+        reason = None
+    if reason is not None:
+        print(f"nmt translate: skipped {path}: {reason}", file=sys.stderr)
+        run.failed(path, reason)
         return False
-    results = translator.translate_layouts([split_document(unit.text, source) for unit in parsed.units], options,
-                                           text_options=text_options)
-    rendered, record = translate_parsed(parsed, results, partial(segment_links, translator))
+    try:
+        results = translator.translate_layouts([split_document(unit.text, source) for unit in parsed.units], options,
+                                               text_options=text_options)
+        rendered, record = translate_parsed(parsed, results, partial(segment_links, translator))
+    except Exception as exc:  # noqa: BLE001 - reported for its one file; the others still run
+        print(f"nmt translate: failed {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        run.failed(path, f"{type(exc).__name__}: {exc}")
+        return False
     warnings = record["warnings"]
     provenance = results[0].provenance if results else translator.provenance(options, 0.0, 0)
     payload = {"format": fmt, "source_file": str(path), **record, "provenance": provenance}
-    write_translation(out_dir, output_stem(path, source), target, rendered, payload, path.suffix or f".{fmt}")
+    written, _ = write_translation(run.folder(path), output_stem(path, source), target, rendered, payload,
+                                   path.suffix or f".{fmt}")
+    run.finished(path, written, translator.bundle.signature)
     for warning in warnings:
         print(f"nmt translate: {path}: warning: {warning}", file=sys.stderr)
     if collect is not None:
