@@ -25,6 +25,7 @@ COMMANDS = {
     "train": Command("training.cli", "train", "train a Bahdanau-attention GRU model"),
     "train-aligner": Command("training.aligner_cli", "train", "train a guided-alignment head for a trained model"),
     "download-data": Command("training.download", None, "download Multi30k task 1 from GitHub"),
+    "build-data": Command("training.build_data", "train", "build the general-v2 data directory (held-out sets, software catalogues)"),
     "export": Command("export.cli", "export", "export a checkpoint to a verified ONNX bundle"),
     "translate": Command("worker.cli", "worker", "translate files (or stdin) with a bundle"),
     "eval": Command("worker.cli", "worker", "score a bundle on a test set (sacreBLEU)"),

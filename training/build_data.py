@@ -1,0 +1,252 @@
+"""``nmt build-data``: the data directory of the general-v2 recipe (``configs/general-v2-en-de.yaml``)
+from the shared corpora and the German gettext catalogues, with held-out sets that share no
+near-duplicate (``training.near_duplicates``) with any training corpus.
+
+(1) Tatoeba dev/test are subsets of the slices the shipped general model was scored on
+    (``training.holdout``, 1,000 dev and 2,000 test pairs, its seed), less every pair sharing a
+    normalised side with that model's training data (its Tatoeba part, news and captions): the
+    shipped model and a new one are then compared on sentences neither has seen a variant of.
+(2) Software dev/test are whole catalogues (``training.gettext_catalogues``), filtered the same way.
+(3) Held-out sets are made distinct in priority order: the published sets as they are
+    (newstest2014, newstest2013, Multi30k test2016 and val), then tatoeba-test, software-test,
+    tatoeba-dev, software-dev, each losing the pairs that share a normalised side with an
+    earlier set or an earlier pair of its own.
+(4) Every training corpus (all of Tatoeba outside the new slices, news, captions, the other
+    catalogues) loses the pairs that share a normalised side with any held-out set.
+
+Writes ``OUT/{tatoeba,wmt-news,multi30k,software}/{prefix}.{en,de}.gz`` and, last,
+``OUT/report.json``; the same inputs give the same bytes. It prints the counts.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from .corpus import CorpusError, find_corpus_file, read_parallel
+from .gettext_catalogues import DEFAULT_CATALOGUE_DIR, split_catalogues
+from .holdout import DEFAULT_SEED, split_holdout, write_lines
+from .near_duplicates import SideIndex, distinct, key, split_by_match
+
+Pairs = list[tuple[str, str]]
+SRC_LANG, TGT_LANG = "en", "de"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SHARED = REPO_ROOT.parent / "shared" / "data"
+DEFAULT_OUT = REPO_ROOT.parent / "data" / "general-v2"  # outside the work tree: never committed
+
+# Inputs: (directory under the shared data, prefix).
+TATOEBA = ("tatoeba-deu-eng", "train")
+PUBLISHED = {  # held-out sets used as published, in priority order
+    "newstest2014": ("wmt-newstest-de-en", "newstest2014"),
+    "newstest2013": ("wmt-newstest-de-en", "newstest2013"),
+    "multi30k-test2016": ("multi30k", "test_2016_flickr"),
+    "multi30k-val": ("multi30k", "val"),
+}
+SHARED_TRAINING = {"wmt-news": ("wmt-newstest-de-en", "train"), "multi30k": ("multi30k", "train")}
+
+# Outputs: name -> (directory under OUT, prefix); configs/general-v2-en-de.yaml names these.
+OUTPUTS = {
+    "tatoeba": ("tatoeba", "train"), "tatoeba-dev": ("tatoeba", "dev"), "tatoeba-test": ("tatoeba", "test"),
+    "wmt-news": ("wmt-news", "train"), "newstest2013": ("wmt-news", "newstest2013"),
+    "newstest2014": ("wmt-news", "newstest2014"),
+    "multi30k": ("multi30k", "train"),
+    "software": ("software", "train"), "software-dev": ("software", "dev"), "software-test": ("software", "test"),
+}
+REPORT = "report.json"
+
+
+@dataclass(frozen=True)
+class ShippedSplit:
+    """How ``training.holdout`` carved the Tatoeba slices of the shipped model
+    (configs/general-en-de.yaml: ``--dev 1000 --test 2000`` with the default seed)."""
+
+    dev: int = 1000
+    test: int = 2000
+    seed: int = DEFAULT_SEED
+
+
+def read_pairs(shared: Path, source: tuple[str, str]) -> Pairs:
+    directory, prefix = source
+    corpus = read_parallel(find_corpus_file(shared / directory, prefix, SRC_LANG),
+                           find_corpus_file(shared / directory, prefix, TGT_LANG))
+    return list(zip(corpus.src, corpus.tgt))
+
+
+def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit = ShippedSplit()) -> dict[str, Any]:
+    """Build the data directory ``out``; returns the report it also writes to ``out/report.json``."""
+    shared, out = Path(shared), Path(out)
+    # (1) inputs
+    tatoeba = read_pairs(shared, TATOEBA)
+    published = {name: read_pairs(shared, source) for name, source in PUBLISHED.items()}
+    training: dict[str, Pairs] = {name: read_pairs(shared, source) for name, source in SHARED_TRAINING.items()}
+    software = split_catalogues(catalogues)
+
+    # (2) the shipped model's slices and what it was trained on
+    shipped_train, shipped_dev, shipped_test = split_holdout(
+        [s for s, _ in tatoeba], [t for _, t in tatoeba], shipped.dev, shipped.test, shipped.seed)
+    seen_by_shipped = {"tatoeba_train": SideIndex.of(tatoeba[i] for i in shipped_train),
+                       "news_or_captions": SideIndex.of(pair for name in SHARED_TRAINING for pair in training[name])}
+
+    # (3) held-out sets, distinct in priority order
+    candidates = {"tatoeba-test": [tatoeba[i] for i in shipped_test], "software-test": software.test,
+                  "tatoeba-dev": [tatoeba[i] for i in shipped_dev], "software-dev": software.dev}
+    held, held_report = held_out_sets(published, candidates, seen_by_shipped)
+
+    # (4) training corpora, less anything near a held-out set
+    in_slices = set(held["tatoeba-test"]) | set(held["tatoeba-dev"])
+    training = {"tatoeba": [p for p in tatoeba if p not in in_slices], **training, "software": software.train}
+    kept, training_report, overlap = drop_near_held_out(training, held)
+
+    # (5) files, then the report (its presence says the build finished)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / REPORT).unlink(missing_ok=True)
+    for name, pairs in {**kept, **{n: held[n] for n in OUTPUTS if n in held}}.items():
+        directory, prefix = OUTPUTS[name]
+        (out / directory).mkdir(exist_ok=True)
+        write_lines(out / directory / f"{prefix}.{SRC_LANG}.gz", [s for s, _ in pairs])
+        write_lines(out / directory / f"{prefix}.{TGT_LANG}.gz", [t for _, t in pairs])
+    report = {
+        "inputs": {"shared": str(shared.resolve()), "catalogues": str(Path(catalogues).resolve()), "seed": shipped.seed,
+                   "tatoeba_pairs": len(tatoeba),
+                   "shipped_slices": {"train": len(shipped_train), "dev": len(shipped_dev), "test": len(shipped_test)}},
+        "files": {name: f"{d}/{p}" for name, (d, p) in OUTPUTS.items()},
+        "held_out": held_report,
+        "training": training_report,
+        "held_out_near_training": overlap,  # held-out pairs with a near-duplicate in each corpus before dropping
+        "software_catalogues": [{"role": software.roles[c.name], **asdict(c)} for c in software.counts],
+        "software_catalogues_missing": software.missing,
+        "software_catalogues_ignored": software.ignored,
+    }
+    (out / REPORT).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return report
+
+
+def held_out_sets(published: dict[str, Pairs], candidates: dict[str, Pairs], seen_by_shipped: dict[str, SideIndex]
+                  ) -> tuple[dict[str, Pairs], dict[str, dict[str, int]]]:
+    """The held-out sets: the published ones as they are, then each candidate set (in order) less
+    its pairs near what the shipped model trained on and near an earlier set or pair; with the
+    counts of each."""
+    taken = SideIndex()
+    for pairs in published.values():
+        taken.update(SideIndex.of(pairs))
+    held = dict(published)
+    report: dict[str, dict[str, int]] = {name: {"pairs": len(pairs)} for name, pairs in published.items()}
+    for name, pairs in candidates.items():
+        counts = {"candidates": len(pairs)}
+        clean = pairs
+        for seen, index in seen_by_shipped.items():
+            clean, counts[f"near_shipped_{seen}"] = split_by_match(clean, index)
+        held[name], counts["near_other_held_out"] = distinct(clean, taken)
+        report[name] = {**counts, "pairs": len(held[name])}
+    return held, report
+
+
+def drop_near_held_out(training: dict[str, Pairs], held: dict[str, Pairs]
+                       ) -> tuple[dict[str, Pairs], dict[str, dict[str, Any]], dict[str, dict[str, int]]]:
+    """Each training corpus less the pairs sharing a normalised side with any held-out set, what
+    was dropped (in all, and matching each set), and how many pairs of each held-out set had a
+    near-duplicate in each corpus before."""
+    set_indexes = {name: SideIndex.of(pairs) for name, pairs in held.items()}
+    any_set = SideIndex()
+    for index in set_indexes.values():
+        any_set.update(index)
+    kept: dict[str, Pairs] = {}
+    report: dict[str, dict[str, Any]] = {}
+    overlap: dict[str, dict[str, int]] = {name: {} for name in held}
+    for name, pairs in training.items():
+        keys = [key(*pair) for pair in pairs]  # normalised once, looked up in every index
+        kept[name] = [pair for pair, k in zip(pairs, keys) if not any_set.hits(k)]
+        corpus_index = SideIndex.of_keys(keys)
+        for held_name, held_pairs in held.items():
+            overlap[held_name][name] = sum(1 for pair in held_pairs if corpus_index.matches(*pair))
+        report[name] = {"pairs": len(pairs), "dropped": len(pairs) - len(kept[name]), "kept": len(kept[name]),
+                        "dropped_matching": {h: sum(1 for k in keys if index.hits(k)) for h, index in set_indexes.items()}}
+    return kept, report, overlap
+
+
+def format_report(report: dict[str, Any], out: Path) -> str:
+    """The counts as lines for a person."""
+    inputs = report["inputs"]
+    shipped = inputs["shipped_slices"]
+    lines = [f"{out}: built from {inputs['shared']} and {inputs['catalogues']}",
+             (f"shipped model's Tatoeba split (seed {inputs['seed']}) of {inputs['tatoeba_pairs']} pairs: "
+              f"train {shipped['train']}, dev {shipped['dev']}, test {shipped['test']}"),
+             "held-out sets:"]
+    for name, counts in report["held_out"].items():
+        if "candidates" in counts:
+            lines.append(f"  {name:<18} {counts['pairs']:>6} of {counts['candidates']} (dropped: "
+                         f"{counts['near_shipped_tatoeba_train']} near the shipped model's Tatoeba training part, "
+                         f"{counts['near_shipped_news_or_captions']} near its news/captions, "
+                         f"{counts['near_other_held_out']} near another held-out pair)")
+        else:
+            lines.append(f"  {name:<18} {counts['pairs']:>6} (as published)")
+    lines.append("training corpora (pairs dropped for sharing a normalised side with a held-out set):")
+    for name, counts in report["training"].items():
+        matching = ", ".join(f"{h} {n}" for h, n in counts["dropped_matching"].items() if n)
+        lines.append(f"  {name:<18} {counts['kept']:>6} of {counts['pairs']} kept, {counts['dropped']} dropped"
+                     f"{f' (matching {matching})' if matching else ''}")
+    lines.append("held-out pairs with a near-duplicate in each training corpus (before dropping):")
+    for name, counts in report["held_out_near_training"].items():
+        lines.append(f"  {name:<18} " + ", ".join(f"{corpus} {n}" for corpus, n in counts.items()))
+    roles: dict[str, list[str]] = {}
+    for catalogue in report["software_catalogues"]:
+        roles.setdefault(catalogue["role"], []).append(catalogue["name"])
+    lines.append(f"software catalogues: {len(report['software_catalogues'])} "
+                 f"(dev: {', '.join(roles.get('dev', []))}; test: {', '.join(roles.get('test', []))}; "
+                 f"{len(roles.get('train', []))} for training)")
+    for kind in ("missing", "ignored"):
+        names = report[f"software_catalogues_{kind}"]
+        if names:
+            what = "training catalogues not found" if kind == "missing" else "catalogues not in the recipe, not read"
+            lines.append(f"  {len(names)} {what}: {', '.join(names)}")
+    skipped = {k: sum(c[k] for c in report["software_catalogues"])
+               for k in ("messages", "pairs", "plural_pairs", "multi_line", "fuzzy", "too_short", "untranslated",
+                         "identical", "placeholders")}
+    lines.append(f"  {skipped['messages']} messages -> {skipped['pairs']} pairs ({skipped['plural_pairs']} from plural "
+                 f"forms, {skipped['multi_line']} multi-line joined); skipped {skipped['too_short']} one-character, "
+                 f"{skipped['untranslated']} untranslated, {skipped['identical']} identical, "
+                 f"{skipped['placeholders']} with other placeholders, {skipped['fuzzy']} fuzzy")
+    return "\n".join(lines)
+
+
+# --- command line ---------------------------------------------------------------------------
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("build-data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(p)
+    p.set_defaults(handler=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shared", default=str(DEFAULT_SHARED), help="the shared corpora (default: %(default)s)")
+    parser.add_argument("--catalogues", default=str(DEFAULT_CATALOGUE_DIR),
+                        help="directory of German .mo catalogues (default: %(default)s)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="data directory to write (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                        help="seed of the shipped model's Tatoeba slices (default: %(default)s)")
+
+
+def run(args: argparse.Namespace) -> int:
+    report = build_data(Path(args.shared), Path(args.catalogues), Path(args.out), ShippedSplit(seed=args.seed))
+    print(format_report(report, Path(args.out)))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.build_data", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except CorpusError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
