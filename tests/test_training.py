@@ -86,6 +86,8 @@ def test_killed_run_resumes_at_the_checkpointed_step(toy_corpus, tiny_config_pat
     assert expected in resumed.stdout + resumed.stderr
     final = read_checkpoint(run_dir / "last.pt")["progress"]
     assert final["finished"] and final["epoch"] == 3 and final["step"] > saved["step"]
+    steps = [r["step"] for r in train_records(run_dir) if r["kind"] == "train"]
+    assert steps == sorted(set(steps)), "steps after the checkpoint were logged twice"
 
 
 def straight_and_resumed(config, corpus, tmp_path) -> tuple[dict, dict]:

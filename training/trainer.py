@@ -7,6 +7,7 @@ A run directory holds ``config.yaml``, the SentencePiece models, ``last.pt`` (re
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import logging
@@ -28,7 +29,7 @@ from tqdm import tqdm
 from .averaging import WeightAverage
 from .batching import Pair, collate, collate_pairs, make_batches, target_tokens
 from .checkpoint import CheckpointError, read_checkpoint, save_checkpoint
-from .config import Config
+from .config import Config, DataConfig
 from .curves import plot_curves
 from .data import TrainingData, Vocabs, prepare_data
 from .distributed import World, init_world, step_groups, teardown
@@ -53,6 +54,12 @@ class Progress:
     bad_validations: int = 0
     elapsed: float = 0.0  # training seconds, summed across resumes
     finished: bool = False
+    # The steps since the last train record, so that a resumed run's next record covers the same
+    # log_every steps as it would have without the stop.
+    window_loss: float = 0.0
+    window_tokens: int = 0
+    window_elapsed: float = 0.0  # ``elapsed`` at the last train record
+    metrics_bytes: int = -1  # length of metrics.jsonl when this checkpoint was written (-1: not recorded)
 
 
 @dataclass(frozen=True)
@@ -131,9 +138,9 @@ def validation_loss(model: Seq2Seq, data: TrainingData, config: Config) -> float
 
 class Trainer:
     def __init__(self, config: Config, run_dir: Path, data_dir: Path) -> None:
-        self.config = config
-        self.run_dir = Path(run_dir)
         self.data_dir = Path(data_dir)
+        self.config = self._recorded(config)
+        self.run_dir = Path(run_dir)
         self.world = World()
         self.average: WeightAverage | None = None
 
@@ -167,9 +174,10 @@ class Trainer:
         # Rank 0 reads the checkpoint and hands it to the others (nodes need not share a disk).
         checkpoint = world.broadcast(self._read_resume_point(resume) if world.is_main else None)
         if checkpoint is not None:
-            saved = Config.from_dict(checkpoint["config"])
-            if saved.model != self.config.model or saved.vocab != self.config.vocab or saved.data != self.config.data:
-                log.warning("--resume: using the run's saved config; the given config differs")
+            saved = self._recorded(Config.from_dict(checkpoint["config"]))
+            differences = config_differences(saved, self.config)
+            if differences:
+                log.warning("--resume: using the run's saved config; the given config differs in %s", ", ".join(differences))
             self.config = saved
         cfg = self.config
         if world.distributed and cfg.train.simulate_world_size != 1:
@@ -199,7 +207,11 @@ class Trainer:
             optimizer.load_state_dict(checkpoint["optimizer"])
             scheduler.load_state_dict(checkpoint["scheduler"])
             progress = Progress(**checkpoint["progress"])
+            if "window_elapsed" not in checkpoint["progress"]:  # saved before the log window was
+                progress.window_elapsed = progress.elapsed
             _restore_rng(checkpoint["rng"])
+            if world.is_main:
+                self._rewind_metrics(progress)
             self._say(f"resumed at epoch {progress.epoch + 1}, batch {progress.batch_in_epoch}, step {progress.step}")
         elif world.is_main:
             self._write_run_files(data.vocabs)
@@ -214,6 +226,29 @@ class Trainer:
                   f"vocab src {spec.src_vocab_size} tgt {spec.tgt_vocab_size}"
                   f"{f', {world.size} processes' if world.distributed else ''}")
         return data, model, spec, optimizer, scheduler, progress
+
+    def _recorded(self, config: Config) -> Config:
+        """``config`` as the run records it: ``data.dir`` is the directory really read, absolute,
+        so that the run's config.yaml means the same when read back from the run directory (a
+        relative one would be taken relative to it). With ``data.corpora``, whose paths are
+        absolute already, ``data.dir`` is not read and is recorded as its default."""
+        data_dir = DataConfig.dir if config.data.corpora else str(self.data_dir.resolve())
+        return dataclasses.replace(config, data=dataclasses.replace(config.data, dir=data_dir))
+
+    def _rewind_metrics(self, progress: Progress) -> None:
+        """Cut metrics.jsonl back to what it held when the resumed checkpoint was written: the
+        steps after that are trained, and logged, again."""
+        path = self.run_dir / "metrics.jsonl"
+        if not path.exists():
+            return
+        if progress.metrics_bytes >= 0:
+            if path.stat().st_size > progress.metrics_bytes:
+                with open(path, "r+b") as handle:
+                    handle.truncate(progress.metrics_bytes)
+            return
+        # A checkpoint from before metrics_bytes was recorded: keep the records up to its step.
+        lines = path.read_text(encoding="utf-8").splitlines()
+        path.write_text("".join(line + "\n" for line in lines if json.loads(line)["step"] <= progress.step), encoding="utf-8")
 
     def _prepare(self, checkpoint: dict[str, Any] | None) -> TrainingData:
         """The data, with rank 0's vocabularies on every rank (trained once, then broadcast)."""
@@ -249,6 +284,8 @@ class Trainer:
 
         def checkpoint(path: Path) -> None:
             if world.is_main:
+                metrics = self.run_dir / "metrics.jsonl"
+                progress.metrics_bytes = metrics.stat().st_size if metrics.exists() else 0
                 save_checkpoint(
                     path, config=self.config, spec=spec, vocabs=data.vocabs, model=model,
                     optimizer=optimizer.state_dict(), scheduler=scheduler.state_dict(),
@@ -273,7 +310,6 @@ class Trainer:
             batches = itertools.islice(data.source.epoch_batches(progress.epoch), progress.batch_in_epoch, None)
             bar = tqdm(initial=progress.batch_in_epoch // group, desc=f"epoch {progress.epoch + 1}", unit="step",
                        mininterval=2.0, disable=not world.is_main)
-            window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
             for step_batches in step_groups(batches, group):
                 started = time.perf_counter()
                 loss_sum, tokens = self._step(net, model, optimizer, step_batches)
@@ -288,22 +324,15 @@ class Trainer:
                     [loss_sum, float(bool(signals.signum)), float(out_of_time), progress.elapsed if world.is_main else 0.0])
                 if cfg.lr_schedule == "budget":
                     set_lr(budget_lr(cfg, progress.step, elapsed))
-                window_loss += loss_sum
-                window_tokens += tokens
+                progress.window_loss += loss_sum
+                progress.window_tokens += tokens
                 bar.update(1)
-                if stop:
-                    bar.close()
-                    checkpoint(self.run_dir / "last.pt")
-                    return result(signals.signum or signal.SIGTERM)
+                # A step's records and validation come before its checkpoint, so that a run
+                # resumed from that checkpoint neither repeats nor skips them; a stop signal
+                # waits for a validation that is due at this step.
                 if progress.step % cfg.log_every == 0:
-                    rate = window_tokens / (time.perf_counter() - window_start)
-                    bar.set_postfix(loss=f"{window_loss / window_tokens:.3f}", tok_s=f"{rate:.0f}")
-                    self._log({"kind": "train", "step": progress.step, "epoch": progress.epoch + 1,
-                               "train_loss": window_loss / window_tokens, "tokens_per_s": rate,
-                               "lr": optimizer.param_groups[0]["lr"], "elapsed": progress.elapsed})
-                    window_loss, window_tokens, window_start = 0.0, 0, time.perf_counter()
-                if cfg.checkpoint_every and progress.step % cfg.checkpoint_every == 0:
-                    checkpoint(self.run_dir / "last.pt")
+                    self._log_train_window(progress, optimizer, bar)
+                at_max_steps = max_steps is not None and progress.step >= max_steps
                 if (cfg.valid_every and progress.step % cfg.valid_every == 0) or out_of_time:
                     bar.clear()
                     self._validate(model, data, scheduler, progress, optimizer, checkpoint)
@@ -314,10 +343,11 @@ class Trainer:
                     checkpoint(self.run_dir / "last.pt")
                     if progress.finished:
                         break
-                if max_steps is not None and progress.step >= max_steps:
-                    bar.close()
+                elif stop or at_max_steps or (cfg.checkpoint_every and progress.step % cfg.checkpoint_every == 0):
                     checkpoint(self.run_dir / "last.pt")
-                    return result()
+                if stop or at_max_steps:
+                    bar.close()
+                    return result(signals.signum or signal.SIGTERM) if stop else result()
             bar.close()
             if progress.finished:
                 break
@@ -358,6 +388,17 @@ class Trainer:
         if self.average is not None:
             self.average.update(model)
         return loss_total, step_tokens
+
+    def _log_train_window(self, progress: Progress, optimizer: Any, bar: tqdm) -> None:
+        """The train record of the last ``log_every`` steps: mean loss per target token, and target
+        tokens per second of training steps (validation and checkpoints excluded)."""
+        seconds = progress.elapsed - progress.window_elapsed
+        loss = progress.window_loss / max(progress.window_tokens, 1)
+        rate = progress.window_tokens / seconds if seconds > 0 else 0.0
+        bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rate:.0f}")
+        self._log({"kind": "train", "step": progress.step, "epoch": progress.epoch + 1, "train_loss": loss,
+                   "tokens_per_s": rate, "lr": optimizer.param_groups[0]["lr"], "elapsed": progress.elapsed})
+        progress.window_loss, progress.window_tokens, progress.window_elapsed = 0.0, 0, progress.elapsed
 
     # (3) validation, LR decay, early stopping -----------------------------------------------
     def _validate(self, model, data, scheduler, progress: Progress, optimizer, checkpoint) -> None:
@@ -428,6 +469,17 @@ class Trainer:
     def _say(self, line: str) -> None:
         if self.world.is_main:
             tqdm.write(line)
+
+
+def config_differences(a: Config, b: Config) -> list[str]:
+    """The dotted keys whose values differ between two configs (``model.dec_hidden``, ...)."""
+    def flat(value: Any, prefix: str) -> dict[str, Any]:
+        if isinstance(value, dict):
+            return {k: v for name, item in value.items() for k, v in flat(item, f"{prefix}{name}.").items()}
+        return {prefix.rstrip("."): value}
+
+    left, right = flat(a.to_dict(), ""), flat(b.to_dict(), "")
+    return sorted(k for k in left.keys() | right.keys() if left.get(k) != right.get(k))
 
 
 def bf16_is_native(device: torch.device, cpuinfo: str = "/proc/cpuinfo") -> bool:
