@@ -309,10 +309,10 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
     cfg, spec = loaded.config, loaded.spec
     float_type = "float16" if options.precision == "fp16" else "float32"
     model_cfg = spec.config
-    a_dim = {"additive": model_cfg.att_dim, "general": model_cfg.dec_hidden, "dot": 2 * model_cfg.enc_hidden}[model_cfg.attention]
+    a_dim = {"additive": model_cfg.att_dim, "general": model_cfg.dec_hidden, "dot": model_cfg.annotation_dim}[model_cfg.attention]
     shapes = {
         "src_ids": ("int64", ["batch", "src_len"]), "src_lengths": ("int64", ["batch"]),
-        "annotations": (float_type, ["batch", "src_len", 2 * model_cfg.enc_hidden]),
+        "annotations": (float_type, ["batch", "src_len", model_cfg.annotation_dim]),
         "keys": (float_type, ["batch", "src_len", a_dim]),
         "init_state": (float_type, [model_cfg.dec_layers, "batch", model_cfg.dec_hidden]),
         "prev_ids": ("int64", ["rows"]), "state": (float_type, [model_cfg.dec_layers, "rows", model_cfg.dec_hidden]),
@@ -329,7 +329,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         return [{"name": n, "dtype": shapes[n][0], "shape": shapes[n][1]} for n in names]
 
     aligner_shapes = {
-        "annotations": ("float32", ["batch", "src_len", 2 * model_cfg.enc_hidden]), "src_mask": ("bool", ["batch", "src_len"]),
+        "annotations": ("float32", ["batch", "src_len", model_cfg.annotation_dim]), "src_mask": ("bool", ["batch", "src_len"]),
         "states": ("float32", ["batch", "tgt_len", model_cfg.dec_hidden]), "target_ids": ("int64", ["batch", "tgt_len"]),
         "attention": ("float32", ["batch", "tgt_len", "src_len"]), "alignment": ("float32", ["batch", "tgt_len", "src_len"]),
     }

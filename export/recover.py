@@ -12,6 +12,8 @@ folds into anonymous constants, which this module finds by their place in the gr
                                    (small models); otherwise they are named parameters
     MatMul(annotations, K)     -> attention.key_proj.weight = K^T        (encoder; additive, general)
     MatMul(tanh, v [A, 1])     -> attention.v.weight = v^T                (decoder step; additive)
+    MatMul(x, W^T) of a Linear -> MODULE.weight = W, MODULE from the node's name scope (the
+                                  exporter's metadata): the Transformer encoder's layers
 
 Tied target embeddings are restored from ``decoder.output.weight``. The result is then checked with
 ``export.parity.graph_parity`` against the bundle's own graphs, so a wrong mapping cannot pass
@@ -19,6 +21,7 @@ silently.
 """
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -38,6 +41,7 @@ from worker.ort_model import OrtStepModel
 from .parity import graph_parity
 
 GRAPH_PREFIX = "model."
+NAME_SCOPES = "pkg.torch.onnx.name_scopes"  # per-node metadata of the exporter: the module path
 
 
 class RecoverError(ValueError):
@@ -56,7 +60,7 @@ def recover_model(bundle: Bundle | Path | str, verify: bool = True) -> tuple[Seq
     model = spec.build().eval()
     weights: dict[str, np.ndarray] = {}
     gru_modules = [f"encoder.{direction}_rnns.{layer}" for layer in range(spec.config.enc_layers)
-                   for direction in ("forward", "backward")]
+                   for direction in ("forward", "backward")] if spec.config.encoder == "gru" else []
     for name in ("encoder", "decoder_step"):
         weights.update(_graph_weights(onnx.load(str(bundle.graph_path(name))), gru_modules))
     if spec.config.tie_target_embeddings:
@@ -130,11 +134,27 @@ def _graph_weights(proto: onnx.ModelProto, gru_modules: list[str]) -> dict[str, 
     for node in graph.node:
         if node.op_type == "MatMul" and node.input[1] in init and not node.input[1].startswith(GRAPH_PREFIX):
             matrix = init[node.input[1]]
-            if node.input[0] == "annotations":
+            module = _linear_module(node)
+            if module is not None:
+                found[f"{module}.weight"] = matrix.T
+            elif node.input[0] == "annotations":
                 found["decoder.attention.key_proj.weight"] = matrix.T
             elif matrix.ndim == 2 and matrix.shape[1] == 1:
                 found["decoder.attention.v.weight"] = matrix.T
     return found
+
+
+def _linear_module(node: onnx.NodeProto) -> str | None:
+    """The torch module (``encoder.layers.0.ff_in``) of a MatMul the exporter made from an
+    ``nn.Linear``, read from its name-scope metadata (``['', 'model.encoder', ..., 'linear_3']``);
+    None when the node has none."""
+    scopes = next((prop.value for prop in node.metadata_props if prop.key == NAME_SCOPES), None)
+    if scopes is None:
+        return None
+    names = ast.literal_eval(scopes)
+    if len(names) < 2 or not names[-1].startswith("linear") or not names[-2].startswith(GRAPH_PREFIX):
+        return None
+    return names[-2][len(GRAPH_PREFIX):]
 
 
 def _torch_gate_order(x: np.ndarray) -> np.ndarray:

@@ -55,6 +55,12 @@ model: {emb_dim: 32, enc_hidden: 32, dec_hidden: 48, att_dim: 32, readout_dim: 3
 train: {seed: 7, batch_tokens: 600, lr: 0.005, max_epochs: 3, checkpoint_every: 5, log_every: 5, valid_batch_size: 32, threads: 1}
 """
 
+# The same run with the Transformer encoder (the RNMT+ hybrid), under bf16 autocast where the CPU
+# has native bfloat16 (the trainer's rule; fp32 elsewhere).
+TINY_HYBRID_CONFIG = TINY_CONFIG.replace(
+    "model: {", "model: {encoder: transformer, enc_model_dim: 32, enc_heads: 4, enc_ff_dim: 64, enc_layers: 2, "
+).replace("threads: 1}", "threads: 1, bf16: true}")
+
 
 @pytest.fixture(scope="session")
 def toy_corpus(tmp_path_factory) -> Path:
@@ -79,6 +85,26 @@ def tiny_bundle(tmp_path_factory, tiny_checkpoint, toy_corpus) -> Path:
 
     out = tmp_path_factory.mktemp("bundles") / "toy-en-de"
     export_bundle(tiny_checkpoint, out, ExportOptions(data_dir=str(toy_corpus), parity_sentences=200))
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_hybrid_checkpoint(tmp_path_factory, toy_corpus) -> Path:
+    """best.pt of a 3-epoch run of ``TINY_HYBRID_CONFIG`` on the toy corpus."""
+    from training.config import Config
+    from training.trainer import Trainer
+
+    run_dir = tmp_path_factory.mktemp("tiny_hybrid_run")
+    Trainer(Config.from_dict(yaml.safe_load(TINY_HYBRID_CONFIG)), run_dir, toy_corpus).train()
+    return run_dir / "best.pt"
+
+
+@pytest.fixture(scope="session")
+def tiny_hybrid_bundle(tmp_path_factory, tiny_hybrid_checkpoint, toy_corpus) -> Path:
+    from export.exporter import ExportOptions, export_bundle
+
+    out = tmp_path_factory.mktemp("hybrid_bundles") / "toy-hybrid-en-de"
+    export_bundle(tiny_hybrid_checkpoint, out, ExportOptions(data_dir=str(toy_corpus), parity_sentences=200))
     return out
 
 

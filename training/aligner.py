@@ -44,7 +44,7 @@ class AlignmentHead(nn.Module):
 
     def __init__(self, cfg: AlignerConfig, model_cfg: ModelConfig, target_embedding: Tensor) -> None:
         super().__init__()
-        annotation_dim = 2 * model_cfg.enc_hidden
+        annotation_dim = model_cfg.annotation_dim
         self.cfg = cfg
         self.embed = nn.Embedding.from_pretrained(target_embedding.detach().clone(), freeze=True)
         self.query = nn.Sequential(nn.Linear(model_cfg.dec_hidden + model_cfg.emb_dim + annotation_dim, cfg.hidden),

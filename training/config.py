@@ -17,6 +17,7 @@ import yaml
 
 DATA_DIR_ENV = "NMT_DATA_DIR"
 ATTENTION_TYPES = ("additive", "dot", "general")
+ENCODER_TYPES = ("gru", "transformer")
 
 
 class ConfigError(ValueError):
@@ -127,29 +128,43 @@ class VocabConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes of the Bahdanau et al. (2014) encoder-decoder."""
+    """Sizes of the Bahdanau et al. (2014) encoder-decoder. ``encoder: transformer`` swaps the
+    bidirectional GRU for pre-norm self-attention layers (the RNMT+ hybrid of Chen et al. 2018)
+    under the same decoder; ``enc_model_dim``, ``enc_heads`` and ``enc_ff_dim`` size it."""
 
+    encoder: str = "gru"  # gru | transformer
     emb_dim: int = 256
     enc_hidden: int = 256  # per direction: annotations are 2 * enc_hidden wide
     dec_hidden: int = 512
     att_dim: int = 512  # additive attention only
     attention: str = "additive"  # additive | dot | general
-    enc_layers: int = 1
+    enc_layers: int = 1  # GRU or Transformer layers
     dec_layers: int = 1
+    enc_model_dim: int = 512  # transformer: width of its layers and source embeddings = annotation width
+    enc_heads: int = 8  # transformer: attention heads; must divide enc_model_dim
+    enc_ff_dim: int = 2048  # transformer: inner width of the feed-forward blocks
     readout_dim: int = 256  # maxout output size; must equal emb_dim when embeddings are tied
     dropout: float = 0.3
     emb_dropout: float = 0.2
     tie_target_embeddings: bool = True
 
     def validate(self) -> None:
-        for name in ("emb_dim", "enc_hidden", "dec_hidden", "att_dim", "enc_layers", "dec_layers", "readout_dim"):
+        for name in ("emb_dim", "enc_hidden", "dec_hidden", "att_dim", "enc_layers", "dec_layers", "readout_dim",
+                     "enc_model_dim", "enc_heads", "enc_ff_dim"):
             _require(getattr(self, name) >= 1, f"model.{name}", "must be >= 1")
+        _require(self.encoder in ENCODER_TYPES, "model.encoder", f"must be one of {ENCODER_TYPES}")
         _require(self.attention in ATTENTION_TYPES, "model.attention", f"must be one of {ATTENTION_TYPES}")
+        if self.encoder == "transformer":
+            _require(self.enc_model_dim % self.enc_heads == 0, "model.enc_heads",
+                     f"must divide model.enc_model_dim ({self.enc_model_dim} % {self.enc_heads} != 0)")
+            # Sinusoidal positions come in sine/cosine pairs.
+            _require(self.enc_model_dim % 2 == 0, "model.enc_model_dim", f"must be even, got {self.enc_model_dim}")
         if self.attention == "dot":
+            width = "2 * enc_hidden" if self.encoder == "gru" else "enc_model_dim"
             _require(
-                self.dec_hidden == 2 * self.enc_hidden,
+                self.dec_hidden == self.annotation_dim,
                 "model.attention",
-                f"'dot' needs dec_hidden == 2 * enc_hidden ({self.dec_hidden} != {2 * self.enc_hidden})",
+                f"'dot' needs dec_hidden == {width} ({self.dec_hidden} != {self.annotation_dim})",
             )
         if self.tie_target_embeddings:
             _require(
@@ -159,6 +174,12 @@ class ModelConfig:
             )
         for name in ("dropout", "emb_dropout"):
             _require(0.0 <= getattr(self, name) < 1.0, f"model.{name}", "must be in [0, 1)")
+
+    @property
+    def annotation_dim(self) -> int:
+        """Width of the encoder outputs the decoder attends to: 2 * enc_hidden from the
+        bidirectional GRU, enc_model_dim from the Transformer."""
+        return 2 * self.enc_hidden if self.encoder == "gru" else self.enc_model_dim
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """The RNN encoder-decoder with attention of Bahdanau, Cho and Bengio (2014), arXiv:1409.0473.
 
     annotations   h_j  = [fwd h_j ; bwd h_j]                   (bidirectional GRU, length-aware)
+                  h_j  = LN(Transformer(E x + P)_j)             (``encoder: transformer``: the RNMT+
+                                                                hybrid of Chen et al. 2018, arXiv:1804.09849)
     initial state s_0  = tanh(W_s mean_j h_j)
     scores        e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)      (additive; U_a h_j once per sentence)
                   e_ij = s_{i-1}^T h_j  |  s_{i-1}^T W h_j       (dot | general, Luong et al. 2015)
@@ -10,7 +12,8 @@
     output        p(y_i) = softmax(W_o maxout(U_o s_i + V_o E y_{i-1} + C_o c_i))   (deep output)
 
 Dimension letters: B batch, S source length, T target length, E embedding, H encoder hidden
-(per direction), D decoder hidden, A attention keys, L decoder layers, V vocabulary.
+(per direction), D decoder hidden, A attention keys, L decoder layers, V vocabulary. Annotations
+are 2H wide from the GRU and M = enc_model_dim wide from the Transformer (written 2H below).
 All state is explicit: ``Decoder.step`` takes and returns it; nothing is cached on modules.
 """
 from __future__ import annotations
@@ -23,6 +26,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .config import ModelConfig
+from .self_attention import EncoderLayer, sinusoidal_positions
 from .vocab import PAD_ID
 
 
@@ -95,13 +99,42 @@ class Encoder(nn.Module):
         return x * mask.unsqueeze(-1).to(x.dtype), mask
 
 
+class TransformerEncoder(nn.Module):
+    """Source embeddings scaled by sqrt(M) plus sinusoidal positions, pre-norm self-attention layers
+    (``self_attention``) and a final LayerNorm; same interface as ``Encoder``."""
+
+    def __init__(self, cfg: ModelConfig, vocab_size: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, cfg.enc_model_dim, padding_idx=PAD_ID)
+        self.layers = nn.ModuleList(EncoderLayer(cfg.enc_model_dim, cfg.enc_heads, cfg.enc_ff_dim, cfg.dropout)
+                                    for _ in range(cfg.enc_layers))
+        self.norm = nn.LayerNorm(cfg.enc_model_dim)
+        self.emb_dropout = nn.Dropout(cfg.emb_dropout)
+
+    def forward(self, src: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
+        """src: int64 [B, S], lengths: int64 [B] -> (annotations float [B, S, M], mask bool [B, S])."""
+        mask = length_mask(lengths, src.shape[1])
+        width = self.embed.embedding_dim
+        x = self.embed(src) * width ** 0.5 + sinusoidal_positions(src.shape[1], width, src.device)
+        x = self.emb_dropout(x)
+        for layer in self.layers:
+            x = layer(x, mask)
+        x = self.norm(x)
+        return x * mask.unsqueeze(-1).to(x.dtype), mask
+
+
+def build_encoder(cfg: ModelConfig, vocab_size: int) -> nn.Module:
+    """The encoder ``cfg.encoder`` names: ``Encoder`` (gru) or ``TransformerEncoder``."""
+    return TransformerEncoder(cfg, vocab_size) if cfg.encoder == "transformer" else Encoder(cfg, vocab_size)
+
+
 class Attention(nn.Module):
     """Scores a decoder query against precomputed keys; ``kind`` is additive, dot or general."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.kind = cfg.attention
-        annotation_dim = 2 * cfg.enc_hidden
+        annotation_dim = cfg.annotation_dim
         if self.kind == "additive":
             self.key_proj = nn.Linear(annotation_dim, cfg.att_dim)  # U_a
             self.query_proj = nn.Linear(cfg.dec_hidden, cfg.att_dim, bias=False)  # W_a
@@ -137,7 +170,7 @@ class Decoder(nn.Module):
 
     def __init__(self, cfg: ModelConfig, vocab_size: int) -> None:
         super().__init__()
-        annotation_dim = 2 * cfg.enc_hidden
+        annotation_dim = cfg.annotation_dim
         self.layers = cfg.dec_layers
         self.hidden = cfg.dec_hidden
         self.embed = nn.Embedding(vocab_size, cfg.emb_dim, padding_idx=PAD_ID)
@@ -209,12 +242,12 @@ class Seq2Seq(nn.Module):
     def __init__(self, cfg: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__()
         self.cfg = cfg
-        self.encoder = Encoder(cfg, src_vocab_size)
+        self.encoder = build_encoder(cfg, src_vocab_size)
         self.decoder = Decoder(cfg, tgt_vocab_size)
         # nn.Embedding's N(0, 1) makes tied output logits huge at the start (initial loss far above
         # log V); N(0, 1/E) keeps them O(1).
         for embedding in (self.encoder.embed, self.decoder.embed):
-            nn.init.normal_(embedding.weight, std=cfg.emb_dim ** -0.5)
+            nn.init.normal_(embedding.weight, std=embedding.embedding_dim ** -0.5)
             with torch.no_grad():
                 embedding.weight[PAD_ID].zero_()
 
