@@ -1,18 +1,20 @@
 """``nmt build-data``: the data directory of the general-v2 recipe (``configs/general-v2-en-de.yaml``)
 from the shared corpora and the German gettext catalogues, with held-out sets that share no
-near-duplicate (``training.near_duplicates``) with any training corpus.
+near-duplicate (``training.near_duplicates``: equal once case, punctuation and spacing are folded,
+or one word substituted, inserted or deleted) with any training corpus.
 
 (1) Tatoeba dev/test are subsets of the slices the shipped general model was scored on
-    (``training.holdout``, 1,000 dev and 2,000 test pairs, its seed), less every pair sharing a
-    normalised side with that model's training data (its Tatoeba part, news and captions): the
+    (``training.holdout``, 1,000 dev and 2,000 test pairs, its seed), less every pair with a side
+    near a side of that model's training data (its Tatoeba part, news and captions): the
     shipped model and a new one are then compared on sentences neither has seen a variant of.
 (2) Software dev/test are whole catalogues (``training.gettext_catalogues``), filtered the same way.
 (3) Held-out sets are made distinct in priority order: the published sets as they are
     (newstest2014, newstest2013, Multi30k test2016 and val), then tatoeba-test, software-test,
-    tatoeba-dev, software-dev, each losing the pairs that share a normalised side with an
-    earlier set or an earlier pair of its own.
+    tatoeba-dev, software-dev, each losing the pairs near an earlier set or an earlier pair of
+    its own.
 (4) Every training corpus (all of Tatoeba outside the new slices, news, captions, the other
-    catalogues) loses the pairs that share a normalised side with any held-out set.
+    catalogues) loses the pairs near any held-out set.
+Each check indexes the smaller side (held-out pairs) and streams the corpus past it.
 
 Writes ``OUT/{tatoeba,wmt-news,multi30k,software}/{prefix}.{en,de}.gz`` and, last,
 ``OUT/report.json``; the same inputs give the same bytes. It prints the counts.
@@ -29,7 +31,7 @@ from typing import Any, Sequence
 from .corpus import CorpusError, find_corpus_file, read_parallel
 from .gettext_catalogues import DEFAULT_CATALOGUE_DIR, split_catalogues
 from .holdout import DEFAULT_SEED, split_holdout, write_lines
-from .near_duplicates import SideIndex, distinct, key, split_by_match
+from .near_duplicates import SideIndex, distinct, near_indexed
 
 Pairs = list[tuple[str, str]]
 SRC_LANG, TGT_LANG = "en", "de"
@@ -87,8 +89,8 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
     # (2) the shipped model's slices and what it was trained on
     shipped_train, shipped_dev, shipped_test = split_holdout(
         [s for s, _ in tatoeba], [t for _, t in tatoeba], shipped.dev, shipped.test, shipped.seed)
-    seen_by_shipped = {"tatoeba_train": SideIndex.of(tatoeba[i] for i in shipped_train),
-                       "news_or_captions": SideIndex.of(pair for name in SHARED_TRAINING for pair in training[name])}
+    seen_by_shipped = {"tatoeba_train": [tatoeba[i] for i in shipped_train],
+                       "news_or_captions": [pair for name in SHARED_TRAINING for pair in training[name]]}
 
     # (3) held-out sets, distinct in priority order
     candidates = {"tatoeba-test": [tatoeba[i] for i in shipped_test], "software-test": software.test,
@@ -124,46 +126,60 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
     return report
 
 
-def held_out_sets(published: dict[str, Pairs], candidates: dict[str, Pairs], seen_by_shipped: dict[str, SideIndex]
+def held_out_sets(published: dict[str, Pairs], candidates: dict[str, Pairs], seen_by_shipped: dict[str, Pairs]
                   ) -> tuple[dict[str, Pairs], dict[str, dict[str, int]]]:
     """The held-out sets: the published ones as they are, then each candidate set (in order) less
-    its pairs near what the shipped model trained on and near an earlier set or pair; with the
-    counts of each."""
-    taken = SideIndex()
-    for pairs in published.values():
-        taken.update(SideIndex.of(pairs))
+    its pairs near what the shipped model trained on (each corpus of ``seen_by_shipped`` in turn)
+    and near an earlier set or pair; with the counts of each."""
+    candidate_index = SideIndex()
+    numbers = {name: [candidate_index.add(*pair) for pair in pairs] for name, pairs in candidates.items()}
+    seen = {corpus: near_indexed(candidate_index, pairs) for corpus, pairs in seen_by_shipped.items()}
+    taken = SideIndex.of(pair for pairs in published.values() for pair in pairs)
     held = dict(published)
     report: dict[str, dict[str, int]] = {name: {"pairs": len(pairs)} for name, pairs in published.items()}
     for name, pairs in candidates.items():
         counts = {"candidates": len(pairs)}
-        clean = pairs
-        for seen, index in seen_by_shipped.items():
-            clean, counts[f"near_shipped_{seen}"] = split_by_match(clean, index)
-        held[name], counts["near_other_held_out"] = distinct(clean, taken)
+        clean = list(zip(numbers[name], pairs))
+        for corpus, near_corpus in seen.items():
+            unseen = [(number, pair) for number, pair in clean if number not in near_corpus]
+            counts[f"near_shipped_{corpus}"] = len(clean) - len(unseen)
+            clean = unseen
+        held[name], counts["near_other_held_out"] = distinct((pair for _, pair in clean), taken)
         report[name] = {**counts, "pairs": len(held[name])}
     return held, report
 
 
 def drop_near_held_out(training: dict[str, Pairs], held: dict[str, Pairs]
                        ) -> tuple[dict[str, Pairs], dict[str, dict[str, Any]], dict[str, dict[str, int]]]:
-    """Each training corpus less the pairs sharing a normalised side with any held-out set, what
-    was dropped (in all, and matching each set), and how many pairs of each held-out set had a
-    near-duplicate in each corpus before."""
-    set_indexes = {name: SideIndex.of(pairs) for name, pairs in held.items()}
-    any_set = SideIndex()
-    for index in set_indexes.values():
-        any_set.update(index)
+    """Each training corpus less the pairs near any held-out pair, what was dropped (in all, and
+    matching each set), and how many pairs of each held-out set had a near-duplicate in each
+    corpus before."""
+    index = SideIndex()
+    owner: list[str] = []  # pair number in ``index`` -> its held-out set
+    for held_name, held_pairs in held.items():
+        for pair in held_pairs:
+            index.add(*pair)
+            owner.append(held_name)
     kept: dict[str, Pairs] = {}
     report: dict[str, dict[str, Any]] = {}
-    overlap: dict[str, dict[str, int]] = {name: {} for name in held}
+    overlap: dict[str, dict[str, int]] = {held_name: {} for held_name in held}
     for name, pairs in training.items():
-        keys = [key(*pair) for pair in pairs]  # normalised once, looked up in every index
-        kept[name] = [pair for pair, k in zip(pairs, keys) if not any_set.hits(k)]
-        corpus_index = SideIndex.of_keys(keys)
-        for held_name, held_pairs in held.items():
-            overlap[held_name][name] = sum(1 for pair in held_pairs if corpus_index.matches(*pair))
+        kept[name], near_held = [], set()
+        dropped_matching = dict.fromkeys(held, 0)
+        for pair in pairs:
+            found = index.near(*pair)
+            if not found:
+                kept[name].append(pair)
+                continue
+            near_held |= found
+            for held_name in {owner[number] for number in found}:
+                dropped_matching[held_name] += 1
+        for held_name in held:
+            overlap[held_name][name] = 0
+        for number in near_held:
+            overlap[owner[number]][name] += 1
         report[name] = {"pairs": len(pairs), "dropped": len(pairs) - len(kept[name]), "kept": len(kept[name]),
-                        "dropped_matching": {h: sum(1 for k in keys if index.hits(k)) for h, index in set_indexes.items()}}
+                        "dropped_matching": dropped_matching}
     return kept, report, overlap
 
 
@@ -183,7 +199,7 @@ def format_report(report: dict[str, Any], out: Path) -> str:
                          f"{counts['near_other_held_out']} near another held-out pair)")
         else:
             lines.append(f"  {name:<18} {counts['pairs']:>6} (as published)")
-    lines.append("training corpora (pairs dropped for sharing a normalised side with a held-out set):")
+    lines.append("training corpora (pairs dropped for a side near a side of a held-out pair):")
     for name, counts in report["training"].items():
         matching = ", ".join(f"{h} {n}" for h, n in counts["dropped_matching"].items() if n)
         lines.append(f"  {name:<18} {counts['kept']:>6} of {counts['pairs']} kept, {counts['dropped']} dropped"
