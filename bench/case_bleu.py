@@ -52,9 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     import sacrebleu
 
     from span_fidelity import cpu_model
-    from worker.engine import Translator
-    from worker.evaluation import read_lines
-    from worker.settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.evaluation import read_lines
+    from worker.engine.settings import EngineSettings
     from worker.text.pipeline import TextOptions
 
     translator = Translator(args.bundle, EngineSettings(provider="cpu", intra_op_threads=args.threads))

@@ -39,8 +39,8 @@ def _path(name: str, data: Path) -> Path:
 
 def load_samples(translator, name: str, data: Path, lines: int, cache: Path):
     """The set's samples for this bundle, decoded now or read from the cache."""
-    from worker.evaluation import read_lines
-    from worker.text.calibrate import Sample, samples
+    from worker.engine.evaluation import read_lines
+    from worker.local.calibrate import Sample, samples
 
     file = cache / f"{translator.bundle.signature}.{name}.{lines}.jsonl"
     if file.exists():
@@ -73,11 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"sets both fitted and checked: {sorted(overlap)}")
 
     from span_fidelity import cpu_model
-    from worker.engine import Translator
-    from worker.settings import EngineSettings, local_cpu_settings
+    from worker.engine.translator import Translator
+    from worker.engine.settings import EngineSettings, local_cpu_settings
     from dataclasses import replace
 
-    from worker.text.calibrate import evaluate, fit, write_to_bundle
+    from worker.local.calibrate import evaluate, fit, write_to_bundle
     from worker.text.quality import DEFAULT_MODEL
 
     translator = Translator(args.bundle, local_cpu_settings(EngineSettings(provider="cpu")))

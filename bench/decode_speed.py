@@ -57,10 +57,10 @@ def child(args: argparse.Namespace) -> dict:
     """Decode every sentence with one engine; print a JSON result."""
     import sentencepiece as spm
 
-    from worker.batching import pack_by_tokens
-    from worker.bundle import load_bundle
-    from worker.evaluation import read_lines
-    from worker.search import SearchOptions, beam_search, search_in_batches
+    from worker.engine.batching import pack_by_tokens
+    from worker.engine.bundle import load_bundle
+    from worker.engine.evaluation import read_lines
+    from worker.engine.search import SearchOptions, beam_search, search_in_batches
 
     bundle = load_bundle(args.bundle)
     sp = spm.SentencePieceProcessor(model_file=str(bundle.vocab_path("source")))
@@ -70,7 +70,7 @@ def child(args: argparse.Namespace) -> dict:
     options = SearchOptions(beam=args.beam, max_len_a=defaults["max_len_a"], max_len_b=defaults["max_len_b"],
                             length_penalty=defaults.get("length_penalty", 0.0))
     if args.engine == "ort":
-        from worker.ort_model import OrtStepModel
+        from worker.engine.ort_model import OrtStepModel
 
         model = OrtStepModel.from_bundle(bundle, args.device, args.threads)
         provider = model.provider
@@ -111,7 +111,7 @@ def child(args: argparse.Namespace) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from worker.settings import host_cores
+    from worker.engine.settings import host_cores
 
     cores = host_cores()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _precision(bundle: str) -> str:
-    from worker.bundle import load_bundle
+    from worker.engine.bundle import load_bundle
 
     return load_bundle(bundle, verify_hashes=False).precision
 

@@ -57,7 +57,7 @@ def corpora_for(bundle: Path, data: Path) -> dict:
 
 
 def read(prefix: Path, language: str, limit: int | None = None) -> list[str]:
-    from worker.evaluation import read_lines
+    from worker.engine.evaluation import read_lines
 
     lines = read_lines(prefix.with_name(f"{prefix.name}.{language}.gz"))
     return lines[:limit] if limit else lines
@@ -146,7 +146,8 @@ def run_set(translator, name: str, sources: list[str], references: list[str], te
     import sacrebleu
 
     from worker.text.glossary import Glossary
-    from worker.text.pipeline import GLOSSARY_MISS, TextOptions
+    from worker.text.segment import GLOSSARY_MISS
+    from worker.text.pipeline import TextOptions
 
     started = time.perf_counter()
     plain = translator.translate_sentences(sources)
@@ -202,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print a JSON object as the last line")
     args = parser.parse_args(argv)
 
-    from worker.engine import Translator
-    from worker.settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.settings import EngineSettings
 
     bundle = Path(args.bundle)
     sets = corpora_for(bundle, Path(args.data))

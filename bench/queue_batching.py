@@ -34,15 +34,15 @@ DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "multi30k" / "val.en.gz"
 
 
 def job_texts(source: Path, jobs: int, size: int) -> list[str]:
-    from worker.evaluation import read_lines
+    from worker.engine.evaluation import read_lines
 
     lines = [line.strip() for line in read_lines(source) if line.strip()]
     return [" ".join(lines[(j * size + i) % len(lines)] for i in range(size)) for j in range(jobs)]
 
 
 def local(bundle: Path, texts: list[str]) -> float:
-    from worker.engine import Translator
-    from worker.settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.settings import EngineSettings
 
     translator = Translator(bundle, EngineSettings(provider="cpu", intra_op_threads=1))
     translator.translate_documents(texts[:8])  # warm-up

@@ -27,16 +27,16 @@ DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "multi30k" / "val.en.gz"
 
 
 def documents(source: Path, count: int, size: int) -> list[str]:
-    from worker.evaluation import read_lines
+    from worker.engine.evaluation import read_lines
 
     lines = [line.strip() for line in read_lines(source) if line.strip()]
     return [" ".join(lines[(d * size + i) % len(lines)] for i in range(size)) for d in range(count)]
 
 
 def in_process(bundle: Path, docs: list[str], beam: int) -> float:
-    from worker.engine import Translator
-    from worker.search import SearchOptions
-    from worker.settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.search import SearchOptions
+    from worker.engine.settings import EngineSettings
 
     translator = Translator(bundle, EngineSettings(provider="cpu", intra_op_threads=1))
     options = SearchOptions(beam=beam, max_len_a=translator.default_options.max_len_a,

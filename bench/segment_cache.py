@@ -64,9 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print a JSON object as the last line")
     args = parser.parse_args(argv)
 
-    from worker.cache import SegmentCache
-    from worker.engine import Translator
-    from worker.settings import EngineSettings, local_cpu_settings
+    from worker.engine.cache import SegmentCache
+    from worker.engine.translator import Translator
+    from worker.engine.settings import EngineSettings, local_cpu_settings
 
     text, repeats = build_document(Path(args.source), args.sentences, args.repeat_share)
     settings = EngineSettings(provider="cpu", intra_op_threads=args.threads, batch_workers=args.batch_workers or 1)

@@ -48,9 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     import sacrebleu
 
     from span_fidelity import cpu_model
-    from worker.engine import Translator
-    from worker.evaluation import read_lines
-    from worker.settings import EngineSettings, local_cpu_settings
+    from worker.engine.translator import Translator
+    from worker.engine.evaluation import read_lines
+    from worker.engine.settings import EngineSettings, local_cpu_settings
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bundle", action="append", help="bundle with a shortlist (repeatable; default: en-de-int8, en-de)")
@@ -102,8 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"candidates/sentence {row['mean_candidates_per_sentence']:.0f}, per 64 sentences "
                   f"{row['mean_candidates_per_64_sentences']:.0f} of {row['vocabulary']}", flush=True)
         if args.write:
-            from worker.bundle import SHORTLIST, load_bundle, update_manifest
-            from worker.shortlist import MAX_BLEU_DROP
+            from worker.engine.bundle import SHORTLIST, load_bundle, update_manifest
+            from worker.engine.shortlist import MAX_BLEU_DROP
 
             own = [r for r in rows if r["bundle"] == Path(bundle).name]
             entry = dict(load_bundle(bundle).manifest[SHORTLIST])

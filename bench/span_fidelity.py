@@ -43,7 +43,7 @@ DEV_SETS = {
 
 def span_counts(results) -> dict:
     """Per kind: spans in the sources, spans verbatim in the translations, restored, gained."""
-    from worker.text.pipeline import RESTORED_SPAN
+    from worker.text.segment import RESTORED_SPAN
     from worker.text.spans import find_spans
 
     total, verbatim, restored, gained = Counter(), Counter(), Counter(), Counter()
@@ -73,8 +73,9 @@ def dev_bleu(translator, options, lines: int) -> dict:
     """sacreBLEU with protection on and off on each dev set that exists."""
     import sacrebleu
 
-    from worker.evaluation import read_lines
-    from worker.text.pipeline import RESTORED_SPAN, TextOptions
+    from worker.engine.evaluation import read_lines
+    from worker.text.segment import RESTORED_SPAN
+    from worker.text.pipeline import TextOptions
 
     out = {}
     for name, (src, ref) in DEV_SETS.items():
@@ -131,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from dataclasses import replace
 
-    from worker.engine import Translator
-    from worker.settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.settings import EngineSettings
     from worker.text.pipeline import TextOptions
 
     translator = Translator(args.bundle, EngineSettings(provider="cpu", intra_op_threads=args.threads))

@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from export.recover import recover_model
     from export.torch_model import quantize_int8_dynamic
-    from worker.bundle import TOPK_INPUT, load_bundle
-    from worker.ort_model import session_options
+    from worker.engine.bundle import TOPK_INPUT, load_bundle
+    from worker.engine.ort_model import session_options
 
     torch.set_num_threads(1)
     model, _ = recover_model(args.fp32_bundle)

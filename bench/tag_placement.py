@@ -108,13 +108,13 @@ def main(argv: list[str] | None = None) -> int:
 
     import sacrebleu
 
-    from worker.documents import split_document
-    from worker.engine import Translator
-    from worker.forced import align_pairs
-    from worker.forced import segment_links
+    from worker.text.layout import split_document
+    from worker.engine.translator import Translator
+    from worker.engine.forced import align_pairs
+    from worker.engine.forced import segment_links
     from worker.formats import Tag, parse
     from worker.formats.markup import transfer
-    from worker.settings import EngineSettings
+    from worker.engine.settings import EngineSettings
 
     print(f"command: python {' '.join(sys.argv)}")
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         aligned = sorted(j for i, j in links if first <= i <= last)
         if aligned:
             cases.append((k, first, last, set(range(aligned[0], aligned[-1] + 1))))
-    from worker.forced import METHODS
+    from worker.engine.forced import METHODS
 
     methods = [m for m in METHODS if m != "guided" or translator.model.aligner is not None]
     forced = align_pairs(translator, [pairs[k][0] for k, *_ in cases], [pairs[k][1] for k, *_ in cases], methods)

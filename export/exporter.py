@@ -25,13 +25,12 @@ from training.corpora import iter_corpus, read_corpora, read_corpus
 from training.corpus import CorpusError, ParallelCorpus
 from training.data import read_split
 from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
-from worker.bundle import (
-    ALIGNER, ALIGNER_INPUTS, ALIGNER_OUTPUTS, ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT, FORMAT_VERSION, GROUPED_BEAMS, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS,
-    SHORTLIST, TOPK_INPUT,
-    load_bundle, sha256_file, signature_for, verify_graphs, write_bundle_atomically,
-)
-from worker.ort_model import OrtStepModel
-from worker.search import SearchOptions, search_in_batches
+from worker.engine.bundle import (ALIGNER, ALIGNER_INPUTS, ALIGNER_OUTPUTS, ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT,
+                                  FORMAT_VERSION, GROUPED_BEAMS, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS,
+                                  SHORTLIST, TOPK_INPUT, load_bundle, sha256_file, signature_for, verify_graphs,
+                                  write_bundle_atomically)
+from worker.engine.ort_model import OrtStepModel
+from worker.engine.search import SearchOptions, search_in_batches
 
 from . import graphs
 from .parity import ParityError, aligner_parity, graph_parity, search_parity
@@ -181,7 +180,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
 def _aligner(loaded: LoadedModel, out_dir: Path, options: ExportOptions) -> dict[str, Any] | None:
     """Export the checkpoint's alignment head, if it has one, and check it against torch: its
     manifest entry (file, parity, how it was trained), or None."""
-    from worker.ort_model import CPU, load_session, session_options
+    from worker.engine.ort_model import CPU, load_session, session_options
 
     head = load_head(loaded)
     if head is None:
@@ -214,7 +213,7 @@ def _shortlist(loaded: LoadedModel, staging: Path, export: ExportOptions, paths:
                references, search: SearchOptions, valid_bleu: float) -> dict[str, Any]:
     """Build ``shortlist.npz`` from a sample of the training pairs and score the bundle's graphs
     with it on validation: its manifest entry, on by default only within MAX_BLEU_DROP."""
-    from worker.shortlist import MAX_BLEU_DROP, Shortlist
+    from worker.engine.shortlist import MAX_BLEU_DROP, Shortlist
 
     options = export.shortlist
     try:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from worker.bundle import SHORTLIST, BundleError, load_bundle, replace_manifest, sha256_file, signature_for
-from worker.shortlist import Shortlist
-from worker.shortlist_graph import ShortlistStep
+from worker.engine.bundle import SHORTLIST, BundleError, load_bundle, replace_manifest, sha256_file, signature_for
+from worker.engine.shortlist import Shortlist
+from worker.engine.shortlist_graph import ShortlistStep
 
 from .shortlist import SHORTLIST_FILE, ShortlistTable, write_shortlist
 

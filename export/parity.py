@@ -13,9 +13,9 @@ from training.aligner import AlignmentHead
 from training.greedy import greedy_decode, pad_batch
 from training.model import Seq2Seq
 from training.vocab import BOS_ID
-from worker.bundle import READOUT_OUTPUT
-from worker.ort_model import OrtStepModel
-from worker.search import SearchOptions, search_in_batches
+from worker.engine.bundle import READOUT_OUTPUT
+from worker.engine.ort_model import OrtStepModel
+from worker.engine.search import SearchOptions, search_in_batches
 
 from .graphs import EXAMPLE_LENGTHS, TOPK, aligner_inputs
 from .torch_model import TorchStepModel

@@ -35,8 +35,8 @@ from training.config import Config, ModelConfig
 from training.data import Vocabs
 from training.model import ModelSpec, Seq2Seq
 from training.vocab import Vocab
-from worker.bundle import Bundle, load_bundle
-from worker.ort_model import OrtStepModel
+from worker.engine.bundle import Bundle, load_bundle
+from worker.engine.ort_model import OrtStepModel
 
 from .parity import graph_parity
 

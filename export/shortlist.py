@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from worker.shortlist import ARRAYS
+from worker.engine.shortlist import ARRAYS
 
 SHORTLIST_FILE = "shortlist.npz"
 

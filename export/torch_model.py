@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from training.model import Seq2Seq
-from worker.search import StepScores, beam_rows
+from worker.engine.search import StepScores, beam_rows
 
 from .graphs import TOPK
 

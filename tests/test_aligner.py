@@ -111,7 +111,7 @@ def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, t
     assert manifest["graphs"]["aligner"]["file"] == "aligner.onnx" and "aligner.onnx" in manifest["files"]
     assert manifest["aligner"]["graph_max_abs_diff"] < 1e-4
 
-    from worker.bundle import load_bundle, verify_graphs
+    from worker.engine.bundle import load_bundle, verify_graphs
 
     verify_graphs(load_bundle(bundle_dir))
     pairs = make_toy_pairs(60, seed=42)
@@ -141,7 +141,7 @@ def test_guided_needs_a_bundle_with_a_head(tmp_path, tiny_bundle):
 
 
 def test_guided_links_read_the_head_and_leave_null_words_unaligned():
-    from worker.forced import word_links
+    from worker.engine.forced import word_links
 
     src = [f"{M}the", f"{M}dog", f"{M}barks"]
     tgt = [f"{M}der", f"{M}Hund", f"{M}bell", "t", f"{M}!"]

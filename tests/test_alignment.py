@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from worker.alignment import align, piece_words, word_spans
+from worker.engine.alignment import align
+from worker.text.segment import piece_words, word_spans
 
 M = "\u2581"
 

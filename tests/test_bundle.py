@@ -7,7 +7,7 @@ import shutil
 import onnx
 import pytest
 
-from worker.bundle import BundleError, load_bundle, signature_for, verify_graphs
+from worker.engine.bundle import BundleError, load_bundle, signature_for, verify_graphs
 
 pytestmark = pytest.mark.slow
 
@@ -94,7 +94,7 @@ def test_valid_bundle_loads(tiny_bundle):
 
 
 def test_update_manifest_sets_decoding_settings_keeps_the_signature_and_refuses_identity_keys(tmp_path):
-    from worker.bundle import update_manifest
+    from worker.engine.bundle import update_manifest
 
     from .conftest import REPO_ROOT
 

@@ -8,10 +8,11 @@ from dataclasses import replace
 import pytest
 
 from queue_config.settings import SettingsError, load_settings
-from worker.cache import REDIS_PREFIX, SegmentCache
-from worker.engine import SegmentResult, Translator
-from worker.search import SearchOptions
-from worker.settings import EngineSettings
+from worker.engine.cache import REDIS_PREFIX, SegmentCache
+from worker.text.segment import SegmentResult
+from worker.engine.translator import Translator
+from worker.engine.search import SearchOptions
+from worker.engine.settings import EngineSettings
 from worker.text.glossary import Glossary
 from worker.text.pipeline import TextOptions
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from worker.engine import Translator
-from worker.settings import EngineSettings
+from worker.engine.translator import Translator
+from worker.engine.settings import EngineSettings
 from worker.text import casing
 from worker.text.pipeline import TextOptions, prepare
 from worker.text.spans import find_spans
@@ -92,7 +92,7 @@ def test_sentence_case_keeps_the_capitals_the_vocabulary_prefers():
 
 
 def test_the_general_bundle_restores_names_and_i_in_all_caps_input():
-    from worker.engine import Translator
+    from worker.engine.translator import Translator
     from worker.text.casing import UPPER, normalise
 
     translator = Translator("models/en-de")

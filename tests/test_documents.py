@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from worker.batching import pack_by_tokens
-from worker.documents import split_document
+from worker.engine.batching import pack_by_tokens
+from worker.text.layout import split_document
 
 DOC = "  Dr. Smith went to Washington. He arrived at 5 p.m.!  \n\n\tSecond paragraph.   Another one?\r\n\nLast line"
 

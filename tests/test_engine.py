@@ -8,11 +8,11 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from worker.bundle import load_bundle
-from worker.engine import Translator
-from worker.ort_model import OrtStepModel, ProviderError
-from worker.search import SearchOptions, search_in_batches
-from worker.settings import EngineSettings
+from worker.engine.bundle import load_bundle
+from worker.engine.translator import Translator
+from worker.engine.ort_model import OrtStepModel, ProviderError
+from worker.engine.search import SearchOptions, search_in_batches
+from worker.engine.settings import EngineSettings
 
 from .conftest import make_toy_pairs, run_nmt
 
@@ -71,7 +71,7 @@ def test_step_graph_returns_as_many_candidates_as_asked(tiny_bundle):
 
 
 def test_local_cpu_layout_is_one_batch_per_core_unless_chosen():
-    from worker.settings import local_cpu_settings
+    from worker.engine.settings import local_cpu_settings
 
     auto = local_cpu_settings(EngineSettings(), cores=4)
     assert (auto.intra_op_threads, auto.batch_workers) == (1, 4)
@@ -199,7 +199,7 @@ CONTENTLESS = ["", "\u200b", "\x00", "\u200b \ufeff\x01"]
 
 
 def test_contentless_sentences_are_not_decoded_and_come_back_empty(translator, monkeypatch):
-    import worker.engine as engine
+    import worker.engine.translator as engine
 
     decoded = []
 
@@ -283,7 +283,7 @@ def test_single_sentence_attention_has_only_its_own_columns_in_a_batch(translato
 def test_corrupt_sentencepiece_model_is_a_bundle_error(tiny_bundle, tmp_path):
     import shutil
 
-    from worker.bundle import BundleError
+    from worker.engine.bundle import BundleError
 
     copy = tmp_path / "corrupt-bundle"
     shutil.copytree(tiny_bundle, copy)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.evaluation import multi30k_tokenize, read_lines
+from worker.engine.evaluation import multi30k_tokenize, read_lines
 
 from .conftest import REPO_ROOT
 

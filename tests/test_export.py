@@ -19,8 +19,8 @@ from export.parity import PARITY_LENGTHS, ParityError, graph_parity, search_pari
 from export.quantize import vector_products
 from training.checkpoint import load_model
 from training.data import read_split
-from worker.bundle import load_bundle, verify_graphs
-from worker.ort_model import OrtStepModel
+from worker.engine.bundle import load_bundle, verify_graphs
+from worker.engine.ort_model import OrtStepModel
 
 from .conftest import REPO_ROOT
 

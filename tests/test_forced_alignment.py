@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from worker.forced import METHODS, force_decode, grow_diag_final_and, word_links
+from worker.engine.forced import METHODS, force_decode, grow_diag_final_and, word_links
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLE = REPO / "models" / "en-de"
@@ -21,8 +21,8 @@ pytestmark = pytest.mark.skipif(not (BUNDLE / "manifest.json").exists(), reason=
 
 @pytest.fixture(scope="module")
 def translator():
-    from worker.engine import Translator
-    from worker.settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.settings import EngineSettings
 
     # The full vocabulary: forced decoding scores over all of it, and the search must too for the
     # two to be compared (the bundle's lexical shortlist normalises over a batch's candidates).
@@ -36,7 +36,7 @@ def source_ids(translator, text):
 def test_forcing_the_greedy_output_reproduces_greedy_decoding(translator):
     # Beam 1 is greedy decoding; feeding its tokens back must give the same attention rows
     # (eos row included) and the same token log-probabilities, whatever the batch around it.
-    from worker.search import SearchOptions, beam_search
+    from worker.engine.search import SearchOptions, beam_search
 
     options = SearchOptions(beam=1, length_penalty=0.0, no_repeat_ngram=0)
     sources = [source_ids(translator, s) for s in SOURCES]

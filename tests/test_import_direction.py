@@ -33,6 +33,6 @@ def test_module_does_not_import_forbidden_packages(module, forbidden):
     assert out.stdout.strip() == "", f"importing {module} loaded {out.stdout.strip()}"
 
 
-@pytest.mark.parametrize("module", ["worker.engine", "worker.cli", "worker.search", "worker.ort_model"])
+@pytest.mark.parametrize("module", ["worker.engine", "worker.local.cli", "worker.search", "worker.ort_model"])
 def test_worker_modules_never_import_torch(module):
     test_module_does_not_import_forbidden_packages(module, ["torch", "training", "export"])

@@ -9,9 +9,9 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from worker.bundle import BundleError, load_bundle
-from worker.ort_model import CPU, CUDA, OrtStepModel, ProviderError, check_provider, gather_state_graph
-from worker.search import SearchOptions, search_in_batches
+from worker.engine.bundle import BundleError, load_bundle
+from worker.engine.ort_model import CPU, CUDA, OrtStepModel, ProviderError, check_provider, gather_state_graph
+from worker.engine.search import SearchOptions, search_in_batches
 
 
 @pytest.mark.parametrize("elem_type, dtype", [("tensor(float)", np.float32), ("tensor(float16)", np.float16)])

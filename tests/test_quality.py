@@ -9,13 +9,12 @@ import re
 import numpy as np
 import pytest
 
-from worker.engine import SegmentResult, Translator
-from worker.text.calibrate import Sample, auroc, evaluate, fit, ranks, spearman
+from worker.text.segment import SegmentResult
+from worker.engine.translator import Translator
+from worker.local.calibrate import Sample, auroc, evaluate, fit, ranks, spearman
 from worker.text.pipeline import TextOptions, prepare
-from worker.text.quality import (
-    DEFAULT_MODEL, FEATURES, LOW_CONFIDENCE, REPETITION, UNTRANSLATED_SPAN, ConfidenceModel, Unit, assess,
-    decoder_facts, model_for,
-)
+from worker.text.quality import DEFAULT_MODEL, FEATURES, ConfidenceModel, Unit, assess, decoder_facts, model_for
+from worker.text.segment import LOW_CONFIDENCE, REPETITION, UNTRANSLATED_SPAN
 
 M = "\u2581"
 

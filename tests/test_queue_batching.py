@@ -20,7 +20,7 @@ SENTENCES = ["a man rides a red bike .", "two dogs play in the park .", "a woman
 
 
 def test_small_jobs_share_batches_and_each_finishes_on_its_own(workers, client, tiny_bundle):
-    from worker.engine import Translator
+    from worker.engine.translator import Translator
 
     jobs = client.submit_many([{"text": SENTENCES[i % len(SENTENCES)], "src": "en", "tgt": "de", "name": f"j{i}"}
                                for i in range(24)] + [{"text": " \n ", "src": "en", "tgt": "de", "name": "empty"}])

@@ -272,7 +272,7 @@ def test_a_job_whose_worker_host_dies_is_redelivered_within_two_minutes(workers,
 
 
 def test_worker_children_share_the_cores_when_no_thread_count_is_set(workers, client, tmp_path):
-    from worker.settings import EngineSettings, worker_child_settings
+    from worker.engine.settings import EngineSettings, worker_child_settings
 
     assert worker_child_settings(EngineSettings(), children=2, cores=8).intra_op_threads == 4
     assert worker_child_settings(EngineSettings(batch_workers=2), children=2, cores=8).intra_op_threads == 2

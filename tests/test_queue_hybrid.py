@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from client.client import TranslationClient
-from worker.bundle import load_bundle
-from worker.search import SearchOptions
+from worker.engine.bundle import load_bundle
+from worker.engine.search import SearchOptions
 
 from .conftest import make_toy_pairs
 from .queue_harness import CeleryWorker, RedisServer
@@ -23,8 +23,8 @@ def redis_server(tmp_path):
 
 
 def test_a_worker_translates_with_a_transformer_encoder_bundle(tmp_path, redis_server, tiny_bundle, tiny_hybrid_bundle):
-    from worker.engine import Translator
-    from worker.settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.settings import EngineSettings
 
     worker = CeleryWorker("hybrid", {"NMT_BROKER_URL": redis_server.url, "NMT_BUNDLES": f"{tiny_bundle},{tiny_hybrid_bundle}",
                                      "NMT_OUTPUT_DIR": str(tmp_path / "out"), "NMT_THREADS": "1"}, tmp_path)

@@ -16,8 +16,8 @@ import pytest
 from client.client import JobFailedError, TranslationClient, UnknownLanguagePairError, UnknownModelError
 from queue_config.messages import MessageError
 from queue_config.names import TRANSLATE_TASK, queue_for
-from worker.bundle import load_bundle
-from worker.documents import split_document
+from worker.engine.bundle import load_bundle
+from worker.text.layout import split_document
 
 from .conftest import REPO_ROOT, make_toy_pairs
 from .queue_harness import CeleryWorker, RedisServer, wait_for

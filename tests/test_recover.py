@@ -8,7 +8,7 @@ import torch
 
 from export.recover import RecoverError, recover_model, write_checkpoint
 from training.checkpoint import load_model
-from worker.bundle import load_bundle
+from worker.engine.bundle import load_bundle
 
 pytestmark = pytest.mark.slow
 

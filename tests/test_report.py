@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.engine import Translator
-from worker.report import relative_spans, render_report, script_json, summarize, write_report
+from worker.engine.translator import Translator
+from worker.local.report import relative_spans, render_report, script_json, summarize, write_report
 
 from .conftest import REPO_ROOT, run_nmt
 

@@ -9,10 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from worker.bundle import BundleError, load_bundle
-from worker.search import SearchOptions, search_in_batches
-from worker.shortlist import Shortlist
-from worker.shortlist_graph import ShortlistStep
+from worker.engine.bundle import BundleError, load_bundle
+from worker.engine.search import SearchOptions, search_in_batches
+from worker.engine.shortlist import Shortlist
+from worker.engine.shortlist_graph import ShortlistStep
 
 pytestmark = pytest.mark.slow
 
@@ -96,7 +96,7 @@ def test_the_shortlist_step_graph_projects_onto_the_candidates_only(shortlist_bu
     no vocabulary projection of its own (ONNX Runtime would run it) and its ids are vocabulary ids."""
     import onnx
 
-    from worker.ort_model import OrtStepModel
+    from worker.engine.ort_model import OrtStepModel
 
     bundle = load_bundle(shortlist_bundle)
     model = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), grouped_beams=True,
@@ -128,7 +128,7 @@ def test_the_shortlist_step_graph_projects_onto_the_candidates_only(shortlist_bu
 
 
 def test_a_shortlist_of_every_piece_decodes_exactly_as_the_full_vocabulary(shortlist_bundle, tiny_checkpoint, toy_corpus):
-    from worker.ort_model import OrtStepModel
+    from worker.engine.ort_model import OrtStepModel
 
     bundle = load_bundle(shortlist_bundle)
     sources = _sources(shortlist_bundle, toy_corpus)
@@ -142,7 +142,7 @@ def test_a_shortlist_of_every_piece_decodes_exactly_as_the_full_vocabulary(short
 
 
 def test_decoding_with_a_shortlist_produces_only_the_batchs_candidates(shortlist_bundle, toy_corpus):
-    from worker.ort_model import OrtStepModel
+    from worker.engine.ort_model import OrtStepModel
 
     bundle = load_bundle(shortlist_bundle)
     table = Shortlist.load(bundle.shortlist_path)
@@ -157,7 +157,7 @@ def test_decoding_with_a_shortlist_produces_only_the_batchs_candidates(shortlist
 def test_a_sentence_translates_the_same_alone_and_in_any_batch(shortlist_bundle, toy_corpus):
     """The batch is projected onto the union of its sentences' candidates, but each sentence is
     scored over its own only: batch-mates (other jobs, cache hits taken out) change nothing."""
-    from worker.ort_model import OrtStepModel
+    from worker.engine.ort_model import OrtStepModel
 
     bundle = load_bundle(shortlist_bundle)
     table = Shortlist.load(bundle.shortlist_path)
@@ -175,8 +175,8 @@ def test_a_sentence_translates_the_same_alone_and_in_any_batch(shortlist_bundle,
 
 
 def test_translator_uses_the_shortlist_as_its_settings_say(shortlist_bundle, tiny_bundle):
-    from worker.engine import Translator
-    from worker.settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.settings import EngineSettings
 
     default = load_bundle(shortlist_bundle).manifest["shortlist"]["default"]
     for mode, expected in (("on", True), ("off", False), ("auto", default)):
@@ -225,7 +225,7 @@ def test_the_shortlist_graph_of_a_shipped_bundle_scores_candidates_as_its_full_g
     """fp32 (Gemm) and int8 (MatMulInteger) projections alike: the derived graph feeds the step
     graph's own weights' candidate rows, so its scores are the full graph's renormalised."""
     from tests.conftest import REPO_ROOT
-    from worker.ort_model import OrtStepModel
+    from worker.engine.ort_model import OrtStepModel
 
     bundle = load_bundle(REPO_ROOT / "models" / name)
     vocab = bundle.manifest["vocab"]["target"]["size"]
@@ -248,8 +248,8 @@ def test_the_shortlist_graph_of_a_shipped_bundle_scores_candidates_as_its_full_g
 def test_a_shortlist_grafted_from_another_export_of_the_model_signs_into_the_bundle(shortlist_bundle, tiny_bundle, tmp_path):
     from export.graft_shortlist import main
     from tests.conftest import REPO_ROOT
-    from worker.engine import Translator
-    from worker.settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.settings import EngineSettings
 
     target = tmp_path / "toy"
     shutil.copytree(tiny_bundle, target)

@@ -10,7 +10,7 @@ import pytest
 from queue_config.messages import JobRequest, MessageError
 from queue_config.outputs import output_stem, write_atomically
 from queue_config.textfiles import DocumentError, decode_text, output_collisions, read_text_file
-from worker.evaluation import read_lines
+from worker.engine.evaluation import read_lines
 
 
 def test_utf8_is_decoded_and_a_leading_byte_order_mark_dropped():

@@ -28,7 +28,7 @@ def silver_links(pairs: Sequence[tuple[str, str]], extra: Sequence[tuple[str, st
     an empty set for a pair with an empty side."""
     import eflomal
 
-    from worker.forced import grow_diag_final_and
+    from worker.engine.forced import grow_diag_final_and
 
     # eflomal needs a word on both sides; empty lines get a placeholder and no links.
     every = [(eflomal_words(s) or "<empty>", eflomal_words(t) or "<empty>") for s, t in [*pairs, *extra]]

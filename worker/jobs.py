@@ -25,12 +25,13 @@ from queue_config.settings import QueueSettings
 from queue_config.textfiles import DocumentError, read_text_file
 
 from . import metrics
-from .bundle import MANIFEST, BundleError, resolve_bundle_path
-from .cache import SegmentCache
-from .documents import Layout, split_document
-from .engine import SegmentResult, Translator, assemble_document
-from .search import SearchError, SearchOptions
-from .settings import EngineSettings, worker_child_settings
+from worker.engine.bundle import MANIFEST, BundleError, resolve_bundle_path
+from worker.engine.cache import SegmentCache
+from worker.text.layout import Layout, split_document
+from worker.text.segment import SegmentResult
+from worker.engine.translator import Translator, assemble_document
+from worker.engine.search import SearchError, SearchOptions
+from worker.engine.settings import EngineSettings, worker_child_settings
 from .text.glossary import Glossary
 from .text.language import DocumentLanguageError, refuse_foreign_text
 from .text.pipeline import TextOptions
@@ -292,7 +293,7 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
     """A job in a file format (``worker.formats``), translated unit by unit in this task (format
     jobs are not chunked). The result's ``text`` is the translated file (base64 for a binary
     format); ``units`` say where each translation went."""
-    from .forced import segment_links
+    from worker.engine.forced import segment_links
     from .formats import FormatError, parse, translate_parsed
 
     store = runtime.store

@@ -25,7 +25,7 @@ from queue_config.messages import JobRequest, MessageError, batchable
 from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, queue_for
 from queue_config.settings import load_settings
 
-from .bundle import BundleError
+from worker.engine.bundle import BundleError
 from . import metrics
 from .jobs import Completed, JobError, Runtime, reported, run_batch, run_chunk, run_document, served_models
 from .sweep import Sweeper
@@ -42,7 +42,7 @@ app.conf.update(celery_config(settings))
 if settings.broker_url.startswith(("redis://", "rediss://")):
     app.conf.broker_transport = "worker.transport:Transport"  # drops poison items instead of dying on them
 if settings.backend_url.startswith(("redis://", "rediss://")):
-    app.conf.result_backend = f"worker.results:ReasonOnlyRedisBackend+{settings.backend_url}"  # no tracebacks stored
+    app.conf.result_backend = f"worker.backend:ReasonOnlyRedisBackend+{settings.backend_url}"  # no tracebacks stored
 # With no -Q, a worker consumes the queues of the language pairs its bundles serve.
 # Each pair also has a batch queue for small plain-text jobs (worker.taking).
 app.conf.task_queues = [Queue(name(*pair.split("-"))) for pair in PAIRS for name in (queue_for, batch_queue_for)]

@@ -12,21 +12,18 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from ..alignment import Alignment, word_spans
+from worker.text.segment import Alignment, word_spans
 from . import casing
 from .glossary import Glossary, find_terms
 from .masking import STAND_INS, Masked, Placement, mask, stand_in_pattern
 from .reinsert import restore_spans
 from .language import LanguageCheck, LanguageVerdict
 from .spans import GLOSSARY, Span, find_spans
+from worker.text.segment import RESTORED_SPAN, LANGUAGE, GLOSSARY_MISS, FLAGS
 
 if TYPE_CHECKING:
-    from ..engine import SegmentResult
+    from worker.text.segment import SegmentResult
 
-RESTORED_SPAN = "restored_span"  # a span was put back by alignment or insertion, or an invented one deleted
-LANGUAGE = "language"  # the segment is not in the source language: copied through untranslated
-GLOSSARY_MISS = "glossary_miss"  # a glossary term of the source is not in the translation
-FLAGS = (RESTORED_SPAN, "low_confidence", "untranslated_span", "repetition", "language", "glossary_miss")
 
 _NOTHING_ELSE = re.compile(r"[\W_]*")
 

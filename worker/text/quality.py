@@ -21,15 +21,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from ..alignment import WORD_MARKER, piece_words, word_spans
+from worker.text.segment import WORD_MARKER, piece_words, word_spans
+from worker.text.segment import LOW_CONFIDENCE, UNTRANSLATED_SPAN, REPETITION, DecoderFacts
 
 if TYPE_CHECKING:
-    from ..engine import SegmentResult
+    from worker.text.segment import SegmentResult
     from .pipeline import Prepared
 
-LOW_CONFIDENCE = "low_confidence"
-UNTRANSLATED_SPAN = "untranslated_span"
-REPETITION = "repetition"
 
 FEATURES = (
     "mean_log_prob",  # mean log-probability of the output tokens (eos included)
@@ -61,14 +59,6 @@ class Unit:
     attention: np.ndarray  # float [T + 1, >= S + 1]: rows per output token and eos, columns per source piece and eos
     start: int  # character offset of the unit's text within the decoded sentence
     text: str  # the unit's text
-
-
-@dataclass(frozen=True)
-class DecoderFacts:
-    features: Mapping[str, float]
-    # character [start, end) in the decoded text of words no output token attended to
-    unattended_words: tuple[tuple[int, int], ...] = ()
-    loop: str | None = None  # the repeated output pieces of a loop, when the output has one
 
 
 def decoder_facts(units: Sequence[Unit], unk_id: int = 1) -> DecoderFacts:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from ..alignment import word_at, word_spans
+from worker.text.segment import word_at, word_spans
 from .masking import Masked, Placement, Slot, slot_source_words, slot_words, source_word_map, stand_in_pattern
 from .spans import find_spans
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from redis.exceptions import RedisError
 
 if TYPE_CHECKING:
-    from .engine import SegmentResult
+    from worker.text.segment import SegmentResult
 
 log = logging.getLogger(__name__)
 VERSION = 1  # part of every key: bump it when what a result holds, or how it is made, changes
@@ -64,7 +64,7 @@ class SegmentCache:
                     self._entries.pop(key, None)
                     missing.append(key)
         if self.redis is not None and missing:
-            from .engine import SegmentResult
+            from worker.text.segment import SegmentResult
 
             shared: dict[str, SegmentResult] = {}
             try:

@@ -13,41 +13,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-
-WORD_MARKER = "\u2581"
-_WORD = re.compile(r"\S+")
-
-
-@dataclass(frozen=True)
-class Alignment:
-    pairs: tuple[tuple[int, int], ...]  # (source word, target word), sorted
-    source_spans: tuple[tuple[int, int], ...]  # character [start, end) of each source word
-    target_spans: tuple[tuple[int, int], ...]  # character [start, end) of each target word
-
-    @property
-    def pharaoh(self) -> str:
-        return " ".join(f"{i}-{j}" for i, j in self.pairs)
-
-
-def piece_words(pieces: Sequence[str]) -> list[int]:
-    """Word index of each piece: a piece starting with U+2581 opens the next word."""
-    words, current = [], -1
-    for piece in pieces:
-        if piece.startswith(WORD_MARKER) or current < 0:
-            current += 1
-        words.append(current)
-    return words
-
-
-def word_spans(text: str, offset: int = 0) -> list[tuple[int, int]]:
-    """[start, end) of each whitespace-separated word of ``text``, shifted by ``offset``."""
-    return [(m.start() + offset, m.end() + offset) for m in _WORD.finditer(text)]
-
-
-def word_at(starts: Sequence[int], position: int) -> int:
-    """Index of the word (given by its sorted start offsets) that contains ``position``; a
-    position between words counts for the word before it, one before every word for word 0."""
-    return max(bisect_right(starts, position) - 1, 0)
+from worker.text.segment import Alignment, piece_words, word_spans
 
 
 def align(

@@ -22,8 +22,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from .documents import Layout
-from .text.pipeline import shift_details
+from worker.text.layout import Layout
+from worker.text.pipeline import shift_details
 
 SLICE = 1000  # sentences translated and written at a time (nmt translate --stream-above sets when to stream)
 

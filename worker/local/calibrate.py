@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .quality import FEATURES, ConfidenceModel
+from worker.text.quality import FEATURES, ConfidenceModel
 
 BAD_CHRF = 30.0  # a translation below this sentence chrF counts as bad (for AUROC)
 
@@ -130,6 +130,6 @@ def evaluate(model: ConfidenceModel, data: Sequence[Sample]) -> dict[str, float]
 def write_to_bundle(bundle_dir: str | Path, model: ConfidenceModel) -> Path:
     """Store ``model`` in the bundle's manifest under ``quality`` (atomically). The manifest is not
     part of the bundle's signature, which names its model files, so the signature stays."""
-    from ..bundle import update_manifest
+    from worker.engine.bundle import update_manifest
 
     return update_manifest(bundle_dir, quality=model.to_json())

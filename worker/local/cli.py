@@ -15,8 +15,8 @@ from queue_config.summary import FlagSummary
 
 from queue_config.textfiles import DocumentError, decode_text, read_text_file
 
-from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
-from .formats import FORMATS
+from worker.engine.bundle import DEFAULT_BUNDLE, resolve_bundle_path
+from worker.formats import FORMATS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -113,8 +113,8 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
 def _text_options(args: argparse.Namespace):
     from nmt.cli import UserError
 
-    from .text.glossary import GlossaryError, load_glossary
-    from .text.pipeline import TextOptions
+    from worker.text.glossary import GlossaryError, load_glossary
+    from worker.text.pipeline import TextOptions
 
     try:
         glossary = load_glossary(args.glossary) if args.glossary else None
@@ -129,9 +129,9 @@ def _translator(args: argparse.Namespace):
 
     from nmt.cli import UserError
 
-    from .engine import Translator
-    from .ort_model import CPU, ProviderError, providers_for
-    from .settings import EngineSettings, local_cpu_settings
+    from worker.engine.translator import Translator
+    from worker.engine.ort_model import CPU, ProviderError, providers_for
+    from worker.engine.settings import EngineSettings, local_cpu_settings
 
     settings = EngineSettings(provider=args.device, intra_op_threads=args.threads, max_batch_tokens=args.max_batch_tokens,
                               batch_workers=args.batch_workers or 1, shortlist=args.shortlist)
@@ -188,7 +188,7 @@ def run_translate(args: argparse.Namespace) -> int:
         print(f"nmt translate: error: --out {args.out} is a file; it must be a directory (made if missing)", file=sys.stderr)
         return 2
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    from .formats import FormatError, format_of
+    from worker.formats import FormatError, format_of
 
     run = BulkRun("translate", selection, Path(args.out), _request(args, translator, options), args.force)
     paths = [document.path for document in run.pending]
@@ -228,7 +228,7 @@ def _request(args: argparse.Namespace, translator, options) -> dict:
 
 def _write_report(path: str | None, documents: list | None) -> None:
     if path:
-        from .report import write_report
+        from worker.local.report import write_report
 
         write_report(path, documents or [])
 
@@ -253,11 +253,11 @@ def _translate_files(translator, options, paths: list[Path], run: BulkRun, with_
     ``collect``); ``summarize(segments)`` sees its segments."""
     from tqdm import tqdm
 
-    from .streaming import SLICE, translate_streaming
+    from worker.local.streaming import SLICE, translate_streaming
 
-    from .text.language import DocumentLanguageError, refuse_foreign_text
+    from worker.text.language import DocumentLanguageError, refuse_foreign_text
 
-    from .documents import Layout, split_document
+    from worker.text.layout import Layout, split_document
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
     failures = counted = 0
@@ -339,11 +339,11 @@ def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun
     """Translate one file in a format (``worker.formats``) and write ``<stem>.<tgt><ext>`` in the
     same format plus ``<stem>.<tgt>.json`` (its units, each with its segments) into
     ``run.folder(path)``, telling ``run``; False on failure."""
-    from .documents import split_document
+    from worker.text.layout import split_document
     from functools import partial
 
-    from .forced import segment_links
-    from .formats import BINARY, FormatError, parse, translate_parsed
+    from worker.engine.forced import segment_links
+    from worker.formats import BINARY, FormatError, parse, translate_parsed
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
     try:
@@ -431,7 +431,7 @@ def _n_best_lines(result, n: int) -> list[tuple[str, float]]:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from .evaluation import read_lines, score
+    from worker.engine.evaluation import read_lines, score
 
     sources, references = read_lines(Path(args.src)), read_lines(Path(args.ref))
     if not sources:
@@ -457,8 +457,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from .evaluation import read_lines
-    from .text.calibrate import evaluate, fit, samples, write_to_bundle
+    from worker.engine.evaluation import read_lines
+    from worker.local.calibrate import evaluate, fit, samples, write_to_bundle
 
     translator, options = _translator(args)
     text_options = _text_options(args)

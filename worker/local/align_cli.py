@@ -9,8 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .bundle import DEFAULT_BUNDLE, resolve_bundle_path
-from .forced import METHODS
+from worker.engine.bundle import DEFAULT_BUNDLE, resolve_bundle_path
+from worker.engine.forced import METHODS
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -37,7 +37,7 @@ def read_pairs(src: Path, tgt: Path) -> tuple[list[str], list[str]]:
     from nmt.cli import UserError
     from queue_config.textfiles import DocumentError
 
-    from .evaluation import read_lines
+    from worker.engine.evaluation import read_lines
 
     try:
         sources, targets = read_lines(src), read_lines(tgt)
@@ -54,10 +54,10 @@ def read_pairs(src: Path, tgt: Path) -> tuple[list[str], list[str]]:
 def run_align(args: argparse.Namespace) -> int:
     from nmt.cli import UserError
 
-    from .engine import Translator
-    from .forced import align_pairs, default_method, pharaoh
-    from .ort_model import ProviderError
-    from .settings import EngineSettings
+    from worker.engine.translator import Translator
+    from worker.engine.forced import align_pairs, default_method, pharaoh
+    from worker.engine.ort_model import ProviderError
+    from worker.engine.settings import EngineSettings
 
     sources, targets = read_pairs(Path(args.src), Path(args.tgt))
     try:

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from queue_config.outputs import write_atomically
 from queue_config.summary import FlagSummary
 
-from .text.pipeline import FLAGS
+from worker.text.segment import FLAGS
 
 Document = tuple[str, Mapping[str, Any]]  # (name, DocumentResult.to_json())
 

@@ -18,90 +18,21 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 import sentencepiece as spm
 
-from .alignment import WORD_MARKER, Alignment, align, word_at, word_spans
-from .bundle import SHORTLIST, Bundle, BundleError, load_bundle
-from .documents import Layout, split_document
-from .ort_model import OrtStepModel
-from .search import Hypothesis, SearchOptions, search_in_batches
-from .settings import EngineSettings
-from .text.casing import vocabulary_capitals
-from .text.masking import STAND_INS
-from .text.pipeline import Prepared, TextOptions, prepare, restore, shift_details
-from .text.quality import Unit, assess, decoder_facts, model_for
+from worker.text.segment import WORD_MARKER, Alignment, word_at, word_spans
+from worker.engine.alignment import align
+from worker.engine.bundle import SHORTLIST, Bundle, BundleError, load_bundle
+from worker.text.layout import Layout, split_document
+from worker.engine.ort_model import OrtStepModel
+from worker.engine.search import Hypothesis, SearchOptions, search_in_batches
+from worker.engine.settings import EngineSettings
+from worker.text.casing import vocabulary_capitals
+from worker.text.masking import STAND_INS
+from worker.text.pipeline import Prepared, TextOptions, prepare, restore, shift_details
+from worker.text.quality import Unit, assess, decoder_facts, model_for
+from worker.text.segment import SegmentResult, DocumentResult
 
 if TYPE_CHECKING:
-    from .cache import SegmentCache
-
-
-@dataclass(frozen=True)
-class SegmentResult:
-    source: str
-    translation: str
-    score: float  # GNMT-normalised log-probability of the best hypothesis
-    alignment: Alignment  # word pairs and character spans (document offsets)
-    n_best: tuple[tuple[str, float], ...] = ()
-    # float32 [target pieces+1, source pieces+1] (+1: the eos row and column). A sentence split into
-    # C chunks gets the chunks' matrices on the diagonal of one [sum(T_c+1), sum(S_c+1)] matrix,
-    # zeros elsewhere. None unless asked for, and for a sentence with no translatable content.
-    attention: np.ndarray | None = field(default=None, repr=False)
-    warnings: tuple[str, ...] = ()
-    flags: tuple[str, ...] = ()  # what a reader should check (worker.text.pipeline.FLAGS)
-    # JSON-ready facts behind the flags: "spans" (kind, text, source/target character offsets,
-    # method), "removed", "case", "glossary", "untranslated", "loop". Offsets are those of ``alignment``.
-    details: Mapping[str, Any] = field(default_factory=dict)
-    confidence: float | None = None  # in [0, 1]: the quality estimate (worker.text.quality); None before it
-    # What the decoder knew (worker.text.quality.DecoderFacts), read by the quality estimate; not serialised.
-    facts: Any = field(default=None, repr=False, compare=False)
-    cached: bool = False  # a segment cache hit (worker.cache), or a repeat of a sentence earlier in the call
-
-    @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> "SegmentResult":
-        """Inverse of ``to_json`` (chunk results travel between workers as JSON)."""
-        alignment = Alignment(
-            tuple(tuple(int(x) for x in p.split("-")) for p in raw["alignment"].split()),  # type: ignore[misc]
-            tuple(tuple(w) for w in raw["source_words"]), tuple(tuple(w) for w in raw["target_words"]),
-        )
-        attention = np.asarray(raw["attention"], dtype=np.float32) if "attention" in raw else None
-        n_best = tuple((n["translation"], n["score"]) for n in raw.get("n_best", ()))
-        return cls(raw["source"], raw["translation"], raw["score"], alignment, n_best, attention,
-                   tuple(raw.get("warnings", ())), tuple(raw.get("flags", ())), dict(raw.get("details", {})),
-                   raw.get("confidence"), cached=bool(raw.get("cached", False)))
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "source": self.source,
-            "translation": self.translation,
-            "score": self.score,
-            "alignment": self.alignment.pharaoh,
-            "source_words": [list(span) for span in self.alignment.source_spans],
-            "target_words": [list(span) for span in self.alignment.target_spans],
-        }
-        if self.n_best:
-            out["n_best"] = [{"translation": t, "score": s} for t, s in self.n_best]
-        if self.attention is not None:
-            out["attention"] = np.round(self.attention.astype(np.float64), 5).tolist()
-        if self.warnings:
-            out["warnings"] = list(self.warnings)
-        if self.confidence is not None:
-            out["confidence"] = round(self.confidence, 4)
-        out["flags"] = list(self.flags)
-        out["details"] = dict(self.details)
-        if self.cached:
-            out["cached"] = True
-        return out
-
-
-@dataclass(frozen=True)
-class DocumentResult:
-    source: str
-    translation: str
-    segments: tuple[SegmentResult, ...]
-    provenance: dict[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        warnings = [w for s in self.segments for w in s.warnings]
-        return {"segments": [s.to_json() for s in self.segments], "provenance": self.provenance,
-                "warnings": warnings}
+    from worker.engine.cache import SegmentCache
 
 
 NO_CONTENT = "sentence has no translatable content (no subword tokens): left untranslated"

@@ -1,0 +1,140 @@
+"""What a translated segment is, shared by every room: the result types (SegmentResult,
+DocumentResult, Alignment), the word primitives they index by, and the names of the flags.
+A leaf: it imports only the standard library and numpy."""
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+WORD_MARKER = "\u2581"
+
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Alignment:
+    pairs: tuple[tuple[int, int], ...]  # (source word, target word), sorted
+    source_spans: tuple[tuple[int, int], ...]  # character [start, end) of each source word
+    target_spans: tuple[tuple[int, int], ...]  # character [start, end) of each target word
+
+    @property
+    def pharaoh(self) -> str:
+        return " ".join(f"{i}-{j}" for i, j in self.pairs)
+
+
+def piece_words(pieces: Sequence[str]) -> list[int]:
+    """Word index of each piece: a piece starting with U+2581 opens the next word."""
+    words, current = [], -1
+    for piece in pieces:
+        if piece.startswith(WORD_MARKER) or current < 0:
+            current += 1
+        words.append(current)
+    return words
+
+
+def word_spans(text: str, offset: int = 0) -> list[tuple[int, int]]:
+    """[start, end) of each whitespace-separated word of ``text``, shifted by ``offset``."""
+    return [(m.start() + offset, m.end() + offset) for m in _WORD.finditer(text)]
+
+
+def word_at(starts: Sequence[int], position: int) -> int:
+    """Index of the word (given by its sorted start offsets) that contains ``position``; a
+    position between words counts for the word before it, one before every word for word 0."""
+    return max(bisect_right(starts, position) - 1, 0)
+
+LOW_CONFIDENCE = "low_confidence"
+
+UNTRANSLATED_SPAN = "untranslated_span"
+
+REPETITION = "repetition"
+
+RESTORED_SPAN = "restored_span"  # a span was put back by alignment or insertion, or an invented one deleted
+
+LANGUAGE = "language"  # the segment is not in the source language: copied through untranslated
+
+GLOSSARY_MISS = "glossary_miss"  # a glossary term of the source is not in the translation
+
+FLAGS = (RESTORED_SPAN, "low_confidence", "untranslated_span", "repetition", "language", "glossary_miss")
+
+
+@dataclass(frozen=True)
+class DecoderFacts:
+    features: Mapping[str, float]
+    # character [start, end) in the decoded text of words no output token attended to
+    unattended_words: tuple[tuple[int, int], ...] = ()
+    loop: str | None = None  # the repeated output pieces of a loop, when the output has one
+
+
+@dataclass(frozen=True)
+class SegmentResult:
+    source: str
+    translation: str
+    score: float  # GNMT-normalised log-probability of the best hypothesis
+    alignment: Alignment  # word pairs and character spans (document offsets)
+    n_best: tuple[tuple[str, float], ...] = ()
+    # float32 [target pieces+1, source pieces+1] (+1: the eos row and column). A sentence split into
+    # C chunks gets the chunks' matrices on the diagonal of one [sum(T_c+1), sum(S_c+1)] matrix,
+    # zeros elsewhere. None unless asked for, and for a sentence with no translatable content.
+    attention: np.ndarray | None = field(default=None, repr=False)
+    warnings: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()  # what a reader should check (worker.text.pipeline.FLAGS)
+    # JSON-ready facts behind the flags: "spans" (kind, text, source/target character offsets,
+    # method), "removed", "case", "glossary", "untranslated", "loop". Offsets are those of ``alignment``.
+    details: Mapping[str, Any] = field(default_factory=dict)
+    confidence: float | None = None  # in [0, 1]: the quality estimate (worker.text.quality); None before it
+    # What the decoder knew (worker.text.quality.DecoderFacts), read by the quality estimate; not serialised.
+    facts: Any = field(default=None, repr=False, compare=False)
+    cached: bool = False  # a segment cache hit (worker.cache), or a repeat of a sentence earlier in the call
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> "SegmentResult":
+        """Inverse of ``to_json`` (chunk results travel between workers as JSON)."""
+        alignment = Alignment(
+            tuple(tuple(int(x) for x in p.split("-")) for p in raw["alignment"].split()),  # type: ignore[misc]
+            tuple(tuple(w) for w in raw["source_words"]), tuple(tuple(w) for w in raw["target_words"]),
+        )
+        attention = np.asarray(raw["attention"], dtype=np.float32) if "attention" in raw else None
+        n_best = tuple((n["translation"], n["score"]) for n in raw.get("n_best", ()))
+        return cls(raw["source"], raw["translation"], raw["score"], alignment, n_best, attention,
+                   tuple(raw.get("warnings", ())), tuple(raw.get("flags", ())), dict(raw.get("details", {})),
+                   raw.get("confidence"), cached=bool(raw.get("cached", False)))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "source": self.source,
+            "translation": self.translation,
+            "score": self.score,
+            "alignment": self.alignment.pharaoh,
+            "source_words": [list(span) for span in self.alignment.source_spans],
+            "target_words": [list(span) for span in self.alignment.target_spans],
+        }
+        if self.n_best:
+            out["n_best"] = [{"translation": t, "score": s} for t, s in self.n_best]
+        if self.attention is not None:
+            out["attention"] = np.round(self.attention.astype(np.float64), 5).tolist()
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        if self.confidence is not None:
+            out["confidence"] = round(self.confidence, 4)
+        out["flags"] = list(self.flags)
+        out["details"] = dict(self.details)
+        if self.cached:
+            out["cached"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class DocumentResult:
+    source: str
+    translation: str
+    segments: tuple[SegmentResult, ...]
+    provenance: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        warnings = [w for s in self.segments for w in s.warnings]
+        return {"segments": [s.to_json() for s in self.segments], "provenance": self.provenance,
+                "warnings": warnings}
