@@ -73,10 +73,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from span_fidelity import cpu_model
 
-
-    from worker.engine.translator import Translator
     from worker.engine.forced import METHODS, align_pairs
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     print(f"command: python {' '.join(sys.argv)}")
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")

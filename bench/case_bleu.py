@@ -50,11 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     from dataclasses import replace
 
     import sacrebleu
-
     from span_fidelity import cpu_model
-    from worker.engine.translator import Translator
+
     from worker.engine.evaluation import read_lines
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
     from worker.text.pipeline import TextOptions
 
     translator = Translator(args.bundle, EngineSettings(provider="cpu", intra_op_threads=args.threads))

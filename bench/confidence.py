@@ -72,11 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     if overlap:
         parser.error(f"sets both fitted and checked: {sorted(overlap)}")
 
-    from span_fidelity import cpu_model
-    from worker.engine.translator import Translator
-    from worker.engine.settings import EngineSettings, local_cpu_settings
     from dataclasses import replace
 
+    from span_fidelity import cpu_model
+
+    from worker.engine.settings import EngineSettings, local_cpu_settings
+    from worker.engine.translator import Translator
     from worker.local.calibrate import evaluate, fit, write_to_bundle
     from worker.text.quality import DEFAULT_MODEL
 

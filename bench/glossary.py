@@ -146,8 +146,8 @@ def run_set(translator, name: str, sources: list[str], references: list[str], te
     import sacrebleu
 
     from worker.text.glossary import Glossary
-    from worker.text.segment import GLOSSARY_MISS
     from worker.text.pipeline import TextOptions
+    from worker.text.segment import GLOSSARY_MISS
 
     started = time.perf_counter()
     plain = translator.translate_sentences(sources)
@@ -203,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print a JSON object as the last line")
     args = parser.parse_args(argv)
 
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     bundle = Path(args.bundle)
     sets = corpora_for(bundle, Path(args.data))

@@ -28,6 +28,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from span_fidelity import cpu_model  # noqa: E402  (bench/ is on sys.path when run as a script)
+
 from tests.queue_harness import CeleryWorker, RedisServer  # noqa: E402  (one harness for tests and bench)
 
 DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "multi30k" / "val.en.gz"
@@ -41,8 +42,8 @@ def job_texts(source: Path, jobs: int, size: int) -> list[str]:
 
 
 def local(bundle: Path, texts: list[str]) -> float:
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     translator = Translator(bundle, EngineSettings(provider="cpu", intra_op_threads=1))
     translator.translate_documents(texts[:8])  # warm-up

@@ -34,9 +34,9 @@ def documents(source: Path, count: int, size: int) -> list[str]:
 
 
 def in_process(bundle: Path, docs: list[str], beam: int) -> float:
-    from worker.engine.translator import Translator
     from worker.engine.search import SearchOptions
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     translator = Translator(bundle, EngineSettings(provider="cpu", intra_op_threads=1))
     options = SearchOptions(beam=beam, max_len_a=translator.default_options.max_len_a,

@@ -32,11 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import sacrebleu
-
     from span_fidelity import cpu_model
-    from worker.engine.translator import Translator
+
     from worker.engine.evaluation import read_lines
     from worker.engine.settings import EngineSettings, local_cpu_settings
+    from worker.engine.translator import Translator
 
     translator = Translator(args.bundle, local_cpu_settings(EngineSettings(provider="cpu")))
     base = replace(translator.default_options, no_repeat_ngram=0)

@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from worker.engine.cache import SegmentCache
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings, local_cpu_settings
+    from worker.engine.translator import Translator
 
     text, repeats = build_document(Path(args.source), args.sentences, args.repeat_share)
     settings = EngineSettings(provider="cpu", intra_op_threads=args.threads, batch_workers=args.batch_workers or 1)

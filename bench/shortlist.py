@@ -46,11 +46,11 @@ def decode(translator, sources: list[str]) -> tuple[list[str], float]:
 def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import sacrebleu
-
     from span_fidelity import cpu_model
-    from worker.engine.translator import Translator
+
     from worker.engine.evaluation import read_lines
     from worker.engine.settings import EngineSettings, local_cpu_settings
+    from worker.engine.translator import Translator
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bundle", action="append", help="bundle with a shortlist (repeatable; default: en-de-int8, en-de)")

@@ -74,8 +74,8 @@ def dev_bleu(translator, options, lines: int) -> dict:
     import sacrebleu
 
     from worker.engine.evaluation import read_lines
-    from worker.text.segment import RESTORED_SPAN
     from worker.text.pipeline import TextOptions
+    from worker.text.segment import RESTORED_SPAN
 
     out = {}
     for name, (src, ref) in DEV_SETS.items():
@@ -132,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from dataclasses import replace
 
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
     from worker.text.pipeline import TextOptions
 
     translator = Translator(args.bundle, EngineSettings(provider="cpu", intra_op_threads=args.threads))

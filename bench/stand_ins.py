@@ -58,9 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from span_fidelity import cpu_model
+
     from worker.engine.bundle import update_manifest
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings, local_cpu_settings
+    from worker.engine.translator import Translator
 
     translator = Translator(args.bundle, local_cpu_settings(EngineSettings(provider="cpu")))
     probe = [line.strip() for line in Path(args.probe).read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -108,13 +108,12 @@ def main(argv: list[str] | None = None) -> int:
 
     import sacrebleu
 
-    from worker.text.layout import split_document
+    from worker.engine.forced import align_pairs, segment_links
+    from worker.engine.settings import EngineSettings
     from worker.engine.translator import Translator
-    from worker.engine.forced import align_pairs
-    from worker.engine.forced import segment_links
     from worker.formats import Tag, parse
     from worker.formats.markup import transfer
-    from worker.engine.settings import EngineSettings
+    from worker.text.layout import split_document
 
     print(f"command: python {' '.join(sys.argv)}")
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")

@@ -25,10 +25,27 @@ from training.corpora import iter_corpus, read_corpora, read_corpus
 from training.corpus import CorpusError, ParallelCorpus
 from training.data import read_split
 from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
-from worker.engine.bundle import (ALIGNER, ALIGNER_INPUTS, ALIGNER_OUTPUTS, ENCODER_INPUTS, ENCODER_OUTPUTS, FORMAT,
-                                  FORMAT_VERSION, GROUPED_BEAMS, MANIFEST, PRECISIONS, STEP_INPUTS, STEP_OUTPUTS,
-                                  SHORTLIST, TOPK_INPUT, load_bundle, sha256_file, signature_for, verify_graphs,
-                                  write_bundle_atomically)
+from worker.engine.bundle import (
+    ALIGNER,
+    ALIGNER_INPUTS,
+    ALIGNER_OUTPUTS,
+    ENCODER_INPUTS,
+    ENCODER_OUTPUTS,
+    FORMAT,
+    FORMAT_VERSION,
+    GROUPED_BEAMS,
+    MANIFEST,
+    PRECISIONS,
+    SHORTLIST,
+    STEP_INPUTS,
+    STEP_OUTPUTS,
+    TOPK_INPUT,
+    load_bundle,
+    sha256_file,
+    signature_for,
+    verify_graphs,
+    write_bundle_atomically,
+)
 from worker.engine.ort_model import OrtStepModel
 from worker.engine.search import SearchOptions, search_in_batches
 

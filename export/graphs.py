@@ -20,8 +20,15 @@ from training.aligner import AlignmentHead
 from training.greedy import pad_batch
 from training.model import Seq2Seq
 from training.vocab import BOS_ID
-from worker.engine.bundle import (ALIGNER_INPUTS, ALIGNER_OUTPUTS, ENCODER_INPUTS, ENCODER_OUTPUTS, STEP_INPUTS,
-                                  STEP_OUTPUTS, TOPK_INPUT)
+from worker.engine.bundle import (
+    ALIGNER_INPUTS,
+    ALIGNER_OUTPUTS,
+    ENCODER_INPUTS,
+    ENCODER_OUTPUTS,
+    STEP_INPUTS,
+    STEP_OUTPUTS,
+    TOPK_INPUT,
+)
 
 log = logging.getLogger(__name__)
 OPSET = 18

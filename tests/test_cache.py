@@ -8,13 +8,15 @@ from dataclasses import replace
 import pytest
 
 from queue_config.settings import SettingsError, load_settings
-from worker.engine.cache import REDIS_PREFIX, SegmentCache
-from worker.text.segment import SegmentResult
-from worker.engine.translator import Translator
+from worker.cache_store import PREFIX as REDIS_PREFIX
+from worker.cache_store import RedisStore
+from worker.engine.cache import SegmentCache
 from worker.engine.search import SearchOptions
 from worker.engine.settings import EngineSettings
+from worker.engine.translator import Translator
 from worker.text.glossary import Glossary
 from worker.text.pipeline import TextOptions
+from worker.text.segment import SegmentResult
 
 from .conftest import REPO_ROOT
 from .queue_harness import RedisServer, wait_for
@@ -125,8 +127,8 @@ def redis_server(tmp_path):
 @pytest.mark.integration
 def test_redis_layer_shares_results_between_workers_with_a_ttl(plain, redis_server):
     client = redis_server.client()
-    one = cached_translator(plain, SegmentCache(100, ttl=1, redis=redis_server.client()))
-    two = cached_translator(plain, SegmentCache(0, ttl=1, redis=redis_server.client()))
+    one = cached_translator(plain, SegmentCache(100, ttl=1, shared=RedisStore(redis_server.client())))
+    two = cached_translator(plain, SegmentCache(0, ttl=1, shared=RedisStore(redis_server.client())))
     fresh = one.translate_sentences(SENTENCES, with_attention=True)
     assert len(client.keys(REDIS_PREFIX + "*")) == 3 and 0 < client.ttl(client.keys(REDIS_PREFIX + "*")[0]) <= 1
     shared = two.translate_sentences(SENTENCES, with_attention=True)
@@ -140,7 +142,7 @@ def test_a_redis_outage_is_a_miss_not_a_failure(plain):
     import redis
 
     down = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
-    translator = cached_translator(plain, SegmentCache(0, redis=down))
+    translator = cached_translator(plain, SegmentCache(0, shared=RedisStore(down)))
     assert [r.cached for r in translator.translate_sentences(SENTENCES)] == [False, False, True, False]
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from worker.engine.translator import Translator
 from worker.engine.settings import EngineSettings
+from worker.engine.translator import Translator
 from worker.text import casing
 from worker.text.pipeline import TextOptions, prepare
 from worker.text.spans import find_spans

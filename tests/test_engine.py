@@ -9,10 +9,10 @@ import onnxruntime as ort
 import pytest
 
 from worker.engine.bundle import load_bundle
-from worker.engine.translator import Translator
 from worker.engine.ort_model import OrtStepModel, ProviderError
 from worker.engine.search import SearchOptions, search_in_batches
 from worker.engine.settings import EngineSettings
+from worker.engine.translator import Translator
 
 from .conftest import make_toy_pairs, run_nmt
 

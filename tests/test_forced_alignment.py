@@ -21,8 +21,8 @@ pytestmark = pytest.mark.skipif(not (BUNDLE / "manifest.json").exists(), reason=
 
 @pytest.fixture(scope="module")
 def translator():
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     # The full vocabulary: forced decoding scores over all of it, and the search must too for the
     # two to be compared (the bundle's lexical shortlist normalises over a batch's candidates).

@@ -12,14 +12,12 @@ import pytest
 from client.client import TranslationClient
 from queue_config.glossary import MAX_TERMS, GlossaryError, check_terms, read_glossary
 from queue_config.messages import JobRequest, MessageError
-from worker.text.segment import Alignment, word_at, word_spans
-from worker.text.segment import SegmentResult
-from worker.engine.translator import Translator
 from worker.engine.settings import EngineSettings
+from worker.engine.translator import Translator
 from worker.text.glossary import Glossary, find_terms, load_glossary
 from worker.text.masking import STAND_INS, mask
-from worker.text.segment import GLOSSARY_MISS
 from worker.text.pipeline import TextOptions, prepare, restore, shift_details
+from worker.text.segment import GLOSSARY_MISS, Alignment, SegmentResult, word_at, word_spans
 from worker.text.spans import GLOSSARY, Span, find_spans
 
 from .conftest import REPO_ROOT, run_nmt

@@ -8,7 +8,12 @@ import sys
 import pytest
 
 from worker.text.language import (
-    DocumentLanguageError, LanguageCheck, LanguageVerdict, prose_of, refuse_foreign_document, summarize,
+    DocumentLanguageError,
+    LanguageCheck,
+    LanguageVerdict,
+    prose_of,
+    refuse_foreign_document,
+    summarize,
 )
 
 from .conftest import REPO_ROOT
@@ -159,8 +164,8 @@ def test_detector_loads_on_first_use_not_at_import():
 def test_the_translator_copies_a_foreign_segment_through_untranslated_and_flags_it():
     """Through the real engine and shipped bundle: the German and French segments are not decoded
     (no invented German), they come back verbatim with the flag 'language'; English is translated."""
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
     from worker.text.pipeline import TextOptions
 
     from .conftest import REPO_ROOT

@@ -9,12 +9,11 @@ import re
 import numpy as np
 import pytest
 
-from worker.text.segment import SegmentResult
 from worker.engine.translator import Translator
 from worker.local.calibrate import Sample, auroc, evaluate, fit, ranks, spearman
 from worker.text.pipeline import TextOptions, prepare
 from worker.text.quality import DEFAULT_MODEL, FEATURES, ConfidenceModel, Unit, assess, decoder_facts, model_for
-from worker.text.segment import LOW_CONFIDENCE, REPETITION, UNTRANSLATED_SPAN
+from worker.text.segment import LOW_CONFIDENCE, REPETITION, UNTRANSLATED_SPAN, SegmentResult
 
 M = "\u2581"
 

@@ -10,8 +10,17 @@ import math
 import numpy as np
 import pytest
 
-from worker.engine.search import (EOS_ID, SearchError, SearchOptions, StepScores, beam_rows, beam_search,
-                                  coverage_penalty, length_penalty, search_in_batches)
+from worker.engine.search import (
+    EOS_ID,
+    SearchError,
+    SearchOptions,
+    StepScores,
+    beam_rows,
+    beam_search,
+    coverage_penalty,
+    length_penalty,
+    search_in_batches,
+)
 
 A, B, EOS = 4, 5, 3
 TABLE = {

@@ -59,8 +59,8 @@ def test_shipped_int8_bundle_is_the_same_model_within_half_a_bleu_point():
 @pytest.mark.slow
 @pytest.mark.parametrize("bundle", [GENERAL, BUNDLE], ids=["general", "captions"])
 def test_shipped_model_translates_the_sample(tmp_path, bundle):
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     text = (REPO_ROOT / "examples" / "sample.en.txt").read_text(encoding="utf-8")
     result = Translator(bundle, EngineSettings(provider="cpu")).translate_document(text)

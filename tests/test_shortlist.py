@@ -175,8 +175,8 @@ def test_a_sentence_translates_the_same_alone_and_in_any_batch(shortlist_bundle,
 
 
 def test_translator_uses_the_shortlist_as_its_settings_say(shortlist_bundle, tiny_bundle):
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     default = load_bundle(shortlist_bundle).manifest["shortlist"]["default"]
     for mode, expected in (("on", True), ("off", False), ("auto", default)):
@@ -248,8 +248,8 @@ def test_the_shortlist_graph_of_a_shipped_bundle_scores_candidates_as_its_full_g
 def test_a_shortlist_grafted_from_another_export_of_the_model_signs_into_the_bundle(shortlist_bundle, tiny_bundle, tmp_path):
     from export.graft_shortlist import main
     from tests.conftest import REPO_ROOT
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     target = tmp_path / "toy"
     shutil.copytree(tiny_bundle, target)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+
 import pytest
 
-from worker.text.segment import Alignment, word_at, word_spans
-from worker.text.segment import SegmentResult
-from worker.engine.translator import Translator
 from worker.engine.settings import EngineSettings
+from worker.engine.translator import Translator
 from worker.text.masking import STAND_INS, mask
-from worker.text.segment import RESTORED_SPAN
 from worker.text.pipeline import TextOptions, prepare, restore
+from worker.text.segment import RESTORED_SPAN, Alignment, SegmentResult, word_at, word_spans
 from worker.text.spans import KINDS, find_spans
 
 from .conftest import REPO_ROOT, run_nmt

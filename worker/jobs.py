@@ -23,15 +23,16 @@ from queue_config.names import BINARY_FORMATS, FORMAT_SUFFIXES
 from queue_config.outputs import write_translation
 from queue_config.settings import QueueSettings
 from queue_config.textfiles import DocumentError, read_text_file
-
-from . import metrics
+from worker.cache_store import RedisStore
 from worker.engine.bundle import MANIFEST, BundleError, resolve_bundle_path
 from worker.engine.cache import SegmentCache
-from worker.text.layout import Layout, split_document
-from worker.text.segment import SegmentResult
-from worker.engine.translator import Translator, assemble_document
 from worker.engine.search import SearchError, SearchOptions
 from worker.engine.settings import EngineSettings, worker_child_settings
+from worker.engine.translator import Translator, assemble_document
+from worker.text.layout import Layout, split_document
+from worker.text.segment import SegmentResult
+
+from . import metrics
 from .text.glossary import Glossary
 from .text.language import DocumentLanguageError, refuse_foreign_text
 from .text.pipeline import TextOptions
@@ -117,7 +118,7 @@ class Runtime:
         if served.name not in self.translators:
             s = self.settings
             if self.cache is None and (s.cache_size or s.cache_redis):
-                shared = redis.Redis.from_url(s.broker_url, socket_timeout=s.socket_timeout) if s.cache_redis else None
+                shared = RedisStore(redis.Redis.from_url(s.broker_url, socket_timeout=s.socket_timeout)) if s.cache_redis else None
                 self.cache = SegmentCache(s.cache_size, s.cache_ttl, shared)
             engine = worker_child_settings(EngineSettings(
                 provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens,
@@ -294,6 +295,7 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
     jobs are not chunked). The result's ``text`` is the translated file (base64 for a binary
     format); ``units`` say where each translation went."""
     from worker.engine.forced import segment_links
+
     from .formats import FormatError, parse, translate_parsed
 
     store = runtime.store

@@ -24,8 +24,8 @@ from queue_config.jobstore import Delivery, Ending, JobStore
 from queue_config.messages import JobRequest, MessageError, batchable
 from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, queue_for
 from queue_config.settings import load_settings
-
 from worker.engine.bundle import BundleError
+
 from . import metrics
 from .jobs import Completed, JobError, Runtime, reported, run_batch, run_chunk, run_document, served_models
 from .sweep import Sweeper

@@ -7,12 +7,10 @@ are lifted to unique word pairs, written in Pharaoh ``i-j`` form (source i, targ
 """
 from __future__ import annotations
 
-import re
-from bisect import bisect_right
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
 from worker.text.segment import Alignment, piece_words, word_spans
 
 

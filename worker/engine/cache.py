@@ -2,8 +2,9 @@
 signature, search and text options, attention, the sentence), so a repeated segment is decoded once.
 
 Two layers: a local LRU per worker process (thread-safe: batches decode on threads) and, optionally,
-a Redis shared by every worker, whose entries expire after a TTL. Values are ``SegmentResult``
-objects locally and ``SegmentResult.to_json()`` in Redis. Results are in sentence offsets, so a
+a store shared by every worker (``SharedStore``: the workers inject a Redis one, worker.cache_store),
+whose entries expire after a TTL. Values are ``SegmentResult`` objects locally and
+``SegmentResult.to_json()`` texts in the shared store. Results are in sentence offsets, so a
 hit is valid wherever the sentence appears; ``assemble_document`` moves it into place.
 """
 from __future__ import annotations
@@ -14,27 +15,33 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Protocol
 
-from redis.exceptions import RedisError
-
-if TYPE_CHECKING:
-    from worker.text.segment import SegmentResult
+from worker.text.segment import SegmentResult
 
 log = logging.getLogger(__name__)
 VERSION = 1  # part of every key: bump it when what a result holds, or how it is made, changes
-REDIS_PREFIX = "nmt:seg:"
+
+
+class SharedStore(Protocol):
+    """Results shared between workers. A store that cannot answer returns nothing and stores
+    nothing (and says why in its log): the cache never fails a translation."""
+
+    def load(self, keys: list[str]) -> dict[str, str]:
+        """The JSON texts it holds among ``keys``."""
+
+    def store(self, values: Mapping[str, str], ttl: float) -> None:
+        """Keep ``values`` (key -> JSON text) for ``ttl`` seconds."""
 
 
 class SegmentCache:
     """``size``: entries kept locally (0: none); ``ttl``: seconds an entry lives, locally and in
-    Redis; ``redis``: a ``redis.Redis`` client shared by all workers, or None. A Redis that fails
-    makes the cache miss (and logs why): the cache never fails a translation."""
+    the shared store; ``shared``: the store every worker reads, or None."""
 
-    def __init__(self, size: int = 10_000, ttl: float = 86_400, redis: Any = None) -> None:
+    def __init__(self, size: int = 10_000, ttl: float = 86_400, shared: SharedStore | None = None) -> None:
         if size < 0 or ttl <= 0:
             raise ValueError(f"cache size must be >= 0 and ttl > 0, got size={size}, ttl={ttl}")
-        self.size, self.ttl, self.redis = size, ttl, redis
+        self.size, self.ttl, self.shared = size, ttl, shared
         self._entries: OrderedDict[str, tuple[float, SegmentResult]] = OrderedDict()  # key -> (expires, result)
         self._lock = threading.Lock()
 
@@ -51,8 +58,8 @@ class SegmentCache:
         digest.update(sentence.encode("utf-8"))
         return digest.hexdigest()
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, "SegmentResult"]:
-        """The cached results among ``keys``: local first, then Redis (whose hits are kept locally)."""
+    def get_many(self, keys: Iterable[str]) -> dict[str, SegmentResult]:
+        """The cached results among ``keys``: local first, then the shared store (whose hits are kept locally)."""
         found, missing, now = {}, [], time.monotonic()
         with self._lock:
             for key in dict.fromkeys(keys):
@@ -63,36 +70,26 @@ class SegmentCache:
                 else:
                     self._entries.pop(key, None)
                     missing.append(key)
-        if self.redis is not None and missing:
-            from worker.text.segment import SegmentResult
-
+        if self.shared is not None and missing:
             shared: dict[str, SegmentResult] = {}
             try:
-                raw = self.redis.mget([REDIS_PREFIX + k for k in missing])
-                shared = {k: SegmentResult.from_json(json.loads(v)) for k, v in zip(missing, raw) if v is not None}
-            except (RedisError, OSError, ValueError, KeyError) as exc:  # an outage is a miss, never a failed job
-                log.warning("segment cache: Redis lookup failed: %s", exc)
+                shared = {k: SegmentResult.from_json(json.loads(v)) for k, v in self.shared.load(missing).items()}
+            except (ValueError, KeyError) as exc:  # an entry of another version is a miss, never a failed job
+                log.warning("segment cache: unreadable shared entry: %s", exc)
             self._keep(shared)
             found |= shared
         return found
 
-    def put_many(self, results: Mapping[str, "SegmentResult"]) -> None:
-        """Store fresh results, locally and (with Redis) for every worker."""
+    def put_many(self, results: Mapping[str, SegmentResult]) -> None:
+        """Store fresh results, locally and (with a shared store) for every worker."""
         self._keep(results)
-        if self.redis is not None and results:
-            try:
-                with self.redis.pipeline(transaction=False) as pipe:
-                    for key, result in results.items():
-                        value = json.dumps(result.to_json(), ensure_ascii=False)
-                        pipe.set(REDIS_PREFIX + key, value, px=max(1, round(self.ttl * 1000)))
-                    pipe.execute()
-            except (RedisError, OSError) as exc:
-                log.warning("segment cache: Redis store failed: %s", exc)
+        if self.shared is not None and results:
+            self.shared.store({k: json.dumps(r.to_json(), ensure_ascii=False) for k, r in results.items()}, self.ttl)
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def _keep(self, results: Mapping[str, "SegmentResult"]) -> None:
+    def _keep(self, results: Mapping[str, SegmentResult]) -> None:
         if not self.size:
             return
         expires = time.monotonic() + self.ttl

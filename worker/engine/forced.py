@@ -26,8 +26,9 @@ from typing import Sequence
 import numpy as np
 
 from worker.text.segment import piece_words, word_spans
-from worker.engine.batching import pack_by_tokens
-from worker.engine.search import BOS_ID, PAD_ID, StepModel
+
+from .batching import pack_by_tokens
+from .search import BOS_ID, PAD_ID, StepModel
 
 METHODS = ("argmax", "shift", "words", "grow", "guided")
 DEFAULT_METHOD = "grow"  # for bundles without an alignment head; ``default_method`` picks

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from worker.engine.bundle import ALIGNER, READOUT_OUTPUT, TOPK_INPUT, Bundle, BundleError
-from worker.engine.search import EVERY, StepScores, beam_rows
-from worker.engine.shortlist import Shortlist
-from worker.engine.shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
+from .bundle import ALIGNER, READOUT_OUTPUT, TOPK_INPUT, Bundle, BundleError
+from .search import EVERY, StepScores, beam_rows
+from .shortlist import Shortlist
+from .shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"

@@ -17,7 +17,7 @@ from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
-from worker.engine.batching import pack_by_tokens
+from .batching import pack_by_tokens
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 MAX_TARGET_TOKENS = 1024  # no hypothesis grows past this, whatever max_len_a/b say (bounded memory); jobs are

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from worker.engine.bundle import BundleError
+from .bundle import BundleError
 
 # Arrays of shortlist.npz (the file format's one home, with export.shortlist the writer).
 ARRAYS = ("offsets", "targets", "frequent")

@@ -30,9 +30,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from worker.engine.bundle import READOUT_OUTPUT as READOUT
-from worker.engine.bundle import TOPK_INPUT, BundleError
-from worker.engine.shortlist import Shortlist
+from .bundle import READOUT_OUTPUT as READOUT
+from .bundle import TOPK_INPUT, BundleError
+from .shortlist import Shortlist
 
 IDS_INPUT = "shortlist_ids"
 MASK_INPUT = "shortlist_mask"

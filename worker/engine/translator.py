@@ -11,29 +11,26 @@ import re
 import time
 import unicodedata
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import sentencepiece as spm
 
-from worker.text.segment import WORD_MARKER, Alignment, word_at, word_spans
-from worker.engine.alignment import align
-from worker.engine.bundle import SHORTLIST, Bundle, BundleError, load_bundle
-from worker.text.layout import Layout, split_document
-from worker.engine.ort_model import OrtStepModel
-from worker.engine.search import Hypothesis, SearchOptions, search_in_batches
-from worker.engine.settings import EngineSettings
 from worker.text.casing import vocabulary_capitals
+from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
 from worker.text.pipeline import Prepared, TextOptions, prepare, restore, shift_details
 from worker.text.quality import Unit, assess, decoder_facts, model_for
-from worker.text.segment import SegmentResult, DocumentResult
+from worker.text.segment import WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
 
-if TYPE_CHECKING:
-    from worker.engine.cache import SegmentCache
-
+from .alignment import align
+from .bundle import SHORTLIST, Bundle, BundleError, load_bundle
+from .cache import SegmentCache
+from .ort_model import OrtStepModel
+from .search import Hypothesis, SearchOptions, search_in_batches
+from .settings import EngineSettings
 
 NO_CONTENT = "sentence has no translatable content (no subword tokens): left untranslated"
 # Characters with no visible form (control, format, unassigned, separators): SentencePiece drops

@@ -36,7 +36,6 @@ def read_pairs(src: Path, tgt: Path) -> tuple[list[str], list[str]]:
     counts that differ."""
     from nmt.cli import UserError
     from queue_config.textfiles import DocumentError
-
     from worker.engine.evaluation import read_lines
 
     try:
@@ -53,11 +52,10 @@ def read_pairs(src: Path, tgt: Path) -> tuple[list[str], list[str]]:
 
 def run_align(args: argparse.Namespace) -> int:
     from nmt.cli import UserError
-
-    from worker.engine.translator import Translator
     from worker.engine.forced import align_pairs, default_method, pharaoh
     from worker.engine.ort_model import ProviderError
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     sources, targets = read_pairs(Path(args.src), Path(args.tgt))
     try:

@@ -18,7 +18,6 @@ from typing import Any, Mapping, Sequence
 
 from queue_config.outputs import write_atomically
 from queue_config.summary import FlagSummary
-
 from worker.text.segment import FLAGS
 
 Document = tuple[str, Mapping[str, Any]]  # (name, DocumentResult.to_json())

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from worker.text.segment import word_at, word_spans
+from .segment import word_at, word_spans
 from .spans import GLOSSARY, Span
 
 # Single SentencePiece pieces of the shipped vocabulary, spelt alike in English and German, best

@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from worker.text.segment import Alignment, word_spans
 from . import casing
 from .glossary import Glossary, find_terms
+from .language import LanguageCheck, LanguageVerdict
 from .masking import STAND_INS, Masked, Placement, mask, stand_in_pattern
 from .reinsert import restore_spans
-from .language import LanguageCheck, LanguageVerdict
+from .segment import GLOSSARY_MISS, LANGUAGE, RESTORED_SPAN, Alignment, SegmentResult, word_spans
 from .spans import GLOSSARY, Span, find_spans
-from worker.text.segment import RESTORED_SPAN, LANGUAGE, GLOSSARY_MISS, FLAGS
-
-if TYPE_CHECKING:
-    from worker.text.segment import SegmentResult
-
 
 _NOTHING_ELSE = re.compile(r"[\W_]*")
 
@@ -71,7 +66,7 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
     return Prepared(sentence, masked.text, True, spans, replace(masked, source=sentence), case, terms=terms)
 
 
-def restore(prepared: Prepared, result: "SegmentResult") -> "SegmentResult":
+def restore(prepared: Prepared, result: SegmentResult) -> SegmentResult:
     """``result`` (the engine's, for ``prepared.text``) as the translation of ``prepared.source``."""
     if prepared.language is not None:
         return _foreign(prepared, result)
@@ -122,7 +117,7 @@ def _to_mask(spans: tuple[Span, ...], terms: tuple[Span, ...], options: TextOpti
     return sorted((spans if options.protect_spans else ()) + terms, key=lambda s: s.start)
 
 
-def _with_glossary(prepared: Prepared, placements: Sequence[Placement], result: "SegmentResult") -> "SegmentResult":
+def _with_glossary(prepared: Prepared, placements: Sequence[Placement], result: SegmentResult) -> SegmentResult:
     """``result`` with ``details["glossary"]`` (one entry per term of the source) and the flag
     GLOSSARY_MISS when a term's target is not in the translation. ``method``: where the model wrote
     the target term itself (copied), in place of the model's translation of the term (aligned),
@@ -166,7 +161,7 @@ def _recase(translation: str, prepared: Prepared) -> str:
     return casing.restore(translation, prepared.case, protected)
 
 
-def _verbatim(prepared: Prepared, result: "SegmentResult") -> "SegmentResult":
+def _verbatim(prepared: Prepared, result: SegmentResult) -> SegmentResult:
     """A sentence made of spans only: its translation is the sentence itself."""
     source = prepared.source
     words = word_spans(source)
@@ -186,7 +181,7 @@ def _language_check(language: str) -> LanguageCheck:
 _CHECKS: dict[str, LanguageCheck] = {}
 
 
-def _foreign(prepared: Prepared, result: "SegmentResult") -> "SegmentResult":
+def _foreign(prepared: Prepared, result: SegmentResult) -> SegmentResult:
     """A segment in another language: copied through untranslated, flagged ``language``."""
     source, verdict = prepared.source, prepared.language
     words = word_spans(source)

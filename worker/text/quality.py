@@ -17,17 +17,21 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from worker.text.segment import WORD_MARKER, piece_words, word_spans
-from worker.text.segment import LOW_CONFIDENCE, UNTRANSLATED_SPAN, REPETITION, DecoderFacts
-
-if TYPE_CHECKING:
-    from worker.text.segment import SegmentResult
-    from .pipeline import Prepared
-
+from .pipeline import Prepared
+from .segment import (
+    LOW_CONFIDENCE,
+    REPETITION,
+    UNTRANSLATED_SPAN,
+    WORD_MARKER,
+    DecoderFacts,
+    SegmentResult,
+    piece_words,
+    word_spans,
+)
 
 FEATURES = (
     "mean_log_prob",  # mean log-probability of the output tokens (eos included)
@@ -171,7 +175,7 @@ DEFAULT_MODEL = ConfidenceModel(
 )
 
 
-def assess(result: "SegmentResult", prepared: "Prepared", model: ConfidenceModel) -> "SegmentResult":
+def assess(result: SegmentResult, prepared: Prepared, model: ConfidenceModel) -> SegmentResult:
     """``result`` (restored: spans and case back) with its confidence and quality flags.
 
     A segment that was not decoded is as good as its source: confidence 1 for one made of
@@ -196,7 +200,7 @@ def assess(result: "SegmentResult", prepared: "Prepared", model: ConfidenceModel
     return replace(result, confidence=confidence, flags=tuple(flags), details=details)
 
 
-def _source_ranges(ranges: Sequence[tuple[int, int]], prepared: "Prepared") -> list[tuple[int, int]]:
+def _source_ranges(ranges: Sequence[tuple[int, int]], prepared: Prepared) -> list[tuple[int, int]]:
     """Decoded-text ranges as ranges of the original sentence; those inside a stand-in (a masked
     span, restored on its own) are dropped."""
     masked = prepared.masked

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Sequence
 
-from worker.text.segment import word_at, word_spans
 from .masking import Masked, Placement, Slot, slot_source_words, slot_words, source_word_map, stand_in_pattern
+from .segment import word_at, word_spans
 from .spans import find_spans
 
 _CLOSING = ".,;:!?\"')]»”’"

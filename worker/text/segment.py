@@ -10,9 +10,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-WORD_MARKER = "\u2581"
-
-_WORD = re.compile(r"\S+")
+WORD_MARKER = "\u2581"  # SentencePiece opens each word with it
+_WORD = re.compile(r"\S+")  # a word: whitespace-separated, on both sides
 
 
 @dataclass(frozen=True)
@@ -46,19 +45,15 @@ def word_at(starts: Sequence[int], position: int) -> int:
     position between words counts for the word before it, one before every word for word 0."""
     return max(bisect_right(starts, position) - 1, 0)
 
-LOW_CONFIDENCE = "low_confidence"
 
-UNTRANSLATED_SPAN = "untranslated_span"
-
-REPETITION = "repetition"
-
+# The flags: what a reader should check in a segment.
+LOW_CONFIDENCE = "low_confidence"  # the quality estimate is below the bundle's threshold
+UNTRANSLATED_SPAN = "untranslated_span"  # source words no output token attended to
+REPETITION = "repetition"  # the output loops
 RESTORED_SPAN = "restored_span"  # a span was put back by alignment or insertion, or an invented one deleted
-
 LANGUAGE = "language"  # the segment is not in the source language: copied through untranslated
-
 GLOSSARY_MISS = "glossary_miss"  # a glossary term of the source is not in the translation
-
-FLAGS = (RESTORED_SPAN, "low_confidence", "untranslated_span", "repetition", "language", "glossary_miss")
+FLAGS = (RESTORED_SPAN, LOW_CONFIDENCE, UNTRANSLATED_SPAN, REPETITION, LANGUAGE, GLOSSARY_MISS)
 
 
 @dataclass(frozen=True)
@@ -81,17 +76,17 @@ class SegmentResult:
     # zeros elsewhere. None unless asked for, and for a sentence with no translatable content.
     attention: np.ndarray | None = field(default=None, repr=False)
     warnings: tuple[str, ...] = ()
-    flags: tuple[str, ...] = ()  # what a reader should check (worker.text.pipeline.FLAGS)
+    flags: tuple[str, ...] = ()  # what a reader should check (FLAGS)
     # JSON-ready facts behind the flags: "spans" (kind, text, source/target character offsets,
     # method), "removed", "case", "glossary", "untranslated", "loop". Offsets are those of ``alignment``.
     details: Mapping[str, Any] = field(default_factory=dict)
     confidence: float | None = None  # in [0, 1]: the quality estimate (worker.text.quality); None before it
-    # What the decoder knew (worker.text.quality.DecoderFacts), read by the quality estimate; not serialised.
-    facts: Any = field(default=None, repr=False, compare=False)
-    cached: bool = False  # a segment cache hit (worker.cache), or a repeat of a sentence earlier in the call
+    # What the decoder knew, read by the quality estimate; not serialised.
+    facts: DecoderFacts | None = field(default=None, repr=False, compare=False)
+    cached: bool = False  # a segment cache hit (worker.engine.cache), or a repeat of a sentence earlier in the call
 
     @classmethod
-    def from_json(cls, raw: dict[str, Any]) -> "SegmentResult":
+    def from_json(cls, raw: dict[str, Any]) -> SegmentResult:
         """Inverse of ``to_json`` (chunk results travel between workers as JSON)."""
         alignment = Alignment(
             tuple(tuple(int(x) for x in p.split("-")) for p in raw["alignment"].split()),  # type: ignore[misc]
