@@ -32,7 +32,8 @@ SETS = {"newstest2013": (WMT / "newstest2013.en.gz", WMT / "newstest2013.de.gz")
         "tatoeba-dev": (TATOEBA / "dev.en.gz", TATOEBA / "dev.de.gz")}
 TRAIN = [(TATOEBA / "train.en.gz", TATOEBA / "train.de.gz"), (WMT / "train.en.gz", WMT / "train.de.gz")]
 
-from training.silver import Links, parse_pharaoh, silver_links  # noqa: E402,F401 (silver_links: tag_placement)
+from nmt.links import Links, parse_pharaoh  # noqa: E402
+from training.silver import silver_links  # noqa: E402,F401 (silver_links: tag_placement)
 
 
 def head(path: Path, n: int) -> list[str]:
@@ -56,7 +57,7 @@ def read_gold(path: Path) -> tuple[list[tuple[str, str]], list[Links]]:
             continue
         source, target, pharaoh = line.split("\t")
         pairs.append((source, target))
-        links.append(parse_pharaoh(pharaoh))
+        links.append(set(parse_pharaoh(pharaoh)))
     return pairs, links
 
 

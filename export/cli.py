@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nmt.cli import UserError
+    from nmt.errors import UserError
 
     from .exporter import ExportOptions, export_bundle
     from .shortlist import ShortlistOptions

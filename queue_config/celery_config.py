@@ -8,7 +8,6 @@ from urllib.parse import urlparse
 
 from .settings import QueueSettings
 
-
 RESTORE_INTERVAL = 10  # seconds between sweeps for unacknowledged messages of dead workers
 
 

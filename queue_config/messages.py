@@ -72,7 +72,7 @@ class JobOptions:
 
 MAX_BEAM = 64
 MAX_TARGET_TOKENS = 1024  # the longest translation of one segment a job may ask for (max_len_b, min_len);
-# the engine caps every search at the same bound (worker.search.MAX_TARGET_TOKENS), whatever it is asked
+# the engine caps every search at this bound, whatever it is asked
 # Inclusive bounds of every numeric option: what a job may allocate stays bounded.
 _OPTION_RANGES = {"beam": (1, MAX_BEAM), "n_best": (1, MAX_BEAM), "length_penalty": (0.0, 10.0),
                   "coverage_penalty": (0.0, 10.0), "max_len_a": (0.0, 10.0), "max_len_b": (0, MAX_TARGET_TOKENS),

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from worker.engine.forced import METHODS, force_decode, grow_diag_final_and, word_links
+from nmt.links import grow_diag_final_and
+from worker.engine.forced import METHODS, force_decode, word_links
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLE = REPO / "models" / "en-de"

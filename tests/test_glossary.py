@@ -16,7 +16,7 @@ from worker.engine.settings import EngineSettings
 from worker.engine.translator import Translator
 from worker.text.glossary import Glossary, find_terms, load_glossary
 from worker.text.masking import STAND_INS, mask
-from worker.text.pipeline import TextOptions, prepare, restore, shift_details
+from worker.text.pipeline import TextOptions, prepare, restore
 from worker.text.segment import GLOSSARY_MISS, Alignment, SegmentResult, word_at, word_spans
 from worker.text.spans import GLOSSARY, Span, find_spans
 
@@ -186,7 +186,8 @@ def test_glossary_offsets_move_into_the_documents():
                              "method": "copied", "applied": True},
                             {"source": [0, 3], "term": "the", "target_term": "x", "target": None, "method": None,
                              "applied": False}]}
-    moved = shift_details(details, 100, 200)["glossary"]
+    result = SegmentResult("s", "t", 0.0, Alignment((), (), ()), details=details)
+    moved = result.shifted(100, 200).details["glossary"]
     assert [(e["source"], e["target"]) for e in moved] == [([104, 110], [204, 210]), ([100, 103], None)]
 
 

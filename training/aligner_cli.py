@@ -32,7 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nmt.cli import UserError
+    from nmt.errors import UserError
 
     from .aligner_training import AlignerTrainConfig, train_aligner
     from .checkpoint import CheckpointError

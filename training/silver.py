@@ -13,10 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+from nmt.links import Links, grow_diag_final_and, parse_pharaoh
+
 PUNCTUATION = "\"'.,;:!?()[]{}«»„“”‚‘’-–—…/*"
-
-Links = set[tuple[int, int]]
-
 
 def eflomal_words(line: str) -> str:
     """What eflomal sees of a line: one token per whitespace word, lower-cased, punctuation stripped."""
@@ -28,8 +27,6 @@ def silver_links(pairs: Sequence[tuple[str, str]], extra: Sequence[tuple[str, st
     an empty set for a pair with an empty side."""
     import eflomal
 
-    from worker.engine.forced import grow_diag_final_and
-
     # eflomal needs a word on both sides; empty lines get a placeholder and no links.
     every = [(eflomal_words(s) or "<empty>", eflomal_words(t) or "<empty>") for s, t in [*pairs, *extra]]
     with tempfile.TemporaryDirectory() as tmp:
@@ -38,10 +35,6 @@ def silver_links(pairs: Sequence[tuple[str, str]], extra: Sequence[tuple[str, st
                                 links_filename_fwd=fwd, links_filename_rev=rev, quiet=True)
         forward = Path(fwd).read_text().splitlines()[: len(pairs)]
         backward = Path(rev).read_text().splitlines()[: len(pairs)]
-    return [grow_diag_final_and(parse_pharaoh(f), parse_pharaoh(b)) if s.split() and t.split() else set()
+    return [grow_diag_final_and(set(parse_pharaoh(f)), set(parse_pharaoh(b))) if s.split() and t.split() else set()
             for (s, t), f, b in zip(pairs, forward, backward)]
 
-
-def parse_pharaoh(line: str) -> Links:
-    """``"0-0 1-2"`` -> {(0, 0), (1, 2)}."""
-    return {(int(i), int(j)) for i, j in (p.split("-") for p in line.split())}

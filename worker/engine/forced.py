@@ -25,6 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
+from nmt.links import grow_diag_final_and
 from worker.text.segment import piece_words, word_spans
 
 from .batching import pack_by_tokens
@@ -160,41 +161,6 @@ def word_matrix(weights: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarra
     return matrix / np.maximum(counts, 1)
 
 
-_NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
-
-
-def grow_diag_final_and(forward: set[tuple[int, int]], backward: set[tuple[int, int]]) -> set[tuple[int, int]]:
-    """Symmetrised links (Koehn et al. 2003; the Moses ``grow-diag-final-and`` heuristic): start
-    from the intersection, grow into neighbouring union links that cover an unaligned word, then add
-    union links whose both words are still unaligned."""
-    union = forward | backward
-    links = forward & backward
-    src_done = {i for i, _ in links}
-    tgt_done = {j for _, j in links}
-    grew = True
-    while grew:
-        grew = False
-        for i, j in sorted(links):
-            for di, dj in _NEIGHBOURS:
-                link = (i + di, j + dj)
-                if link in union and link not in links and (link[0] not in src_done or link[1] not in tgt_done):
-                    links.add(link)
-                    src_done.add(link[0])
-                    tgt_done.add(link[1])
-                    grew = True
-    for direction in (forward, backward):
-        for i, j in sorted(direction):
-            if i not in src_done and j not in tgt_done:
-                links.add((i, j))
-                src_done.add(i)
-                tgt_done.add(j)
-    return links
-
-
-def pharaoh(links: Sequence[tuple[int, int]]) -> str:
-    return " ".join(f"{i}-{j}" for i, j in links)
-
-
 def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
                 methods: Sequence[str] | None = None) -> list[dict[str, tuple[tuple[int, int], ...]]]:
     """Word links of each (source, target) text pair, per method (default: ``default_method``),
@@ -234,4 +200,3 @@ def segment_links(translator, segments: Sequence) -> list[tuple[tuple[int, int],
         links += [(tuple(source[i]), tuple(target[j])) for i, j in methods[method]
                   if i < len(source) and j < len(target)]
     return links
-

@@ -17,11 +17,11 @@ from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
+from queue_config.messages import MAX_TARGET_TOKENS  # no hypothesis grows past it, whatever max_len_a/b say
+
 from .batching import pack_by_tokens
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
-MAX_TARGET_TOKENS = 1024  # no hypothesis grows past this, whatever max_len_a/b say (bounded memory); jobs are
-# refused above the same bound at submit (queue_config.messages.MAX_TARGET_TOKENS)
 
 
 class SearchError(ValueError):

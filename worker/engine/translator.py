@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 import unicodedata
 from collections import defaultdict
@@ -21,7 +20,7 @@ import sentencepiece as spm
 from worker.text.casing import vocabulary_capitals
 from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
-from worker.text.pipeline import Prepared, TextOptions, prepare, restore, shift_details
+from worker.text.pipeline import Prepared, TextOptions, prepare, restore
 from worker.text.quality import Unit, assess, decoder_facts, model_for
 from worker.text.segment import WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
 
@@ -305,23 +304,8 @@ def assemble_document(layout: Layout, results: Sequence[SegmentResult], provenan
     """The translated document from per-sentence results, with word spans moved from sentence
     offsets to offsets in the source and translated documents."""
     translated, starts = layout.reassemble([r.translation for r in results])
-    segments = tuple(
-        SegmentResult(r.source, r.translation, r.score, _shift(r.alignment, layout.sentences[i].start, starts[i]),
-                      r.n_best, r.attention, r.warnings, r.flags,
-                      shift_details(r.details, layout.sentences[i].start, starts[i]), r.confidence, cached=r.cached)
-        for i, r in enumerate(results)
-    )
+    segments = tuple(r.shifted(layout.sentences[i].start, starts[i]) for i, r in enumerate(results))
     return DocumentResult(layout.text, translated, segments, provenance)
-
-
-def _shift(alignment: Alignment, source_offset: int, target_offset: int) -> Alignment:
-    if not source_offset and not target_offset:
-        return alignment
-    return Alignment(
-        alignment.pairs,
-        tuple((a + source_offset, b + source_offset) for a, b in alignment.source_spans),
-        tuple((a + target_offset, b + target_offset) for a, b in alignment.target_spans),
-    )
 
 
 def _word_chunks(sentence: str, cost, limit: int) -> list[tuple[str, int]]:
@@ -329,8 +313,7 @@ def _word_chunks(sentence: str, cost, limit: int) -> list[tuple[str, int]]:
     a single word over the limit is cut into character pieces."""
     chunks: list[tuple[str, int]] = []
     current_start, current_end = None, None
-    for match in re.finditer(r"\S+", sentence):
-        start, end = match.span()
+    for start, end in word_spans(sentence):
         if current_start is not None and cost(sentence[current_start:end]) <= limit:
             current_end = end
             continue

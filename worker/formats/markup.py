@@ -19,9 +19,10 @@ span) pairs, spans as [start, end) in the unit's text and in its translation.
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass
 from typing import Sequence
+
+from worker.text.segment import word_spans
 
 from .model import Tag
 
@@ -42,7 +43,7 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     paired tag spans all its aligned target words ("hull"), or only their largest run ("cluster":
     runs may skip one word), which bench/tag_placement.py measured as no better with the "grow"
     links the format writers use."""
-    words = _words(translation)
+    words = word_spans(translation)
     notes: list[str] = []
     if not words:  # nothing to hang tags on: all of them before the (empty) text, in source order
         return [Piece(t.open, True) for t in tags] + [Piece(t.close, True) for t in reversed(tags) if t.close] + \
@@ -115,11 +116,6 @@ def _gap(tag: Tag, source: str, source_words: list[Span], aligned: dict[int, set
         if s0 >= tag.start and aligned.get(s0):
             return min(aligned[s0])
     return count
-
-
-def _words(text: str) -> list[Span]:
-    """[start, end) of each whitespace-separated word: the engine's words (``worker.alignment.word_spans``)."""
-    return [m.span() for m in re.finditer(r"\S+", text)]
 
 
 def _cluster(targets: list[int]) -> Span:

@@ -34,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def read_pairs(src: Path, tgt: Path) -> tuple[list[str], list[str]]:
     """Both files' lines; ``UserError`` for unreadable or non-UTF-8 files, an empty file, or line
     counts that differ."""
-    from nmt.cli import UserError
+    from nmt.errors import UserError
     from queue_config.textfiles import DocumentError
     from worker.engine.evaluation import read_lines
 
@@ -51,8 +51,9 @@ def read_pairs(src: Path, tgt: Path) -> tuple[list[str], list[str]]:
 
 
 def run_align(args: argparse.Namespace) -> int:
-    from nmt.cli import UserError
-    from worker.engine.forced import align_pairs, default_method, pharaoh
+    from nmt.errors import UserError
+    from nmt.links import pharaoh
+    from worker.engine.forced import align_pairs, default_method
     from worker.engine.ort_model import ProviderError
     from worker.engine.settings import EngineSettings
     from worker.engine.translator import Translator

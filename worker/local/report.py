@@ -12,17 +12,15 @@ import base64
 import hashlib
 import html
 import json
-import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from queue_config.outputs import write_atomically
 from queue_config.summary import FlagSummary
-from worker.text.segment import FLAGS
+from worker.text.segment import FLAGS, word_spans
 
 Document = tuple[str, Mapping[str, Any]]  # (name, DocumentResult.to_json())
 
-_WORD = re.compile(r"\S+")
 
 
 def render_report(documents: Sequence[Document], title: str = "Translation report") -> str:
@@ -84,7 +82,7 @@ def relative_spans(text: str, spans: Sequence[Sequence[int]]) -> list[tuple[int,
     offsets into the whole document; the first word starts at ``text``'s first non-space character,
     which gives the shift. Spans that do not fit ``text`` (an older or hand-edited payload) are
     replaced by its whitespace-separated words, which is how the engine counts words."""
-    words = [m.span() for m in _WORD.finditer(text)]
+    words = word_spans(text)
     if not spans or not words:
         return words
     try:

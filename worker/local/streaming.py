@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from worker.text.layout import Layout
-from worker.text.pipeline import shift_details
 
 SLICE = 1000  # sentences translated and written at a time (nmt translate --stream-above sets when to stream)
 
@@ -65,9 +64,7 @@ def translate_streaming(translator, options, path: Path, layout: Layout, out_dir
                                                   text_options=text_options)[0]
             segments, base = [], written - len(lead)  # where the slice's text (with its lead) would start
             for offset, segment in enumerate(result.segments, start):
-                record = segment.to_json()
-                record["target_words"] = [[a + base, b + base] for a, b in record["target_words"]]
-                record["details"] = shift_details(record["details"], 0, base)
+                record = segment.shifted(0, base).to_json()
                 segments.append(record)
                 warnings += record.get("warnings", [])
                 lines_out.write(json.dumps({"kind": "segment", "index": offset, **record}, ensure_ascii=False) + "\n")

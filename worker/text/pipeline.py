@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from . import casing
 from .glossary import Glossary, find_terms
@@ -143,13 +143,6 @@ def _with_glossary(prepared: Prepared, placements: Sequence[Placement], result: 
     return replace(result, translation=translation, flags=flags, details=dict(result.details) | {"glossary": entries})
 
 
-def _shift_glossary(entries: Sequence[Mapping[str, Any]], source_offset: int, target_offset: int) -> list[dict]:
-    return [dict(e) | {"source": [e["source"][0] + source_offset, e["source"][1] + source_offset],
-                       "target": None if e["target"] is None else
-                       [e["target"][0] + target_offset, e["target"][1] + target_offset]}
-            for e in entries]
-
-
 def _recase(translation: str, prepared: Prepared) -> str:
     """The translation in the source's case, stand-ins left alone (they are matched exactly)."""
     if prepared.case is None:
@@ -198,19 +191,3 @@ def _outside(sentence: str, spans: tuple[Span, ...]) -> str:
         parts.append(sentence[cursor:span.start])
         cursor = span.end
     return "".join(parts) + sentence[cursor:]
-
-
-def shift_details(details: Mapping[str, Any], source_offset: int, target_offset: int) -> dict[str, Any]:
-    """``details`` with span and glossary offsets moved from the sentence and its translation to the documents."""
-    out = dict(details)
-    if "spans" in details:
-        out["spans"] = [d | {"source": [d["source"][0] + source_offset, d["source"][1] + source_offset],
-                             "target": None if d["target"] is None else
-                             [d["target"][0] + target_offset, d["target"][1] + target_offset]}
-                        for d in details["spans"]]
-    if "glossary" in details:
-        out["glossary"] = _shift_glossary(details["glossary"], source_offset, target_offset)
-    if "untranslated" in details:
-        out["untranslated"] = [d | {"source": [d["source"][0] + source_offset, d["source"][1] + source_offset]}
-                               for d in details["untranslated"]]
-    return out

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from nmt.links import parse_pharaoh, pharaoh
 
 WORD_MARKER = "\u2581"  # SentencePiece opens each word with it
 _WORD = re.compile(r"\S+")  # a word: whitespace-separated, on both sides
@@ -22,7 +24,7 @@ class Alignment:
 
     @property
     def pharaoh(self) -> str:
-        return " ".join(f"{i}-{j}" for i, j in self.pairs)
+        return pharaoh(self.pairs)
 
 
 def piece_words(pieces: Sequence[str]) -> list[int]:
@@ -64,6 +66,18 @@ class DecoderFacts:
     loop: str | None = None  # the repeated output pieces of a loop, when the output has one
 
 
+# details entries that hold "source" (and "target") character [start, end) offsets
+_OFFSET_DETAILS = ("spans", "glossary", "untranslated")
+
+
+def _moved(entry: Mapping[str, Any], source_offset: int, target_offset: int) -> dict[str, Any]:
+    out = dict(entry)
+    for side, by in (("source", source_offset), ("target", target_offset)):
+        if out.get(side) is not None:
+            out[side] = [out[side][0] + by, out[side][1] + by]
+    return out
+
+
 @dataclass(frozen=True)
 class SegmentResult:
     source: str
@@ -89,7 +103,7 @@ class SegmentResult:
     def from_json(cls, raw: dict[str, Any]) -> SegmentResult:
         """Inverse of ``to_json`` (chunk results travel between workers as JSON)."""
         alignment = Alignment(
-            tuple(tuple(int(x) for x in p.split("-")) for p in raw["alignment"].split()),  # type: ignore[misc]
+            tuple(parse_pharaoh(raw["alignment"])),
             tuple(tuple(w) for w in raw["source_words"]), tuple(tuple(w) for w in raw["target_words"]),
         )
         attention = np.asarray(raw["attention"], dtype=np.float32) if "attention" in raw else None
@@ -97,6 +111,18 @@ class SegmentResult:
         return cls(raw["source"], raw["translation"], raw["score"], alignment, n_best, attention,
                    tuple(raw.get("warnings", ())), tuple(raw.get("flags", ())), dict(raw.get("details", {})),
                    raw.get("confidence"), cached=bool(raw.get("cached", False)))
+
+    def shifted(self, source_offset: int, target_offset: int) -> SegmentResult:
+        """The result with every character offset (word spans, and the source / target offsets
+        in ``details``) moved from the sentence and its translation into the documents."""
+        if not source_offset and not target_offset:
+            return self
+        alignment = Alignment(self.alignment.pairs,
+                              tuple((a + source_offset, b + source_offset) for a, b in self.alignment.source_spans),
+                              tuple((a + target_offset, b + target_offset) for a, b in self.alignment.target_spans))
+        details = {key: [_moved(entry, source_offset, target_offset) for entry in value] if key in _OFFSET_DETAILS
+                   else value for key, value in self.details.items()}
+        return replace(self, alignment=alignment, details=details)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
