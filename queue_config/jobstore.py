@@ -29,7 +29,6 @@ import redis
 from .names import KEY_PREFIX
 
 ACTIVE = f"{KEY_PREFIX}:active"
-STATES = ("queued", "running", "done", "failed", "cancelled")
 FINAL_STATES = ("done", "failed", "cancelled")
 
 

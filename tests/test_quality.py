@@ -12,7 +12,7 @@ import pytest
 from worker.engine.translator import Translator
 from worker.local.calibrate import Sample, auroc, evaluate, fit, ranks, spearman
 from worker.text.pipeline import TextOptions, prepare
-from worker.text.quality import DEFAULT_MODEL, FEATURES, ConfidenceModel, Unit, assess, decoder_facts, model_for
+from worker.text.quality import DEFAULT_MODEL, FEATURES, ConfidenceModel, DecodedChunk, assess, decoder_facts, model_for
 from worker.text.segment import LOW_CONFIDENCE, REPETITION, UNTRANSLATED_SPAN, SegmentResult
 
 M = "\u2581"
@@ -21,7 +21,7 @@ M = "\u2581"
 def _unit(text, source_pieces, target_pieces, attention, log_probs=None, start=0):
     attention = np.asarray(attention, dtype=np.float32)
     lps = np.full(len(target_pieces) + 1, -0.1, dtype=np.float32) if log_probs is None else np.asarray(log_probs)
-    return Unit(source_pieces, list(range(4, 4 + len(source_pieces))), target_pieces, lps, attention, start, text)
+    return DecodedChunk(source_pieces, list(range(4, 4 + len(source_pieces))), target_pieces, lps, attention, start, text)
 
 
 def test_a_source_word_no_output_token_attends_to_is_reported_with_its_offsets():

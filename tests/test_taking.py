@@ -24,10 +24,9 @@ def broker(tmp_path, monkeypatch):
     app = Celery("test-taking", broker=server.url)
     app.conf.broker_transport = "worker.transport:Transport"
     app.conf.broker_transport_options = {"visibility_timeout": 1}
-    monkeypatch.setattr(taking, "_connection", None)  # this test's broker, not another test's
-    yield app, server.client()
-    if taking._connection is not None:
-        taking._connection.release()  # kombu gives back what it still holds, while Redis runs
+    taker = taking.Taker(app)
+    yield taker, server.client()
+    taker.close()  # kombu gives back what it still holds, while Redis runs
     server.stop()
 
 
@@ -41,11 +40,12 @@ def send(app: Celery, count: int, text: str = "A dog.") -> list[str]:
 
 
 def test_taken_messages_stay_held_until_acknowledged_together_and_poison_is_dropped(broker):
-    app, redis = broker
+    taker, redis = broker
+    app = taker.app
     job_ids = send(app, 5)
     redis.lpush(QUEUE, "not json", json.dumps({"properties": {"delivery_tag": "x"}, "body": 7}))
 
-    taken = taking.take(app, QUEUE, 10, 0.0)
+    taken = taker.take(QUEUE, 10, 0.0)
 
     assert [item.payload()["job_id"] for item in taken] == job_ids
     assert redis.llen(QUEUE) == 0
@@ -55,10 +55,11 @@ def test_taken_messages_stay_held_until_acknowledged_together_and_poison_is_drop
 
 
 def test_a_take_stops_at_its_limit_and_leaves_the_rest_queued(broker):
-    app, redis = broker
+    taker, redis = broker
+    app = taker.app
     job_ids = send(app, 5)
 
-    taken = taking.take(app, QUEUE, 3, 0.0)
+    taken = taker.take(QUEUE, 3, 0.0)
 
     assert [item.payload()["job_id"] for item in taken] == job_ids[:3] and redis.llen(QUEUE) == 2
 
@@ -66,40 +67,43 @@ def test_a_take_stops_at_its_limit_and_leaves_the_rest_queued(broker):
 def test_unacknowledged_messages_come_back_after_the_visibility_timeout(broker):
     """The held entries the take script writes are the ones kombu's restore reads: a worker that
     dies holding them loses none."""
-    app, redis = broker
+    taker, redis = broker
+    app = taker.app
     job_ids = send(app, 3)
-    taken = taking.take(app, QUEUE, 3, 0.0)
+    taken = taker.take(QUEUE, 3, 0.0)
     time.sleep(1.5)
 
     taken[0].message.channel.qos.restore_visible(num=10, interval=1)  # what a Celery consumer runs periodically
 
     assert redis.llen(QUEUE) == 3 and redis.hlen("unacked") == 0
-    again = taking.take(app, QUEUE, 3, 0.0)
+    again = taker.take(QUEUE, 3, 0.0)
     assert sorted(item.payload()["job_id"] for item in again) == job_ids
     assert all(item.message.headers["redelivered"] for item in again)
 
 
 def test_a_requeued_message_goes_back_on_the_queue_and_is_held_no_more(broker):
-    app, redis = broker
+    taker, redis = broker
+    app = taker.app
     job_ids = send(app, 3)
-    taken = taking.take(app, QUEUE, 1, 0.0)
+    taken = taker.take(QUEUE, 1, 0.0)
 
     taken[0].requeue()
 
     assert redis.hlen("unacked") == redis.zcard("unacked_index") == 0
-    assert [item.payload()["job_id"] for item in taking.take(app, QUEUE, 3, 0.0)] == job_ids[1:] + job_ids[:1]
+    assert [item.payload()["job_id"] for item in taker.take(QUEUE, 3, 0.0)] == job_ids[1:] + job_ids[:1]
 
 
 def test_a_take_stops_once_its_jobs_fill_the_character_budget(broker):
     """Six-character jobs, 6 characters in hand and a budget of 30: four more are taken (in two
     rounds of two), the rest stay queued; without a budget the job limit alone counts."""
-    app, redis = broker
+    taker, redis = broker
+    app = taker.app
     send(app, 20)
 
-    taken = taking.take(app, QUEUE, 50, 0.0, budget=30, held=6)
+    taken = taker.take(QUEUE, 50, 0.0, budget=30, held=6)
 
     assert len(taken) == 4 and sum(item.chars for item in taken) == 24 and redis.llen(QUEUE) == 16
-    assert len(taking.take(app, QUEUE, 10, 0.0, budget=0, held=6)) == 10
+    assert len(taker.take(QUEUE, 10, 0.0, budget=0, held=6)) == 10
 
 
 @pytest.mark.parametrize("room, budget, chars, jobs, size", [

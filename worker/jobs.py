@@ -39,7 +39,6 @@ from .text.pipeline import TextOptions
 
 log = logging.getLogger(__name__)
 SLICE = 64  # sentences translated between progress updates and cancellation checks
-POOL_CHILDREN = 1  # worker processes sharing this host's cores (set in the worker parent before it forks)
 
 
 class JobError(ValueError):
@@ -82,14 +81,6 @@ def served_models(settings: QueueSettings) -> dict[str, ServedModel]:
     return models
 
 
-def served_pairs(settings: QueueSettings) -> dict[str, Path]:
-    """``{"en-de": path of the pair's default bundle}``."""
-    pairs: dict[str, Path] = {}
-    for model in served_models(settings).values():
-        pairs.setdefault(model.pair, model.path)
-    return pairs
-
-
 @dataclass
 class Runtime:
     """What a worker child holds: settings, the job store, and translators loaded on first use."""
@@ -97,6 +88,7 @@ class Runtime:
     settings: QueueSettings
     store: JobStore
     models: dict[str, ServedModel]
+    pool_children: int = 1  # worker processes sharing this host's cores
     translators: dict[str, Translator] = field(default_factory=dict)
     cache: SegmentCache | None = field(default=None, init=False)  # shared by this child's translators
 
@@ -122,10 +114,10 @@ class Runtime:
                 self.cache = SegmentCache(s.cache_size, s.cache_ttl, shared)
             engine = worker_child_settings(EngineSettings(
                 provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens,
-                batch_workers=s.batch_workers, shortlist=s.shortlist), POOL_CHILDREN)
+                batch_workers=s.batch_workers, shortlist=s.shortlist), self.pool_children)
             log.info("loading %s: %d ONNX Runtime thread(s) x %d batch worker(s) in this child (%s, %d children)",
                      served.name, engine.intra_op_threads, engine.batch_workers,
-                     f"NMT_THREADS={s.threads}" if s.threads else "derived from the cores", POOL_CHILDREN)
+                     f"NMT_THREADS={s.threads}" if s.threads else "derived from the cores", self.pool_children)
             self.translators[served.name] = Translator(served.path, engine, self.cache)
         return self.translators[served.name]
 

@@ -31,9 +31,6 @@ from queue_config.names import TRANSLATE_TASK
 log = logging.getLogger(__name__)
 _POLL = 0.005  # seconds between looks at an empty queue while a batch waits to fill
 
-_connection: Any = None  # this worker child's own connection (made after the fork)
-
-
 class Taken:
     """One message taken from the batch queue: its job payload, and ack/requeue."""
 
@@ -75,36 +72,49 @@ def ack_all(taken: list[Taken]) -> None:
         taken[0].message.channel.ack_many([item.message for item in taken])
 
 
-def take(app: Any, queue: str, limit: int, wait: float, budget: int = 0, held: int = 0) -> list[Taken]:
-    """Up to ``limit`` messages from ``queue``, stopping once their jobs' text and the ``held``
-    characters of the job in hand reach ``budget`` characters (0: no budget), waiting at most
-    ``wait`` seconds for more while the queue is empty. On a broker error, what was taken so far
-    (the batch may hold only the job Celery delivered)."""
-    global _connection
-    if limit <= 0:
-        return []
-    taken: list[Taken] = []
-    chars = held
-    deadline = time.monotonic() + wait
-    try:
-        if _connection is None:
-            _connection = app.connection_for_read()
-        channel = _connection.default_channel
-        while True:
-            got = [Taken(message) for message in channel.take(queue, _round_size(limit - len(taken), budget, chars,
-                                                                                  1 + len(taken)))]
-            taken += got
-            chars += sum(item.chars for item in got)
-            if len(taken) >= limit or (budget and chars >= budget):
-                break
-            if not got:  # the queue is empty: wait for more until the deadline
-                if time.monotonic() >= deadline:
+class Taker:
+    """Takes messages for batches over a worker child's own broker connection (made on first use,
+    after the fork, and made again after a broker error)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.connection: Any = None
+
+    def take(self, queue: str, limit: int, wait: float, budget: int = 0, held: int = 0) -> list[Taken]:
+        """Up to ``limit`` messages from ``queue``, stopping once their jobs' text and the ``held``
+        characters of the job in hand reach ``budget`` characters (0: no budget), waiting at most
+        ``wait`` seconds for more while the queue is empty. On a broker error, what was taken so far
+        (the batch may hold only the job Celery delivered)."""
+        if limit <= 0:
+            return []
+        taken: list[Taken] = []
+        chars = held
+        deadline = time.monotonic() + wait
+        try:
+            if self.connection is None:
+                self.connection = self.app.connection_for_read()
+            channel = self.connection.default_channel
+            while True:
+                size = _round_size(limit - len(taken), budget, chars, 1 + len(taken))
+                got = [Taken(message) for message in channel.take(queue, size)]
+                taken += got
+                chars += sum(item.chars for item in got)
+                if len(taken) >= limit or (budget and chars >= budget):
                     break
-                time.sleep(_POLL)
-    except Exception as exc:  # noqa: BLE001 - what was taken stays unacknowledged; Redis hands it out again
-        log.warning("could not take more jobs from %s for a batch: %s", queue, exc)
-        _connection = None
-    return taken
+                if not got:  # the queue is empty: wait for more until the deadline
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(_POLL)
+        except Exception as exc:  # noqa: BLE001 - what was taken stays unacknowledged; Redis hands it out again
+            log.warning("could not take more jobs from %s for a batch: %s", queue, exc)
+            self.connection = None
+        return taken
+
+    def close(self) -> None:
+        """Give back what the connection still holds (kombu requeues it)."""
+        if self.connection is not None:
+            self.connection.release()
+            self.connection = None
 
 
 def _round_size(room: int, budget: int, chars: int, jobs: int) -> int:

@@ -12,6 +12,8 @@ import socket
 import threading
 import uuid
 from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Iterator
 
 import redis
@@ -29,7 +31,7 @@ from worker.engine.bundle import BundleError
 from . import metrics
 from .jobs import Completed, JobError, Runtime, reported, run_batch, run_chunk, run_document, served_models
 from .sweep import Sweeper
-from .taking import Taken, ack_all, take
+from .taking import Taken, Taker, ack_all
 
 log = logging.getLogger(__name__)
 TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
@@ -48,22 +50,44 @@ if settings.backend_url.startswith(("redis://", "rediss://")):
 app.conf.task_queues = [Queue(name(*pair.split("-"))) for pair in PAIRS for name in (queue_for, batch_queue_for)]
 
 
+class Verdict(Enum):
+    RUN = "run"  # lease held, attempt counted, scope active
+    BUSY = "busy"  # a live worker holds the lease: try again later
+    ENDED = "ended"  # the job already ended: report its state
+    FAILED = "failed"  # delivered too often: the job is failed
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """What one delivery of a job scope does (``_admit``)."""
+    verdict: Verdict
+    detail: str = ""  # ENDED: the job's state; FAILED: the reason
+
+
 class InvalidJobError(ValueError):
     """The task's message is malformed or the job cannot be done; the job (if identifiable) fails."""
 
 
 class JobTask(Task):
-    """Base task: one lazily built ``Runtime`` per worker child."""
+    """Base task: one lazily built ``Runtime`` and ``Taker`` per worker child."""
 
     _runtime: Runtime | None = None
+    _taker: Taker | None = None
+    pool_children = 1  # worker processes sharing this host's cores (set in the worker parent before it forks)
 
     @property
     def runtime(self) -> Runtime:
         if JobTask._runtime is None:
             store = JobStore.from_url(settings.backend_url, settings.result_expires,
                                       socket_timeout=settings.socket_timeout)
-            JobTask._runtime = Runtime(settings, store, MODELS)
+            JobTask._runtime = Runtime(settings, store, MODELS, JobTask.pool_children)
         return JobTask._runtime
+
+    @property
+    def taker(self) -> Taker:
+        if JobTask._taker is None:
+            JobTask._taker = Taker(app)
+        return JobTask._taker
 
 
 RETRY = dict(bind=True, base=JobTask, autoretry_for=TRANSIENT, retry_backoff=True, retry_jitter=True,
@@ -130,12 +154,8 @@ def _guarded(task: JobTask, job_id: str, scope: str, message: dict[str, Any], wo
     store = task.runtime.store
     owner = _owner()
     admitted = _admit(store, [Delivery(job_id, scope, message)], owner)[0]
-    if admitted == "busy":  # another worker runs this right now (a redelivery while it is alive): try again later
-        raise task.retry(countdown=settings.lease_seconds, max_retries=None)
-    if admitted != "run":
-        if admitted.startswith("failed: "):
-            raise InvalidJobError(admitted[len("failed: "):])  # a FAILURE in Celery and Flower too, not a success
-        return {"job_id": job_id, "state": admitted, "redelivered": True}
+    if admitted.verdict is not Verdict.RUN:
+        return _not_run(task, job_id, admitted)
     keep_active = False
     try:
         with _heartbeat(store, [(job_id, scope)], owner):
@@ -153,13 +173,22 @@ def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-def _admit(store: JobStore, deliveries: list[Delivery], owner: str) -> list[str]:
-    """Whether each delivery of a job scope runs, all decided in one round trip: "run" (lease
-    held, attempt counted, scope active), the state of a finished job, "busy" (a live worker holds
-    the lease) or "failed: why" (delivered too often; the job is failed)."""
+def _admit(store: JobStore, deliveries: list[Delivery], owner: str) -> list[Admitted]:
+    """Whether each delivery of a job scope runs, all decided in one round trip."""
     admissions = store.admit(deliveries, owner, settings.lease_seconds, settings.max_attempts)
-    return [f"failed: {_give_up(store, delivery, admission.attempts)}" if admission.state == "over" else admission.state
+    return [Admitted(Verdict.FAILED, _give_up(store, delivery, admission.attempts)) if admission.state == "over"
+            else Admitted(Verdict(admission.state)) if admission.state in ("run", "busy")
+            else Admitted(Verdict.ENDED, admission.state)
             for delivery, admission in zip(deliveries, admissions)]
+
+
+def _not_run(task: JobTask, job_id: str, admitted: Admitted) -> dict[str, Any]:
+    """A delivery that does not run: retried later, failed, or answered with its ended job's state."""
+    if admitted.verdict is Verdict.BUSY:  # another worker runs this right now (a redelivery while it is alive)
+        raise task.retry(countdown=settings.lease_seconds, max_retries=None)
+    if admitted.verdict is Verdict.FAILED:
+        raise InvalidJobError(admitted.detail)  # a FAILURE in Celery and Flower too, not a success
+    return {"job_id": job_id, "state": admitted.detail, "redelivered": True}
 
 
 def _give_up(store: JobStore, delivery: Delivery, attempts: int) -> str:
@@ -198,27 +227,23 @@ def _batch(task: JobTask, request: JobRequest, message: dict[str, Any]) -> dict[
     ended together, and then the messages taken for them acknowledged together (one round trip
     each); each job is still skipped, leased, failed and finished on its own."""
     store, owner = task.runtime.store, _owner()
-    taken = take(app, batch_queue_for(request.src, request.tgt), settings.batch_jobs - 1, settings.batch_wait_ms / 1000,
+    taken = task.taker.take(batch_queue_for(request.src, request.tgt), settings.batch_jobs - 1, settings.batch_wait_ms / 1000,
                  settings.batch_chars, len(request.text or ""))
     entries = [(request, message, None), *_taken_jobs(store, taken)]
     states = _admit(store, [Delivery(job.job_id, "document", job_message) for job, job_message, _ in entries], owner)
-    admitted, first = [], "run"
+    admitted, first = [], Admitted(Verdict.RUN)
     for (job, _, item), state in zip(entries, states):
-        if state == "run":
+        if state.verdict is Verdict.RUN:
             admitted.append((job, item))
         elif item is None:
             first = state
-        elif state == "busy":
+        elif state.verdict is Verdict.BUSY:
             item.requeue()
         else:
             item.ack()
     outcomes = _run_admitted(task, admitted, owner)
-    if first == "busy":
-        raise task.retry(countdown=settings.lease_seconds, max_retries=None)
-    if first.startswith("failed: "):
-        raise InvalidJobError(first[len("failed: "):])
-    if first != "run":
-        return {"job_id": request.job_id, "state": first, "redelivered": True}
+    if first.verdict is not Verdict.RUN:
+        return _not_run(task, request.job_id, first)
     outcome = outcomes[request.job_id]
     if isinstance(outcome, Exception):
         raise outcome
@@ -319,10 +344,8 @@ def _heartbeat(store: JobStore, scopes: list[tuple[str, str]], owner: str) -> It
 def _record_concurrency(sender: Any = None, **_: Any) -> None:
     """In the worker parent, before the pool forks: how many children will share the host's cores
     (each child derives its ONNX Runtime threads from it when NMT_THREADS is 0)."""
-    from . import jobs
-
     concurrency = getattr(sender, "concurrency", None)
-    jobs.POOL_CHILDREN = concurrency if isinstance(concurrency, int) and concurrency > 0 else 1  # "auto": unknown yet
+    JobTask.pool_children = concurrency if isinstance(concurrency, int) and concurrency > 0 else 1  # "auto": unknown
     if settings.metrics_port:
         metrics.enable()  # before the fork: the children write their counters where the parent reads them
 

@@ -21,7 +21,7 @@ from worker.text.casing import vocabulary_capitals
 from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
 from worker.text.pipeline import Prepared, TextOptions, prepare, restore
-from worker.text.quality import Unit, assess, decoder_facts, model_for
+from worker.text.quality import DecodedChunk, assess, decoder_facts, model_for
 from worker.text.segment import WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
 
 from .alignment import align
@@ -38,7 +38,7 @@ _INVISIBLE = {"Cc", "Cf", "Cs", "Cn", "Zs", "Zl", "Zp"}
 
 
 @dataclass(frozen=True)
-class _Unit:
+class _SourceChunk:
     """A decodable piece of a segment: the whole sentence, or a word chunk of an over-long one."""
 
     segment: int
@@ -142,7 +142,7 @@ class Translator:
         hypotheses = search_in_batches(self.model, [u.ids for u in units], options,
                                        self.settings.max_batch_sentences, self.settings.max_batch_tokens,
                                        self.settings.batch_workers, progress)
-        by_segment: dict[int, list[tuple[_Unit, list[Hypothesis]]]] = defaultdict(list)
+        by_segment: dict[int, list[tuple[_SourceChunk, list[Hypothesis]]]] = defaultdict(list)
         for unit, hyps in zip(units, hypotheses):
             by_segment[unit.segment].append((unit, hyps))
         return [self._segment(sentence, by_segment[index], warnings.get(index, ()), with_attention)
@@ -197,7 +197,7 @@ class Translator:
         }
 
     # -- internals ------------------------------------------------------------------------------
-    def _units(self, sentences: Sequence[str]) -> tuple[list[_Unit], dict[int, tuple[str, ...]]]:
+    def _units(self, sentences: Sequence[str]) -> tuple[list[_SourceChunk], dict[int, tuple[str, ...]]]:
         """The decodable units of each sentence and its warnings. A sentence (or chunk) with no
         translatable content gets no unit: decoded from eos alone, the model invents a sentence."""
         units, warnings = [], {}
@@ -222,14 +222,14 @@ class Translator:
             units += own
         return units, warnings
 
-    def _unit(self, segment: int, text: str, start: int, pieces: Sequence[str] | None = None) -> _Unit:
+    def _unit(self, segment: int, text: str, start: int, pieces: Sequence[str] | None = None) -> _SourceChunk:
         """``pieces``: ``text`` already encoded, when the caller has it."""
         if pieces is None:
             pieces = self.source_sp.encode(text, out_type=str)
         ids = [self.source_sp.piece_to_id(p) for p in pieces]
-        return _Unit(segment, text, start, tuple(pieces), (*ids, self.eos))
+        return _SourceChunk(segment, text, start, tuple(pieces), (*ids, self.eos))
 
-    def _segment(self, sentence: str, units: list[tuple[_Unit, list[Hypothesis]]], warnings: tuple[str, ...],
+    def _segment(self, sentence: str, units: list[tuple[_SourceChunk, list[Hypothesis]]], warnings: tuple[str, ...],
                  with_attention: bool) -> SegmentResult:
         """One sentence's result from its units' hypotheses (none: nothing to translate). The
         translation is the units' texts joined with single spaces, empty ones skipped."""
@@ -261,7 +261,7 @@ class Translator:
         if len(units) == 1 and len(units[0][1]) > 1:
             n_best = tuple((self.target_sp.decode(list(h.tokens)), h.score) for h in units[0][1])
         score = sum(best.score for best in bests) / len(bests)
-        facts = decoder_facts([Unit(unit.pieces, unit.ids[:-1], pieces, best.token_log_probs, best.attention,
+        facts = decoder_facts([DecodedChunk(unit.pieces, unit.ids[:-1], pieces, best.token_log_probs, best.attention,
                                     unit.start, unit.text)
                                for (unit, _), best, pieces in zip(units, bests, target_pieces)])
         return SegmentResult(sentence, translation, score, alignment, n_best, attention, warnings, facts=facts)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from queue_config.names import FORMAT_EXTENSIONS, format_of_name
 
-from .model import FormatError, Parsed, Tag, Unit, rebreak
+from .model import FormatError, Parsed, Tag, TextUnit, rebreak
 
 # format -> (module, reader); the parser libraries load only when a file of that format is read
 READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po"),
@@ -59,4 +59,4 @@ def parse(fmt: str, text: str | bytes) -> Parsed:
     return getattr(importlib.import_module(f".{module}", __name__), reader)(text)
 
 
-__all__ = ["translate_parsed", "BINARY", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "Unit", "format_of", "parse", "rebreak"]
+__all__ = ["translate_parsed", "BINARY", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "TextUnit", "format_of", "parse", "rebreak"]

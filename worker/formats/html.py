@@ -17,7 +17,7 @@ from typing import Sequence
 
 from .inline import inline_unit
 from .markup import Link, transfer
-from .model import FormatError, Parsed, Skeleton, Unit
+from .model import FormatError, Parsed, Skeleton, TextUnit
 
 INLINE = frozenset("a abbr b bdi bdo cite code data del dfn em font i ins kbd mark q s samp small span strong sub "
                    "sup time u var".split())
@@ -128,7 +128,7 @@ def parse_html(text: str) -> Parsed:
             value = html.unescape(raw[start:end])
             if name in TRANSLATED_ATTRIBUTES and any(ch.isalpha() for ch in value):
                 attributes[len(attributes)] = len(units)
-                units.append(Unit(" ".join(value.split()), f"{tag} {name}"))
+                units.append(TextUnit(" ".join(value.split()), f"{tag} {name}"))
                 quoted = start > 0 and raw[start - 1] in "\"'"
                 mark = _MARK.format(len(attributes) - 1)
                 raw = raw[:start] + (mark if quoted else f'"{mark}"') + raw[end:]  # a translation has spaces

@@ -1,11 +1,11 @@
 """One run of inline content (text and its inline markup, from any markup format) made into a
-``Unit``: the text as shown, whitespace collapsed, and the markup as ``Tag`` spans of it."""
+``TextUnit``: the text as shown, whitespace collapsed, and the markup as ``Tag`` spans of it."""
 from __future__ import annotations
 
-from .model import Tag, Unit, collapsed
+from .model import Tag, TextUnit, collapsed
 
 
-def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Unit | None, str, str]:
+def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[TextUnit | None, str, str]:
     """The unit of one run of inline content, and the whitespace before and after it (verbatim);
     None if it has no text to translate. ``items``: (kind, tag name, raw source, decoded text) in
     source order, kind one of "data" (text), "start"/"end" (a paired tag, matched by name),
@@ -58,7 +58,7 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Uni
     first, last = items[0][2], items[-1][2]
     lead = first[:len(first) - len(first.lstrip())] if items[0][0] == "data" else ""
     trail = last[len(last.rstrip()):] if items[-1][0] == "data" else ""
-    return Unit(stripped, where, tags=tuple(tags)), lead, trail
+    return TextUnit(stripped, where, tags=tuple(tags)), lead, trail
 
 
 def _clamped(tag: Tag, length: int) -> Tag:

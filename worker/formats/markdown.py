@@ -29,7 +29,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from .inline import inline_unit
 from .markup import Link, transfer
-from .model import FormatError, Parsed, Skeleton, Unit, rebreak
+from .model import FormatError, Parsed, Skeleton, TextUnit, rebreak
 
 _BLOCKS = {"paragraph_open": "paragraph", "th_open": "table header", "td_open": "table cell"}
 _PAIRED = {"em": "em", "strong": "strong", "s": "s"}  # token type prefix -> tag name
@@ -358,4 +358,4 @@ def _line_start_escaped(line: str) -> str:
     return "\\" + line if _LINE_START.match(line) else line
 
 
-__all__ = ["parse_markdown", "FormatError", "Unit"]
+__all__ = ["parse_markdown", "FormatError", "TextUnit"]

@@ -26,8 +26,8 @@ from worker.text.segment import word_spans
 
 from .model import Tag
 
-Span = tuple[int, int]
-Link = tuple[Span, Span]
+CharRange = tuple[int, int]
+Link = tuple[CharRange, CharRange]
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _punctuation_outside(source: str, tags: Sequence[Tag]) -> dict[int, tuple[bo
     return out
 
 
-def _trimmed(translation: str, span: Span, lead: bool, trail: bool) -> Span:
+def _trimmed(translation: str, span: CharRange, lead: bool, trail: bool) -> CharRange:
     """A word's [start, end) without its leading and/or trailing punctuation (never to nothing)."""
     start, end = span
     while trail and end - start > 1 and not translation[end - 1].isalnum():
@@ -102,7 +102,7 @@ def _trimmed(translation: str, span: Span, lead: bool, trail: bool) -> Span:
     return start, end
 
 
-def _gap(tag: Tag, source: str, source_words: list[Span], aligned: dict[int, set[int]], count: int) -> int:
+def _gap(tag: Tag, source: str, source_words: list[CharRange], aligned: dict[int, set[int]], count: int) -> int:
     """The target gap for a point tag: the start or the end if it stood there in the source; else
     after the target of the word it is glued to, or before the target of the next aligned word."""
     if not source[:tag.start].strip():
@@ -118,7 +118,7 @@ def _gap(tag: Tag, source: str, source_words: list[Span], aligned: dict[int, set
     return count
 
 
-def _cluster(targets: list[int]) -> Span:
+def _cluster(targets: list[int]) -> CharRange:
     """The run of aligned target words (gaps of at most one word) holding the most links; the
     first such run on ties."""
     runs: list[list[int]] = []
@@ -131,7 +131,7 @@ def _cluster(targets: list[int]) -> Span:
     return best[0], best[-1]
 
 
-def _laminar(span: Span | None, placed: list[Span]) -> Span | None:
+def _laminar(span: CharRange | None, placed: list[CharRange]) -> CharRange | None:
     """``span`` cut until it crosses none of ``placed`` (cutting only shrinks it, so repeat)."""
     while span is not None:
         cut = span
@@ -143,7 +143,7 @@ def _laminar(span: Span | None, placed: list[Span]) -> Span | None:
     return None
 
 
-def _apart(span: Span | None, links: list[Span], placed) -> Span | None:
+def _apart(span: CharRange | None, links: list[CharRange], placed) -> CharRange | None:
     """``span`` (already crossing nothing placed) cut until it neither holds nor lies in any of
     ``links`` (a link in a link is no markup), to the larger part beside each; cutting can make it
     cross other placed tags, so both cuts repeat until nothing changes."""
@@ -160,19 +160,19 @@ def _apart(span: Span | None, links: list[Span], placed) -> Span | None:
     return span
 
 
-def _free(word: int, links: list[Span], count: int) -> Span:
+def _free(word: int, links: list[CharRange], count: int) -> CharRange:
     """The word nearest ``word`` that no link covers (``word`` itself if every word is covered)."""
     free = [w for w in range(count) if not any(a0 <= w <= a1 for a0, a1 in links)]
     best = min(free, key=lambda w: abs(w - word)) if free else word
     return (best, best)
 
 
-def _inside(span: Span, parent: Span) -> Span | None:
+def _inside(span: CharRange, parent: CharRange) -> CharRange | None:
     first, last = max(span[0], parent[0]), min(span[1], parent[1])
     return (first, last) if first <= last else None
 
 
-def _uncrossed(span: Span, other: Span) -> Span | None:
+def _uncrossed(span: CharRange, other: CharRange) -> CharRange | None:
     """``span`` unchanged if it and ``other`` are disjoint or nested, else the larger of its part
     inside ``other`` and its part outside."""
     (a0, a1), (b0, b1) = span, other
@@ -185,13 +185,13 @@ def _uncrossed(span: Span, other: Span) -> Span | None:
     return max((outside, inside), key=lambda s: s[1] - s[0])
 
 
-def _relative(position: int, length: int, words: int, parent: Span | None) -> Span:
+def _relative(position: int, length: int, words: int, parent: CharRange | None) -> CharRange:
     lo, hi = parent if parent is not None else (0, words - 1)
     word = lo + round((hi - lo) * position / max(length, 1))
     return (word, word)
 
 
-def _pieces(translation: str, words: list[Span], tags: Sequence[Tag], placed, points,
+def _pieces(translation: str, words: list[CharRange], tags: Sequence[Tag], placed, points,
             outside: dict[int, tuple[bool, bool]]) -> list[Piece]:
     """Insert the markup at word boundaries: at one position, closing tags first (inner first),
     then opening tags (outer first). Point tags replace the whitespace of the gap they sit in,

@@ -29,7 +29,7 @@ class Tag:
 
 
 @dataclass(frozen=True)
-class Unit:
+class TextUnit:
     text: str  # what is translated (a cue's lines joined by spaces, a message's msgid)
     where: str  # for messages: "cue 3", "line 12"
     lines: int = 1  # lines the translation is broken into
@@ -61,7 +61,7 @@ class Skeleton:
 
 @dataclass
 class Parsed:
-    units: list[Unit]
+    units: list[TextUnit]
     _render: Callable[..., str]
     marked: bool = False  # the render takes each unit's alignment links, to place its tags
     notes: dict[int, list[str]] = field(default_factory=dict)  # unit index -> notes of the last render

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import polib
 
-from .model import FormatError, Parsed, Unit
+from .model import FormatError, Parsed, TextUnit
 
 
 def parse_po(text: str, mark_fuzzy: bool = True) -> Parsed:
@@ -22,15 +22,15 @@ def parse_po(text: str, mark_fuzzy: bool = True) -> Parsed:
     except (OSError, ValueError) as exc:  # polib raises IOError/OSError for syntax errors
         raise FormatError(f"not a valid gettext PO file: {exc}") from None
     lines = text.splitlines(keepends=True)
-    units: list[Unit] = []
+    units: list[TextUnit] = []
     edits: list[tuple[polib.POEntry, int, int]] = []  # entry, first unit, units of the entry
     for entry in catalogue:
         if entry.obsolete or not entry.msgid or entry.translated() or _has_translation(entry):
             continue
         first = len(units)
-        units.append(Unit(entry.msgid, f"line {entry.linenum}"))
+        units.append(TextUnit(entry.msgid, f"line {entry.linenum}"))
         if entry.msgid_plural:
-            units.append(Unit(entry.msgid_plural, f"line {entry.linenum} (plural)"))
+            units.append(TextUnit(entry.msgid_plural, f"line {entry.linenum} (plural)"))
         edits.append((entry, first, len(units) - first))
     nplurals = _nplurals(catalogue)
 

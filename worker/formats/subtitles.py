@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 import srt
 import webvtt
 
-from .model import FormatError, Parsed, Skeleton, Unit, rebreak
+from .model import FormatError, Parsed, Skeleton, TextUnit, rebreak
 
 # A line wrapped in one tag pair (<i>, <b>, <u>, <font ...>): the tag stays, the text is translated.
 _WRAPPED = re.compile(r"^(<(i|b|u|font|c|lang)\b[^>]*>)(.*)(</\2>)$", re.S)
@@ -82,7 +82,7 @@ def _parse_cues(text: str, cues: Iterable[tuple[str, list[str]]]) -> Parsed:
             inner_texts.append(inner.strip())
             cursor = start + len(line)
         if slots:
-            units.append(Unit(" ".join(inner_texts), label, len(slots), tuple(warnings)))
+            units.append(TextUnit(" ".join(inner_texts), label, len(slots), tuple(warnings)))
             unit_slots.append(slots)
     skeleton.text(text[cursor:])
 

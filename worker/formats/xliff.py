@@ -15,7 +15,7 @@ from xml.parsers import expat
 from xml.sax.saxutils import escape
 
 from .markup import Link, transfer
-from .model import FormatError, Parsed, Skeleton, Tag, Unit, collapsed
+from .model import FormatError, Parsed, Skeleton, Tag, TextUnit, collapsed
 
 PAIRED = frozenset(("g", "mrk", "pc"))
 POINTS = frozenset(("x", "bx", "ex", "ph", "bpt", "ept", "it", "sc", "ec"))
@@ -186,7 +186,7 @@ def _with_state(open_tag: str, version: str) -> str:
     return open_tag
 
 
-def _unit(container: dict) -> Unit | None:
+def _unit(container: dict) -> TextUnit | None:
     text, tags, stack, atom = "", [], [], None
     for kind, raw in container["items"]:
         if kind == "atom":
@@ -224,4 +224,4 @@ def _unit(container: dict) -> Unit | None:
             fixed.append(Tag(tag.open + tag.close, "", start, start, (True, True)))
         else:
             fixed.append(Tag(tag.open, tag.close, start, end, tag.space))
-    return Unit(stripped, container["where"], tags=tuple(fixed))
+    return TextUnit(stripped, container["where"], tags=tuple(fixed))

@@ -53,7 +53,7 @@ _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 
 
 @dataclass(frozen=True)
-class Unit:
+class DecodedChunk:
     """One decoded input of a sentence (the sentence, or a chunk of an over-long one)."""
 
     source_pieces: Sequence[str]  # without eos
@@ -65,7 +65,7 @@ class Unit:
     text: str  # the unit's text
 
 
-def decoder_facts(units: Sequence[Unit], unk_id: int = 1) -> DecoderFacts:
+def decoder_facts(units: Sequence[DecodedChunk], unk_id: int = 1) -> DecoderFacts:
     """Features and unattended words of a sentence decoded as ``units``."""
     lps = np.concatenate([np.asarray(u.token_log_probs, dtype=np.float64) for u in units])
     source = [p for u in units for p in u.source_pieces]
@@ -103,7 +103,7 @@ def decoder_facts(units: Sequence[Unit], unk_id: int = 1) -> DecoderFacts:
     return DecoderFacts(features, tuple(unattended), _loop(target))
 
 
-def _unattended_words(unit: Unit, cover: np.ndarray, piece_word: Sequence[int]) -> list[tuple[int, int]]:
+def _unattended_words(unit: DecodedChunk, cover: np.ndarray, piece_word: Sequence[int]) -> list[tuple[int, int]]:
     """Words of the unit (character spans in the decoded sentence) none of whose pieces reached
     the attention threshold, with enough letters to matter (not punctuation or a stray letter).
     cover float [S]: each source piece's summed attention; piece_word: each piece's word index."""
