@@ -12,9 +12,7 @@ from typing import Callable
 from queue_config.document_tree import BulkRun, TreeError, file_sha256, select_documents
 from queue_config.outputs import output_stem, write_atomically, write_translation
 from queue_config.summary import FlagSummary
-
 from queue_config.textfiles import DocumentError, decode_text, read_text_file
-
 from worker.engine.bundle import DEFAULT_BUNDLE, resolve_bundle_path
 from worker.formats import FORMATS
 
@@ -111,8 +109,7 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _text_options(args: argparse.Namespace):
-    from nmt.cli import UserError
-
+    from nmt.errors import UserError
     from worker.text.glossary import GlossaryError, load_glossary
     from worker.text.pipeline import TextOptions
 
@@ -127,11 +124,10 @@ def _text_options(args: argparse.Namespace):
 def _translator(args: argparse.Namespace):
     from dataclasses import replace
 
-    from nmt.cli import UserError
-
-    from worker.engine.translator import Translator
+    from nmt.errors import UserError
     from worker.engine.ort_model import CPU, ProviderError, providers_for
     from worker.engine.settings import EngineSettings, local_cpu_settings
+    from worker.engine.translator import Translator
 
     settings = EngineSettings(provider=args.device, intra_op_threads=args.threads, max_batch_tokens=args.max_batch_tokens,
                               batch_workers=args.batch_workers or 1, shortlist=args.shortlist)
@@ -254,9 +250,7 @@ def _translate_files(translator, options, paths: list[Path], run: BulkRun, with_
     from tqdm import tqdm
 
     from worker.local.streaming import SLICE, translate_streaming
-
     from worker.text.language import DocumentLanguageError, refuse_foreign_text
-
     from worker.text.layout import Layout, split_document
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
@@ -339,11 +333,11 @@ def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun
     """Translate one file in a format (``worker.formats``) and write ``<stem>.<tgt><ext>`` in the
     same format plus ``<stem>.<tgt>.json`` (its units, each with its segments) into
     ``run.folder(path)``, telling ``run``; False on failure."""
-    from worker.text.layout import split_document
     from functools import partial
 
     from worker.engine.forced import segment_links
     from worker.formats import BINARY, FormatError, parse, translate_parsed
+    from worker.text.layout import split_document
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
     try:
