@@ -36,7 +36,7 @@ STEP_OUTPUTS = ("log_probs", "new_state", "attention", "topk_log_probs", "topk_i
 # [batch, tgt_len, src_len]: per target token, a distribution over the source tokens (eos last: no link).
 ALIGNER_INPUTS = ("annotations", "src_mask", "states", "target_ids", "attention")
 ALIGNER_OUTPUTS = ("alignment",)
-# Step output of bundles exported since the lexical shortlist (older ones lack it, and so cannot use one):
+# Optional step output, which a lexical shortlist needs (a bundle without it cannot use one):
 # float [rows, R], the deep output before the vocabulary projection.
 READOUT_OUTPUT = "readout"
 # Optional step input (an overridable initializer, so not among the required inputs above):

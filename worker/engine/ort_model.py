@@ -135,9 +135,8 @@ class OrtStepModel:
             state_type = next(i.type for i in self.decoder.get_inputs() if i.name == "state")
             self.gather = ort.InferenceSession(gather_state_graph(state_type), options,
                                                providers=providers)
-        # Bundles exported since the candidate count became an input take it per run ("topk", an
-        # overridable initializer, so older readers still see the same inputs); older ones have a
-        # fixed count. IO binding cannot bind an initializer: it runs with the default count.
+        # A step graph may take the candidate count per run ("topk", an overridable initializer,
+        # so readers that do not know it still see the same inputs) or have a fixed count. IO binding cannot bind an initializer: it runs with the default count.
         overridable = TOPK_INPUT in {i.name for i in self.decoder.get_overridable_initializers()}
         self.topk_input = overridable and not self.io_binding
         outputs = {o.name: o for o in self.decoder.get_outputs()}
