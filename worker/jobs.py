@@ -220,7 +220,7 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
                                                   text_options=around)
         store.set_progress(request.job_id, len(results))
     provenance = translator.provenance(options, time.perf_counter() - started, total)
-    return finish(runtime, request, layout, results, provenance)
+    return store_completed(runtime, plain_completed(runtime, request, layout, results, provenance))
 
 
 def run_batch(runtime: Runtime, requests: list[JobRequest], send_chunk: Callable[[JobRequest], Callable[[str, int], None]]
@@ -265,7 +265,7 @@ def run_batch(runtime: Runtime, requests: list[JobRequest], send_chunk: Callable
             provenance = translator.provenance(options, seconds * len(own) / len(sentences), len(own))
             provenance["timings"] = provenance["timings"] | {"batched_jobs": len(members)}
             try:
-                outcomes[request.job_id] = assembled(runtime, request, layout, own, provenance)
+                outcomes[request.job_id] = plain_completed(runtime, request, layout, own, provenance)
             except Exception as exc:  # noqa: BLE001
                 outcomes[request.job_id] = exc
     return outcomes
@@ -313,9 +313,9 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
         rendered = base64.b64encode(rendered).decode("ascii")
     payload = {"job_id": request.job_id, "text": rendered, "name": request.name, "format": fmt, **record,
                "provenance": provenance | {"job_id": request.job_id}}
+    write_outputs(runtime, request, payload, FORMAT_SUFFIXES[fmt])
     tokens = sum(len(segment["translation"].split()) for segment in record["segments"])
-    return store_result(runtime, completed(runtime, request, payload, len(record["segments"]), tokens, provenance,
-                                           FORMAT_SUFFIXES[fmt]))
+    return store_completed(runtime, Completed(request, payload, len(record["segments"]), tokens, provenance))
 
 
 def run_chunk(runtime: Runtime, job_id: str, index: int, plan: dict[str, Any]) -> dict[str, Any]:
@@ -344,42 +344,36 @@ def run_chunk(runtime: Runtime, job_id: str, index: int, plan: dict[str, Any]) -
     results = [SegmentResult.from_json(s) for chunk in store.chunks(job_id, plan["chunks"]) for s in chunk]
     options = search_options(translator, request.options)
     provenance = translator.provenance(options, store.chunk_seconds(job_id), len(results)) | {"chunks": plan["chunks"]}
-    return finish(runtime, request, layout, results, provenance)
+    return store_completed(runtime, plain_completed(runtime, request, layout, results, provenance))
 
 
-def finish(runtime: Runtime, request: JobRequest, layout: Layout, results: list[SegmentResult],
-           provenance: dict[str, Any]) -> dict[str, Any]:
-    """Assemble a plain-text job's document from its segment results and store it; its summary."""
-    return store_result(runtime, assembled(runtime, request, layout, results, provenance))
-
-
-def assembled(runtime: Runtime, request: JobRequest, layout: Layout, results: list[SegmentResult],
-              provenance: dict[str, Any]) -> Completed:
+def plain_completed(runtime: Runtime, request: JobRequest, layout: Layout, results: list[SegmentResult],
+                    provenance: dict[str, Any]) -> Completed:
     """A plain-text job's document assembled from its segment results, its files written."""
     if runtime.cache is not None:
         provenance = provenance | {"timings": provenance["timings"] | {"cache_hits": sum(r.cached for r in results)}}
     document = assemble_document(layout, results, provenance | {"job_id": request.job_id})
     payload = document.to_json() | {"job_id": request.job_id, "text": document.translation, "name": request.name}
+    write_outputs(runtime, request, payload, ".txt")
     tokens = sum(len(r.translation.split()) for r in results)
-    return completed(runtime, request, payload, len(results), tokens, provenance, ".txt")
+    return Completed(request, payload, len(results), tokens, provenance)
 
 
-def completed(runtime: Runtime, request: JobRequest, payload: dict[str, Any], segments: int, tokens: int,
-              provenance: dict[str, Any], suffix: str) -> Completed:
-    """The job completed with ``payload``, its files written first if NMT_OUTPUT_DIR is set (a job
-    is never "done" without its files)."""
-    if runtime.settings.output_dir:
-        final = runtime.store.result(request.job_id) or payload  # a redelivery writes what is stored
-        try:
-            file = base64.b64decode(final["text"]) if final.get("format") in BINARY_FORMATS else final["text"]
-            write_translation(Path(runtime.settings.output_dir) / request.job_id, request.name, request.tgt,
-                              file, final, suffix)
-        except OSError as exc:
-            raise JobError(f"could not write the translation to NMT_OUTPUT_DIR: {exc.strerror or exc}") from None
-    return Completed(request, payload, segments, tokens, provenance)
+def write_outputs(runtime: Runtime, request: JobRequest, payload: dict[str, Any], suffix: str) -> None:
+    """The job's files, if NMT_OUTPUT_DIR is set: written before the job is stored, so a job is
+    never "done" without its files."""
+    if not runtime.settings.output_dir:
+        return
+    final = runtime.store.result(request.job_id) or payload  # a redelivery writes what is stored
+    try:
+        file = base64.b64decode(final["text"]) if final.get("format") in BINARY_FORMATS else final["text"]
+        write_translation(Path(runtime.settings.output_dir) / request.job_id, request.name, request.tgt,
+                          file, final, suffix)
+    except OSError as exc:
+        raise JobError(f"could not write the translation to NMT_OUTPUT_DIR: {exc.strerror or exc}") from None
 
 
-def store_result(runtime: Runtime, done: Completed) -> dict[str, Any]:
+def store_completed(runtime: Runtime, done: Completed) -> dict[str, Any]:
     """Store the job's result once; its summary."""
     return reported(done, runtime.store.put_result(done.request.job_id, done.payload))
 
