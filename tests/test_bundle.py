@@ -9,6 +9,8 @@ import pytest
 
 from worker.engine.bundle import BundleError, load_bundle, signature_for, verify_graphs
 
+from .conftest import REPO_ROOT
+
 pytestmark = pytest.mark.slow
 
 
@@ -109,3 +111,12 @@ def test_update_manifest_sets_decoding_settings_keeps_the_signature_and_refuses_
     with pytest.raises(BundleError, match="files, signature define the bundle's files and cannot be updated"):
         update_manifest(bundle, signature="x", files={})
     assert load_bundle(bundle).signature == before.signature
+
+
+def test_a_relative_bundle_path_is_also_found_beside_the_packages(tmp_path, monkeypatch):
+    from worker.engine.bundle import resolve_bundle_path
+
+    monkeypatch.chdir(tmp_path)  # nothing called models/ here
+    found = resolve_bundle_path("models/multi30k-en-de")
+    assert found.is_absolute() and (found / "manifest.json").is_file()
+    assert resolve_bundle_path(None) == REPO_ROOT / "models" / "en-de"

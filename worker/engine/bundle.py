@@ -126,7 +126,7 @@ def resolve_bundle_path(path: str | os.PathLike[str] | None = None) -> Path:
     candidate = Path(path or DEFAULT_BUNDLE)
     if candidate.is_absolute() or candidate.exists():
         return candidate
-    beside_package = Path(__file__).resolve().parent.parent / candidate
+    beside_package = Path(__file__).resolve().parents[2] / candidate  # worker/engine/bundle.py -> the root
     return beside_package if beside_package.exists() else candidate
 
 

@@ -7,7 +7,7 @@ attention) into ``DecoderFacts``: the features below plus source words that got 
 
     confidence = sigmoid(w . (x - mean) / scale + b)
 
-fitted to sentence chrF / 100 on development data (``nmt calibrate``, ``worker.text.calibrate``),
+fitted to sentence chrF / 100 on development data (``nmt calibrate``, ``worker.local.calibrate``),
 so a confidence of 0.4 reads "expected chrF about 40". The fit lives in the bundle's manifest
 under ``quality``; a bundle without one gets ``DEFAULT_MODEL`` (the mean token log-probability
 alone), and its segments say so in ``details["confidence_model"]``.
