@@ -9,17 +9,18 @@ trainer does (``training.data.prepare_data``: the SentencePiece vocabulary, then
 filtered, length-bucketed batches of epoch 1), and every model trains on epoch 1's first
 ``--batches`` batches (cycled if it runs through them) with the trainer's own step
 (``bench/train_speed.measure``: collate, forward under bfloat16 autocast when ``train.bf16`` is set
-and the CPU has native bfloat16, backward, clipping, Adam). The two models of a pair alternate in
-``--rounds`` rounds of ``--seconds / --rounds`` each, so a change in the machine's load falls on
-both. Reported per config: parameters (all, encoder), tokens/s (real target tokens, eos included),
-and per pair the ratio hybrid / GRU. With ``--json`` the last stdout line is a JSON object.
+and the CPU has native bfloat16, backward, clipping, Adam). The two models of a pair take turns on
+the same chunks of ``--chunk`` batches, so both see exactly the same batches and a change in the
+machine's load falls on both, until each has trained ``--seconds``. Reported per config: parameters
+(all, encoder), tokens/s (real target tokens, eos included), and per pair the ratio hybrid / GRU.
+With ``--json`` the last stdout line is a JSON object.
 
 Run from the repository root (the compare configs read data/tatoeba-holdout: see
 configs/general-en-de.yaml for how to make it):
 
     python bench/encoder_speed.py [--seconds 60] [--json]
 
-Smoke test: ``python bench/encoder_speed.py --pair A.yaml B.yaml --seconds 2 --rounds 1 --batches 4 --vocab-size 1000``.
+Smoke test: ``python bench/encoder_speed.py --pair A.yaml B.yaml --seconds 2 --batches 4 --vocab-size 1000``.
 """
 from __future__ import annotations
 
@@ -97,15 +98,17 @@ def run_pair(paths: list[str], args: argparse.Namespace) -> dict:
     for path, config in zip(paths, (gru, hybrid)):
         model, total, encoder = parameters(config, vocab)
         rows.append({"config": path, "encoder": config.model.encoder, "params": total, "encoder_params": encoder,
-                     "model": model, "source": itertools.cycle(batches), "tokens": 0, "seconds": 0.0, "batches": 0})
-    for round_index in range(args.rounds):
+                     "model": model, "tokens": 0, "seconds": 0.0, "batches": 0})
+        measure(trainer, model, itertools.cycle(batches), args.warmup, 1, 0, bf16)  # untimed: allocations, caches
+    source = itertools.cycle(batches)
+    while min(row["seconds"] for row in rows) < args.seconds:
+        chunk = list(itertools.islice(source, args.chunk))
         for row in rows:
-            got = measure(trainer, row["model"], row["source"], args.warmup if round_index == 0 else 0, None, 0, bf16,
-                          seconds=args.seconds / args.rounds)
+            got = measure(trainer, row["model"], chunk, 0, len(chunk), 0, bf16)
             for key in ("tokens", "seconds", "batches"):
                 row[key] += got[key]
     for row in rows:
-        del row["model"], row["source"]
+        del row["model"]
         row["tokens_per_s"] = row["tokens"] / row["seconds"]
     return {"rows": rows, "hybrid_over_gru": rows[1]["tokens_per_s"] / rows[0]["tokens_per_s"], "bf16": bf16,
             "threads": torch.get_num_threads(), "batch_tokens": t.batch_tokens}
@@ -117,15 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair", nargs=2, action="append", metavar=("GRU_CONFIG", "HYBRID_CONFIG"),
                         help="two configs that differ only in model (repeatable; default: the configs/compare pairs)")
     parser.add_argument("--seconds", type=float, default=60.0, help="timed seconds per config (default: %(default)s)")
-    parser.add_argument("--rounds", type=int, default=3, help="alternations per pair (default: %(default)s)")
+    parser.add_argument("--chunk", type=int, default=4, help="batches per turn (default: %(default)s)")
     parser.add_argument("--batches", type=int, default=120, help="batches of epoch 1 to train on (default: %(default)s)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed batches per model (default: %(default)s)")
     parser.add_argument("--vocab-size", type=int, default=None, help="override vocab.size (changes the parameter counts)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: train.threads, else torch's)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last stdout line")
     args = parser.parse_args(argv)
-    if args.seconds <= 0 or args.rounds < 1 or args.batches < 1 or args.warmup < 0:
-        parser.error("--seconds must be > 0, --rounds and --batches >= 1, --warmup >= 0")
+    if args.seconds <= 0 or args.chunk < 1 or args.batches < 1 or args.warmup < 0:
+        parser.error("--seconds must be > 0, --chunk and --batches >= 1, --warmup >= 0")
 
     logging.basicConfig(level=logging.WARNING)
     cpu_name, cpu_flags = cpu_info()
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'':<40}{'hybrid / GRU':>12}{'':>29}{pair['hybrid_over_gru']:>9.2f}x")
     if args.json:
         print(json.dumps({"cpu": cpu_name, "cpu_flags": cpu_flags, "torch": torch.__version__, "pairs": pairs,
-                          "seconds": args.seconds, "rounds": args.rounds}))
+                          "seconds": args.seconds, "chunk": args.chunk}))
     return 0
 
 

@@ -230,13 +230,12 @@ def random_batches(pool: Sequence[Pair], size: int, seed: int) -> Iterator[list[
 
 
 def measure(trainer: Trainer, model: nn.Module, batches: Iterable[list[Pair]], warmup: int, timed: int | None,
-            min_tokens: int, bf16: bool, seconds: float | None = None) -> dict:
+            min_tokens: int, bf16: bool) -> dict:
     """Train ``model`` on ``batches`` with the trainer's own step (``Trainer._step``: collate,
     forward under autocast when ``bf16``, backward of the token-mean loss, clipping, Adam).
 
     ``warmup`` batches are untimed; then ``timed`` batches, or (``timed`` None) until at least
-    ``min_tokens`` target tokens were timed, or (``seconds``) until that much time was timed.
-    Returns tokens, seconds, batches and peak RSS.
+    ``min_tokens`` target tokens were timed. Returns tokens, seconds, batches and peak RSS.
     """
     model.train()
     net = LossModule(model)  # type: ignore[arg-type]  (any module with Seq2Seq's ``loss``)
@@ -252,13 +251,7 @@ def measure(trainer: Trainer, model: nn.Module, batches: Iterable[list[Pair]], w
         step()
     tokens = done = 0
     elapsed = 0.0
-
-    def more() -> bool:
-        if seconds is not None:
-            return elapsed < seconds or done == 0
-        return (done < timed) if timed is not None else (tokens < min_tokens or done == 0)
-
-    while more():
+    while (done < timed) if timed is not None else (tokens < min_tokens or done == 0):
         started = time.perf_counter()
         tokens += step()
         elapsed += time.perf_counter() - started
