@@ -64,7 +64,7 @@ def child(args: argparse.Namespace) -> dict:
 
     bundle = load_bundle(args.bundle)
     sp = spm.SentencePieceProcessor(model_file=str(bundle.vocab_path("source")))
-    eos = bundle.special_ids["eos"]
+    eos = bundle.special_ids.eos
     sources = [[*sp.encode(s.strip()), eos] for s in read_lines(Path(args.src))]
     defaults = bundle.manifest["decoding_defaults"]
     options = SearchOptions(beam=args.beam, max_len_a=defaults["max_len_a"], max_len_b=defaults["max_len_b"],

@@ -24,7 +24,6 @@ from training.config import resolve_data_dir
 from training.corpora import iter_corpus, read_corpora, read_corpus
 from training.corpus import CorpusError, ParallelCorpus
 from training.data import read_split
-from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 from worker.engine.bundle import (
     ALIGNER,
     ALIGNER_INPUTS,
@@ -53,6 +52,7 @@ from . import graphs
 from .parity import ParityError, aligner_parity, graph_parity, search_parity
 from .quantize import convert_fp16, describe_change, quantize_int8
 from .shortlist import SHORTLIST_FILE, ShortlistOptions, build_table, sample_pairs, write_shortlist
+from .torch_model import SPECIAL_IDS
 
 log = logging.getLogger(__name__)
 INT8_MAX_BLEU_DROP = 0.5
@@ -211,7 +211,8 @@ def _aligner(loaded: LoadedModel, out_dir: Path, options: ExportOptions) -> dict
 
 
 def _ort_model_for(paths: dict[str, Path], shortlist=None) -> OrtStepModel:
-    return OrtStepModel(paths["encoder"], paths["decoder_step"], grouped_beams=True, shortlist=shortlist)
+    return OrtStepModel(paths["encoder"], paths["decoder_step"], grouped_beams=True, shortlist=shortlist,
+                        special=SPECIAL_IDS)
 
 
 def training_pairs(loaded: LoadedModel, options: ExportOptions):
@@ -239,7 +240,7 @@ def _shortlist(loaded: LoadedModel, staging: Path, export: ExportOptions, paths:
         raise CorpusError(f"no training pairs for the lexical shortlist: {exc}") from None
     src_ids = loaded.vocabs.src.encode_many([s for s, _ in sample])
     tgt_ids = loaded.vocabs.tgt.encode_many([t for _, t in sample])
-    table = build_table(src_ids, tgt_ids, loaded.spec.src_vocab_size, loaded.spec.tgt_vocab_size, (UNK_ID, EOS_ID),
+    table = build_table(src_ids, tgt_ids, loaded.spec.src_vocab_size, loaded.spec.tgt_vocab_size, (SPECIAL_IDS.unk, SPECIAL_IDS.eos),
                         options, joint=loaded.vocabs.joint)
     write_shortlist(staging / SHORTLIST_FILE, table)
     model = _ort_model_for(paths, Shortlist.load(staging / SHORTLIST_FILE))
@@ -369,7 +370,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         "target_language": cfg.data.tgt_lang,
         "precision": options.precision,
         "opset": graphs.OPSET,
-        "special_ids": {"pad": PAD_ID, "unk": UNK_ID, "bos": BOS_ID, "eos": EOS_ID},
+        "special_ids": asdict(SPECIAL_IDS),
         "source_appends_eos": True,
         "vocab": {
             "joint": loaded.vocabs.joint,

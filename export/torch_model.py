@@ -8,9 +8,14 @@ import numpy as np
 import torch
 
 from training.model import Seq2Seq
+from training.vocab import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from worker.engine.bundle import SpecialIds
 from worker.engine.search import StepScores, beam_rows
 
 from .graphs import TOPK
+
+# training.vocab's ids, as the exporter writes them into every bundle's manifest
+SPECIAL_IDS = SpecialIds(pad=PAD_ID, unk=UNK_ID, bos=BOS_ID, eos=EOS_ID)
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,7 @@ class TorchStepModel:
         self.model = model.eval()
         self.device = next(model.parameters()).device
         self.topk = topk  # the most candidates a step returns; 0: always the full vocabulary
+        self.special = SPECIAL_IDS
         self.grouped = grouped
 
     @torch.no_grad()

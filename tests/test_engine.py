@@ -136,7 +136,7 @@ def test_grouped_beams_hold_encoder_outputs_once_and_decode_as_per_row_inputs(ti
     assert bundle.grouped_beams
     grouped = OrtStepModel.from_bundle(bundle, "cpu", 1)
     per_row = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), "cpu", 1,
-                           default_topk=40, grouped_beams=False)
+                           default_topk=40, grouped_beams=False, special=bundle.special_ids)
     encoded = grouped.encode(np.array([[5, 6, 7, 3], [8, 9, 3, 0]]), np.array([4, 3]))
     once, repeated = grouped.expand(encoded, 3), per_row.expand(encoded, 3)
     assert once.annotations.shape[0] == 2 and repeated.annotations.shape[0] == 6

@@ -31,7 +31,7 @@ def translator():
 
 
 def source_ids(translator, text):
-    return [*translator.source_sp.encode(text), translator.eos]
+    return [*translator.source_sp.encode(text), translator.model.special.eos]
 
 
 def test_forcing_the_greedy_output_reproduces_greedy_decoding(translator):
@@ -42,7 +42,7 @@ def test_forcing_the_greedy_output_reproduces_greedy_decoding(translator):
     options = SearchOptions(beam=1, length_penalty=0.0, no_repeat_ngram=0)
     sources = [source_ids(translator, s) for s in SOURCES]
     greedy = [beam_search(translator.model, [src], options)[0][0] for src in sources]
-    forced = force_decode(translator.model, sources, [list(h.tokens) for h in greedy], translator.eos)
+    forced = force_decode(translator.model, sources, [list(h.tokens) for h in greedy])
     for hyp, f, src in zip(greedy, forced, sources):
         assert f.attention.shape == (len(hyp.tokens) + 1, len(src))
         np.testing.assert_allclose(f.attention, hyp.attention, atol=1e-5)
@@ -54,7 +54,7 @@ def test_forced_log_prob_prefers_the_models_own_translation(translator):
     src = source_ids(translator, "I like green apples.")
     own, swapped = force_decode(translator.model, [src, src],
                                 [translator.target_sp.encode("Ich mag grüne Äpfel."),
-                                 translator.target_sp.encode("Äpfel grüne mag Ich.")], translator.eos)
+                                 translator.target_sp.encode("Äpfel grüne mag Ich.")])
     assert own.log_prob > swapped.log_prob
 
 

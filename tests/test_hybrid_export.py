@@ -83,8 +83,8 @@ def test_greedy_and_beam_ids_equal_torch(tiny_hybrid_bundle, tiny_hybrid_checkpo
 
 def test_int8_bundle_quantizes_the_encoder_layers_and_translates_like_fp32(tiny_hybrid_checkpoint, tiny_hybrid_bundle,
                                                                             toy_corpus, tmp_path):
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     report = export_bundle(tiny_hybrid_checkpoint, tmp_path / "int8",
                            ExportOptions(precision="int8", data_dir=str(toy_corpus), parity_sentences=50,
@@ -110,8 +110,8 @@ def test_int8_bundle_quantizes_the_encoder_layers_and_translates_like_fp32(tiny_
 
 @pytest.fixture(scope="module")
 def translator(tiny_hybrid_bundle):
-    from worker.engine.translator import Translator
     from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
 
     # The full vocabulary: forced decoding scores over all of it, and the search must too.
     return Translator(tiny_hybrid_bundle, EngineSettings(provider="cpu", intra_op_threads=1, shortlist="off"))
@@ -134,9 +134,9 @@ def test_forcing_the_greedy_output_reproduces_greedy_decoding(translator):
     from worker.engine.forced import force_decode
     from worker.engine.search import SearchOptions, beam_search
 
-    sources = [[*translator.source_sp.encode(s), translator.eos] for s, _ in make_toy_pairs(6, seed=3)]
+    sources = [[*translator.source_sp.encode(s), translator.model.special.eos] for s, _ in make_toy_pairs(6, seed=3)]
     greedy = [beam_search(translator.model, [src], SearchOptions(beam=1, no_repeat_ngram=0))[0][0] for src in sources]
-    forced = force_decode(translator.model, sources, [list(h.tokens) for h in greedy], translator.eos)
+    forced = force_decode(translator.model, sources, [list(h.tokens) for h in greedy])
     for hyp, f, src in zip(greedy, forced, sources):
         assert f.attention.shape == (len(hyp.tokens) + 1, len(src))
         np.testing.assert_allclose(f.attention, hyp.attention, atol=1e-5)

@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
+from worker.engine.bundle import SpecialIds
 from worker.engine.search import (
-    EOS_ID,
     SearchError,
     SearchOptions,
     StepScores,
@@ -56,6 +56,7 @@ class TableModel:
         return [() for _ in lengths]
 
     topk = 0  # always the full vocabulary
+    special = SpecialIds(pad=0, unk=1, bos=2, eos=EOS)
 
     def step(self, prev_ids, state, lengths, candidates=0):
         prefixes = [p if t == 2 else p + (int(t),) for p, t in zip(state, prev_ids)]
@@ -202,8 +203,25 @@ def test_empty_batch_and_empty_source():
         beam_search(TableModel(), [[]], SearchOptions())
 
 
-def test_eos_constant_matches_bundle_convention():
-    assert EOS_ID == EOS
+class RenumberedModel(TableModel):
+    """The same table in a vocabulary whose eos is 6 (and 3 an ordinary, impossible token): the
+    search must read the ids from the model, as the engine reads them from the bundle."""
+
+    special = SpecialIds(pad=0, unk=1, bos=2, eos=6)
+
+    def step(self, prev_ids, state, lengths, candidates=0):
+        out = super().step(prev_ids, state, lengths, candidates)
+        log_probs = np.full((out.log_probs.shape[0], 7), -np.inf, dtype=np.float32)
+        log_probs[:, :6] = out.log_probs
+        log_probs[:, 6], log_probs[:, EOS] = out.log_probs[:, EOS], -np.inf
+        return out._replace(log_probs=log_probs)
+
+
+def test_the_search_ends_hypotheses_at_the_model_s_own_eos():
+    options = SearchOptions(beam=2, n_best=2)
+    table = beam_search(TableModel(), [[4, 5, 3]], options)[0]
+    renumbered = beam_search(RenumberedModel(), [[4, 5, 6]], options)[0]
+    assert [(h.tokens, round(h.score, 6)) for h in renumbered] == [(h.tokens, round(h.score, 6)) for h in table]
 
 
 class LoopModel(TableModel):

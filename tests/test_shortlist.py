@@ -100,7 +100,7 @@ def test_the_shortlist_step_graph_projects_onto_the_candidates_only(shortlist_bu
 
     bundle = load_bundle(shortlist_bundle)
     model = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), grouped_beams=True,
-                         shortlist=_full_shortlist(tiny_checkpoint))
+                         special=bundle.special_ids, shortlist=_full_shortlist(tiny_checkpoint))
     src = np.array([[5, 9, 12, 3], [7, 8, 3, 0]], dtype=np.int64)
     encoded = model.encode(src, np.array([4, 3], dtype=np.int64))
     prev = np.array([2, 2], dtype=np.int64)
@@ -135,7 +135,7 @@ def test_a_shortlist_of_every_piece_decodes_exactly_as_the_full_vocabulary(short
     options = SearchOptions(beam=4, max_len_a=1.5, max_len_b=5)
     plain = search_in_batches(OrtStepModel.from_bundle(bundle), sources, options)
     model = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), grouped_beams=True,
-                         shortlist=_full_shortlist(tiny_checkpoint))
+                         special=bundle.special_ids, shortlist=_full_shortlist(tiny_checkpoint))
     listed = search_in_batches(model, sources, options)
     assert [h[0].tokens for h in listed] == [h[0].tokens for h in plain]
     np.testing.assert_allclose([h[0].score for h in listed], [h[0].score for h in plain], atol=1e-4)
@@ -231,7 +231,7 @@ def test_the_shortlist_graph_of_a_shipped_bundle_scores_candidates_as_its_full_g
     vocab = bundle.manifest["vocab"]["target"]["size"]
     table = Shortlist(np.zeros(9, np.int64), np.zeros(0, np.int64), np.arange(0, vocab, 3))
     model = OrtStepModel(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), grouped_beams=True,
-                         shortlist=table)
+                         special=bundle.special_ids, shortlist=table)
     src = np.array([[120, 45, 900, 17, 3], [77, 12, 3, 0, 0]], dtype=np.int64)
     encoded = model.encode(src, np.array([5, 3], dtype=np.int64))
     prev = np.array([2, 2], dtype=np.int64)

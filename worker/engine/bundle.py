@@ -91,8 +91,8 @@ class Bundle:
         return bool(self.manifest.get(GROUPED_BEAMS, False))
 
     @property
-    def special_ids(self) -> Mapping[str, int]:
-        return self.manifest["special_ids"]
+    def special_ids(self) -> SpecialIds:
+        return SpecialIds(**{name: int(self.manifest["special_ids"][name]) for name in ("pad", "unk", "bos", "eos")})
 
     @property
     def shortlist_path(self) -> Path | None:
@@ -118,6 +118,16 @@ class Bundle:
 
 
 DEFAULT_BUNDLE = "models/en-de"
+
+
+@dataclass(frozen=True)
+class SpecialIds:
+    """The vocabulary's special token ids, as the bundle that was trained with them records them."""
+
+    pad: int
+    unk: int
+    bos: int
+    eos: int
 
 
 def resolve_bundle_path(path: str | os.PathLike[str] | None = None) -> Path:

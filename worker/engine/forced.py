@@ -29,7 +29,7 @@ from nmt.links import grow_diag_final_and
 from worker.text.segment import piece_words, word_spans
 
 from .batching import pack_by_tokens
-from .search import BOS_ID, PAD_ID, StepModel
+from .search import StepModel
 
 METHODS = ("argmax", "shift", "words", "grow", "guided")
 DEFAULT_METHOD = "grow"  # for bundles without an alignment head; ``default_method`` picks
@@ -48,7 +48,7 @@ class Forced:
         return float(self.token_log_probs.sum())
 
 
-def force_decode(model: StepModel, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]], eos: int,
+def force_decode(model: StepModel, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]],
                  max_sentences: int = 64, max_tokens: int = 6000) -> list[Forced]:
     """Teacher-forced decoding of ``targets`` (ids without eos; eos is appended) given ``sources``
     (ids with eos, as the search takes them), in length-sorted batches; results in input order."""
@@ -60,26 +60,25 @@ def force_decode(model: StepModel, sources: Sequence[Sequence[int]], targets: Se
     results: list[Forced | None] = [None] * len(sources)
     for batch in pack_by_tokens(lengths, max_tokens, max_sentences):
         for index, forced in zip(batch, _force_batch(model, [sources[i] for i in batch],
-                                                     [targets[i] for i in batch], eos)):
+                                                     [targets[i] for i in batch])):
             results[index] = forced
     return results  # type: ignore[return-value]
 
 
-def _force_batch(model: StepModel, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]],
-                 eos: int) -> list[Forced]:
-    batch = len(sources)
+def _force_batch(model: StepModel, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]]) -> list[Forced]:
+    batch, special = len(sources), model.special
     src_lengths = np.array([len(s) for s in sources], dtype=np.int64)
     tgt_lengths = np.array([len(t) + 1 for t in targets], dtype=np.int64)  # eos included
-    src = np.full((batch, int(src_lengths.max())), PAD_ID, dtype=np.int64)
-    gold = np.full((batch, int(tgt_lengths.max())), PAD_ID, dtype=np.int64)
+    src = np.full((batch, int(src_lengths.max())), special.pad, dtype=np.int64)
+    gold = np.full((batch, int(tgt_lengths.max())), special.pad, dtype=np.int64)
     for row, (s, t) in enumerate(zip(sources, targets)):
         src[row, : len(s)] = s
-        gold[row, : len(t) + 1] = (*t, eos)
+        gold[row, : len(t) + 1] = (*t, special.eos)
 
     # (1) encode; one decoder row per sentence (K = 1).
     encoded = model.expand(model.encode(src, src_lengths), 1)
     state = model.initial_state(encoded)
-    prev = np.full(batch, BOS_ID, dtype=np.int64)
+    prev = np.full(batch, special.bos, dtype=np.int64)
     steps = gold.shape[1]
     attention = np.zeros((batch, steps, src.shape[1]), dtype=np.float32)
     log_probs = np.zeros((batch, steps), dtype=np.float32)
@@ -177,8 +176,8 @@ def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
     todo = [k for k, (s, t) in enumerate(zip(src_pieces, tgt_pieces)) if s and t]
     forced = force_decode(
         translator.model,
-        [[*(translator.source_sp.piece_to_id(p) for p in src_pieces[k]), translator.eos] for k in todo],
-        [[translator.target_sp.piece_to_id(p) for p in tgt_pieces[k]] for k in todo], translator.eos)
+        [[*(translator.source_sp.piece_to_id(p) for p in src_pieces[k]), translator.model.special.eos] for k in todo],
+        [[translator.target_sp.piece_to_id(p) for p in tgt_pieces[k]] for k in todo])
     results: list[dict[str, tuple[tuple[int, int], ...]]] = [{m: () for m in methods} for _ in sources]
     for k, f in zip(todo, forced):
         results[k] = {m: word_links(src_pieces[k], tgt_pieces[k], f.attention, sources[k], targets[k], m, f.guided)

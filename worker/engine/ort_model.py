@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from .bundle import ALIGNER, READOUT_OUTPUT, TOPK_INPUT, Bundle, BundleError
+from .bundle import ALIGNER, READOUT_OUTPUT, TOPK_INPUT, Bundle, BundleError, SpecialIds
 from .search import EVERY, StepScores, beam_rows
 from .shortlist import Shortlist
 from .shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
@@ -119,7 +119,9 @@ class OrtStepModel:
 
     def __init__(self, encoder_path: Path, decoder_path: Path, provider: str = "cpu", threads: int = 0,
                  io_binding: bool | None = None, default_topk: int = 0, grouped_beams: bool = False,
-                 shortlist: Shortlist | None = None, aligner_path: Path | None = None) -> None:
+                 shortlist: Shortlist | None = None, aligner_path: Path | None = None, *,
+                 special: SpecialIds) -> None:
+        self.special = special
         options = session_options(threads)
         providers = providers_for(provider)
         self.encoder = load_session(encoder_path, options, providers)
@@ -168,7 +170,8 @@ class OrtStepModel:
             table = Shortlist.load(bundle.shortlist_path)
         aligner = bundle.graph_path(ALIGNER) if ALIGNER in bundle.graphs else None
         return cls(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), provider, threads, io_binding,
-                   int(bundle.manifest.get("topk", 0)), bundle.grouped_beams, table, aligner)
+                   int(bundle.manifest.get("topk", 0)), bundle.grouped_beams, table, aligner,
+                   special=bundle.special_ids)
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})

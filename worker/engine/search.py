@@ -20,8 +20,7 @@ import numpy as np
 from queue_config.messages import MAX_TARGET_TOKENS  # no hypothesis grows past it, whatever max_len_a/b say
 
 from .batching import pack_by_tokens
-
-PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+from .bundle import SpecialIds
 
 
 class SearchError(ValueError):
@@ -90,6 +89,7 @@ class StepModel(Protocol):
     """
 
     topk: int
+    special: SpecialIds  # its vocabulary's pad, unk, bos and eos ids
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> Any:
         """src int64 [B, S], lengths int64 [B] -> encoded batch."""
@@ -147,7 +147,8 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         return []
     if lengths.min() < 1:
         raise SearchError("every source needs at least one token")
-    src = np.full((batch, int(lengths.max())), PAD_ID, dtype=np.int64)
+    special = model.special
+    src = np.full((batch, int(lengths.max())), special.pad, dtype=np.int64)
     for row, ids in enumerate(sources):
         src[row, : len(ids)] = ids
     max_lens = np.array([max_target_length(n, options) for n in lengths])
@@ -165,7 +166,7 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     # through them, so live histories are never copied.
     steps = int(max_lens.max()) + 1
     trace = _Trace(batch, k, steps, src.shape[1])
-    prev = np.full(batch, BOS_ID, dtype=np.int64)
+    prev = np.full(batch, special.bos, dtype=np.int64)
     ended: list[list[_Ended]] = [[] for _ in range(batch)]  # read back from the trace at the end
     n_finished = np.zeros(batch, dtype=np.int64)
     history = np.zeros((batch, 1, 0), dtype=np.int64)  # [sentences, rows per sentence, t]: for n-gram blocking
@@ -184,16 +185,16 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         ids = (np.arange(width_c)[None, None, :] if scores_t.ids is None
                else scores_t.ids.astype(np.int64).reshape(n, rows_per, width_c))
         attention = scores_t.attention.astype(np.float32).reshape(n, rows_per, -1)
-        banned = (ids == PAD_ID) | (ids == BOS_ID)
+        banned = (ids == special.pad) | (ids == special.bos)
         if options.suppress_unk:
-            banned = banned | (ids == UNK_ID)
+            banned = banned | (ids == special.unk)
         if t < options.min_len:  # ... except where the maximum length says the sentence must end
-            banned = banned | ((ids == EOS_ID) & ~at_limit[:, None, None])
+            banned = banned | ((ids == special.eos) & ~at_limit[:, None, None])
         values = np.where(banned, -np.inf, values)
         if options.no_repeat_ngram and t >= options.no_repeat_ngram:
             values = _block_repeats(values, ids, history, options.no_repeat_ngram)
         if at_limit.any():  # only eos may follow
-            values[at_limit] = np.where(ids[0 if scores_t.ids is None else at_limit] == EOS_ID, values[at_limit], -np.inf)
+            values[at_limit] = np.where(ids[0 if scores_t.ids is None else at_limit] == special.eos, values[at_limit], -np.inf)
 
         # (3) the best 2K candidates of each sentence, best first.
         candidates = (scores[:, :, None] + values).reshape(n, rows_per * width_c)
@@ -207,14 +208,14 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         # (4) eos candidates ranked within K finish (while the sentence has fewer than K
         # finished); the best K others, in rank order, fill the live beam.
         valid = top_scores > -np.inf
-        is_eos = tokens == EOS_ID
+        is_eos = tokens == special.eos
         extend = valid & ~is_eos
         slot = np.cumsum(extend, axis=1) - 1
         extend &= slot < k
         rows, ranks = np.nonzero(extend)
         new_scores = np.full((n, k), -np.inf)
         new_origins = np.zeros((n, k), dtype=np.int64)
-        new_tokens = np.full((n, k), EOS_ID, dtype=np.int64)
+        new_tokens = np.full((n, k), special.eos, dtype=np.int64)
         new_scores[rows, slot[rows, ranks]] = top_scores[rows, ranks]
         new_origins[rows, slot[rows, ranks]] = origins[rows, ranks]
         new_tokens[rows, slot[rows, ranks]] = tokens[rows, ranks]

@@ -65,7 +65,6 @@ class Translator:
         self.shortlist = self.model.shortlist is not None  # decoding onto the lexical shortlist
         self.source_sp = _load_sentencepiece(self.bundle, "source")
         self.target_sp = _load_sentencepiece(self.bundle, "target")
-        self.eos = int(self.bundle.special_ids["eos"])
         defaults = self.bundle.manifest.get("decoding_defaults", {})
         self.default_options = SearchOptions(**{k: v for k, v in defaults.items() if k in SearchOptions.__dataclass_fields__})
         self.confidence_model = model_for(self.bundle.manifest)
@@ -227,7 +226,7 @@ class Translator:
         if pieces is None:
             pieces = self.source_sp.encode(text, out_type=str)
         ids = [self.source_sp.piece_to_id(p) for p in pieces]
-        return _SourceChunk(segment, text, start, tuple(pieces), (*ids, self.eos))
+        return _SourceChunk(segment, text, start, tuple(pieces), (*ids, self.model.special.eos))
 
     def _segment(self, sentence: str, units: list[tuple[_SourceChunk, list[Hypothesis]]], warnings: tuple[str, ...],
                  with_attention: bool) -> SegmentResult:
