@@ -11,7 +11,7 @@ import base64
 import json
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -123,9 +123,9 @@ class Runtime:
 
 
 def search_options(translator: Translator, options: JobOptions) -> SearchOptions:
-    changes = {k: v for k, v in vars(options).items() if k not in ("attention", "refuse_foreign") and v is not None}
+    changes = {k: v for k, v in vars(options).items() if k not in ("attention", "refuse_foreign")}
     try:
-        return replace(translator.default_options, **changes).validate()
+        return translator.search_options(**changes)
     except SearchError as exc:  # e.g. n_best above the bundle's default beam
         name = translator.bundle.manifest.get("name")
         raise JobError(f"options cannot be used with the model {name!r}: {exc}") from None

@@ -182,6 +182,11 @@ class Translator:
             documents.append(assemble_document(layout, own, provenance | {"timings": timings}))
         return documents
 
+    def search_options(self, **overrides: Any) -> SearchOptions:
+        """The bundle's decoding defaults with ``overrides`` (None: keep the default), validated
+        (``SearchError`` names an option the bundle cannot take, such as n_best above the beam)."""
+        return replace(self.default_options, **{k: v for k, v in overrides.items() if v is not None}).validate()
+
     def provenance(self, options: SearchOptions, seconds: float, sentences: int) -> dict[str, Any]:
         return {
             "bundle": self.bundle.manifest.get("name"),

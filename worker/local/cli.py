@@ -122,7 +122,6 @@ def _text_options(args: argparse.Namespace):
 
 
 def _translator(args: argparse.Namespace):
-    from dataclasses import replace
 
     from nmt.errors import UserError
     from worker.engine.ort_model import CPU, ProviderError, providers_for
@@ -137,15 +136,9 @@ def _translator(args: argparse.Namespace):
         translator = Translator(resolve_bundle_path(args.bundle), settings)
     except ProviderError as exc:
         raise UserError(str(exc)) from None
-    options = translator.default_options
-    changes = {"n_best": args.n_best, "coverage_penalty": args.coverage_penalty}
-    if args.beam is not None:
-        changes["beam"] = args.beam
-    if args.length_penalty is not None:
-        changes["length_penalty"] = args.length_penalty
-    if args.no_repeat_ngram is not None:
-        changes["no_repeat_ngram"] = args.no_repeat_ngram
-    return translator, replace(options, **changes).validate()
+    return translator, translator.search_options(
+        n_best=args.n_best, coverage_penalty=args.coverage_penalty, beam=args.beam, length_penalty=args.length_penalty,
+        no_repeat_ngram=args.no_repeat_ngram)
 
 
 def run_translate(args: argparse.Namespace) -> int:
