@@ -1,0 +1,86 @@
+"""Equal-compute comparison of training runs: validation BLEU against CPU-minutes of training, from
+each run's metrics.jsonl, as a PNG and a table. The runs are made beforehand, each alone on the
+machine for the same wall-clock time, e.g. for the four configs/compare/*.yaml:
+
+    timeout -s INT 960 nmt train --config configs/compare/gru-small.yaml --run-dir RUNS/gru-small
+    ...
+    python bench/equal_compute.py RUNS/gru-small RUNS/hybrid-small RUNS/gru-base RUNS/hybrid-base \\
+        --png docs/equal-compute.png [--json]
+
+The baseline is the first run given: each other run's best BLEU is also shown as a difference from
+it at the same training time. "CPU-minutes" are training seconds (the trainer's ``elapsed``: optimizer
+steps, validation excluded) x the threads the run used / 60.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from span_fidelity import cpu_model  # noqa: E402
+
+
+def read_run(run_dir: Path) -> dict:
+    records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+               if line.strip()]
+    config = (run_dir / "config.yaml").read_text(encoding="utf-8")
+    threads = next((int(line.split(":")[1]) for line in config.splitlines() if line.strip().startswith("threads:")), 1)
+    valid = [r for r in records if r["kind"] == "valid"]
+    train = [r for r in records if r["kind"] == "train"]
+    return {"name": run_dir.name, "threads": threads,
+            "points": [(r["elapsed"] * threads / 60, r["valid_bleu"], r["step"]) for r in valid],
+            "steps": train[-1]["step"] if train else 0,
+            "tokens_per_s": sum(r["tokens_per_s"] for r in train) / len(train) if train else 0.0}
+
+
+def bleu_at(run: dict, minutes: float) -> float | None:
+    """The best validation BLEU the run had reached within ``minutes`` CPU-minutes."""
+    reached = [bleu for m, bleu, _ in run["points"] if m <= minutes + 1e-9]
+    return max(reached) if reached else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path, help="run directories; the first is the baseline")
+    parser.add_argument("--png", type=Path, help="write the plot here")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON on the last line")
+    args = parser.parse_args()
+    runs = [read_run(path) for path in args.runs]
+    common = min(max((m for m, _, _ in run["points"]), default=0.0) for run in runs)
+    base = bleu_at(runs[0], common)
+    print(f"CPU: {cpu_model()} ({os.cpu_count()} cores); compared at {common:.1f} CPU-minutes "
+          f"(the shortest run's last validation)")
+    print(f"  {'run':14} {'steps':>6} {'tok/s':>7} {'best BLEU at ' + format(common, '.0f') + ' CPU-min':>24} "
+          f"{'vs ' + runs[0]['name']:>18}")
+    for run in runs:
+        bleu = bleu_at(run, common)
+        delta = "" if bleu is None or base is None else f"{bleu - base:+.2f}"
+        print(f"  {run['name']:14} {run['steps']:6d} {run['tokens_per_s']:7.0f} "
+              f"{'-' if bleu is None else format(bleu, '.2f'):>24} {delta:>18}")
+    if args.png:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for run in runs:
+            ax.plot([m for m, _, _ in run["points"]], [b for _, b, _ in run["points"]], "o-", label=run["name"])
+        ax.set(xlabel="CPU-minutes of training (training seconds x threads / 60)",
+               ylabel="validation BLEU (greedy; newstest2013, Tatoeba dev, software dev)",
+               title="Equal compute: validation BLEU against CPU-minutes")
+        ax.grid(alpha=0.3)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(args.png, dpi=100)
+        plt.close(fig)
+    if args.json:
+        print(json.dumps({"cpu": cpu_model(), "common_cpu_minutes": common,
+                          "runs": [{**run, "best_bleu_at_common": bleu_at(run, common)} for run in runs]}))
+
+
+if __name__ == "__main__":
+    main()
