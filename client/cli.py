@@ -34,6 +34,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "recorded in --out by an earlier run)")
     p.add_argument("--by-path", action="store_true", help="send paths (storage the workers share), not the text")
     p.add_argument("--beam", type=int, help="beam size (default: the model's)")
+    p.add_argument("--no-repeat-ngram", type=int, metavar="N",
+                   help="never repeat an n-gram of N subword tokens within a translation (0: off; default: the model's)")
     p.add_argument("--model", help="a model the workers serve, e.g. multi30k-en-de (default: the pair's default model)")
     p.add_argument("--glossary", metavar="FILE",
                    help="force these translations of terms: a UTF-8 file of 'source<TAB>target' lines ('#' comments)")
@@ -94,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"nmt submit: error: {exc}", file=sys.stderr)
         return 2
     url = redacted(client.settings.broker_url)
-    options = {"beam": args.beam} if args.beam else {}
+    options = {key: value for key, value in (("beam", args.beam), ("no_repeat_ngram", args.no_repeat_ngram))
+               if value is not None}
     # What the client knows decides a result besides the text; the bundle signature results
     # report is recorded too, but a run cannot know the workers' bundle before it submits.
     request = {"src": args.src, "tgt": args.tgt, "model": args.model, "options": options, "format": args.format,

@@ -23,6 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parity-sentences", type=int, default=200, help="validation sentences for token parity")
     p.add_argument("--beam", type=int, default=5, help="beam size for parity and scores")
     p.add_argument("--length-penalty", type=float, default=0.0, help="GNMT alpha: the bundle's default, used for its scores")
+    p.add_argument("--no-repeat-ngram", type=int, default=5, metavar="N",
+                   help="the bundle's default n-gram blocking, used for its scores: never repeat an n-gram of N "
+                        "subword tokens (0: off; lists such as '%%s, %%s, %%s' need it off or larger; "
+                        "default: %(default)s)")
     p.add_argument("--name", help="bundle name recorded in the manifest (default: the --out directory's name)")
     p.add_argument("--shortlist-pairs", type=int, default=0,
                    help="build a lexical shortlist from this many training pairs (eflomal alignments; 0: none)")
@@ -46,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     options = ExportOptions(
         precision=args.precision, force=args.force, data_dir=args.data_dir,
-        parity_sentences=args.parity_sentences, beam=args.beam, length_penalty=args.length_penalty, name=args.name,
+        parity_sentences=args.parity_sentences, beam=args.beam, length_penalty=args.length_penalty,
+        no_repeat_ngram=args.no_repeat_ngram, name=args.name,
         shortlist=ShortlistOptions(pairs=args.shortlist_pairs, per_source=args.shortlist_per_source,
                                    frequent=args.shortlist_frequent) if args.shortlist_pairs > 0 else None,
     )

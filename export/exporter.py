@@ -58,11 +58,6 @@ log = logging.getLogger(__name__)
 INT8_MAX_BLEU_DROP = 0.5
 
 
-# Beam search never repeats an n-gram of this many subword tokens: it ends loops and cost no BLEU on
-# the shipped models' dev sets (docs/quality.md, bench/repeat_blocking.py).
-NO_REPEAT_NGRAM = 5
-
-
 @dataclass(frozen=True)
 class ExportOptions:
     precision: str = "fp32"
@@ -71,6 +66,10 @@ class ExportOptions:
     parity_sentences: int = 200
     beam: int = 5
     length_penalty: float = 0.0  # GNMT alpha recorded as the bundle's default and used for its scores
+    # The bundle's default n-gram blocking (0: off): beam search never repeats an n-gram of this many
+    # subword tokens. 5 ends loops at no BLEU cost on general dev sets (bench/repeat_blocking.py), but
+    # breaks lists such as "%s, %s, %s": tune it on the bundle's own dev set.
+    no_repeat_ngram: int = 5
     tolerance: float = 1e-4
     name: str | None = None  # bundle name in the manifest; default: the output directory's name
     shortlist: ShortlistOptions | None = None  # build a lexical shortlist from the training corpora
@@ -134,7 +133,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
             f"greedy {parity.sentences - parity.greedy_equal} differ, beam {parity.sentences - parity.beam_equal} differ"
         )
     search = SearchOptions(beam=options.beam, max_len_a=cfg.train.max_len_a, max_len_b=cfg.train.max_len_b,
-                           length_penalty=options.length_penalty)
+                           length_penalty=options.length_penalty, no_repeat_ngram=options.no_repeat_ngram)
     scores: dict[str, Any] = {"valid_bleu_fp32": _bleu(fp32, loaded, valid_ids, valid.tgt, search)}
 
     # (3) the requested precision; lossy ones are judged by their BLEU difference. int8 starts
@@ -382,7 +381,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         "topk_input": TOPK_INPUT,  # overridable: the search asks for 2 * beam + 4
         GROUPED_BEAMS: True,  # encoder outputs once per sentence, its beam's rows adjacent
         "decoding_defaults": {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
-                              "length_penalty": options.length_penalty, "no_repeat_ngram": NO_REPEAT_NGRAM},
+                              "length_penalty": options.length_penalty, "no_repeat_ngram": options.no_repeat_ngram},
         "model_config": asdict(model_cfg),
         "training": {
             "config": cfg.to_dict(),
