@@ -1,14 +1,18 @@
 """Word alignment quality of ``nmt align``: alignment error rate (AER) of the forced-decoding links,
-per extraction method, against silver alignments from eflomal and against a small hand-made gold set.
+per extraction method, against silver alignments from eflomal, a small hand-made gold set and the
+Bicici Europarl gold set (100 pairs, lowercased and tokenized; ``align-bicici-deen`` in ``--data``).
 
 Silver: eflomal (Östling and Tiedemann 2016; ``pip install eflomal``) run in both directions on
 the evaluated pairs plus a chunk of the training corpora for statistics, symmetrised with
 grow-diag-final-and. eflomal sees lower-cased words with their leading and trailing punctuation
 stripped (a word of punctuation only is kept as it is), so word indices are the whitespace words
-``nmt align`` prints. All links count as sure: AER = 1 - 2|A & S| / (|A| + |S|).
+``nmt align`` prints. eflomal's own links are scored against both gold sets too (it learns from the
+Bicici sentences as from the others: unsupervised, as it is used). AER = 1 - (|A & S| + |A & P|) /
+(|A| + |S|) (Och and Ney 2003), S the sure and P the possible links (P includes S); the silver and
+the hand-made gold have sure links only (P = S).
 
     python bench/alignment_aer.py [--bundle models/en-de] [--lines 1000] [--train-lines 100000]
-                                  [--methods argmax,grow] [--json]
+                                  [--methods argmax,grow] [--data ../shared/data] [--json]
 """
 from __future__ import annotations
 
@@ -25,12 +29,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-WMT = REPO_ROOT.parent / "shared" / "data" / "wmt-newstest-de-en"
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 TATOEBA = REPO_ROOT / "data" / "tatoeba-holdout"
 GOLD = REPO_ROOT / "bench" / "data" / "alignment_gold.tsv"
-SETS = {"newstest2013": (WMT / "newstest2013.en.gz", WMT / "newstest2013.de.gz"),
-        "tatoeba-dev": (TATOEBA / "dev.en.gz", TATOEBA / "dev.de.gz")}
-TRAIN = [(TATOEBA / "train.en.gz", TATOEBA / "train.de.gz"), (WMT / "train.en.gz", WMT / "train.de.gz")]
 
 from nmt.links import Links, parse_pharaoh  # noqa: E402
 from training.silver import silver_links  # noqa: E402,F401 (silver_links: tag_placement)
@@ -41,12 +42,31 @@ def head(path: Path, n: int) -> list[str]:
         return [line.rstrip("\n") for line in itertools.islice(f, n)]
 
 
-def aer(predicted: list[Links], reference: list[Links]) -> dict:
-    """AER with every reference link sure, plus precision and recall, over a whole set."""
-    hits = sum(len(a & s) for a, s in zip(predicted, reference))
-    n_a, n_s = sum(map(len, predicted)), sum(map(len, reference))
-    return {"aer": 100.0 * (1 - 2 * hits / max(n_a + n_s, 1)),
-            "precision": 100.0 * hits / max(n_a, 1), "recall": 100.0 * hits / max(n_s, 1),
+def silver_sets(data: Path) -> dict[str, tuple[Path, Path]]:
+    """The sets scored against eflomal: name -> (English, German) files; ``data``: the shared data."""
+    wmt = data / "wmt-newstest-de-en"
+    return {"newstest2013": (wmt / "newstest2013.en.gz", wmt / "newstest2013.de.gz"),
+            "tatoeba-dev": (TATOEBA / "dev.en.gz", TATOEBA / "dev.de.gz")}
+
+
+def training_corpora(data: Path) -> list[tuple[Path, Path]]:
+    """The corpora eflomal also learns from (their first --train-lines pairs each)."""
+    wmt = data / "wmt-newstest-de-en"
+    return [(TATOEBA / "train.en.gz", TATOEBA / "train.de.gz"), (wmt / "train.en.gz", wmt / "train.de.gz")]
+
+
+SETS = silver_sets(SHARED_DATA)  # with the default data (bench/worker_rss.py reads its sentences)
+
+
+def aer(predicted: list[Links], sure: list[Links], possible: list[Links] | None = None) -> dict:
+    """AER over a whole set, in %, with precision (against the possible links) and recall (of the
+    sure ones); ``possible`` includes ``sure`` and defaults to it (every reference link sure)."""
+    possible = sure if possible is None else possible
+    sure_hits = sum(len(a & s) for a, s in zip(predicted, sure))
+    possible_hits = sum(len(a & p) for a, p in zip(predicted, possible))
+    n_a, n_s = sum(map(len, predicted)), sum(map(len, sure))
+    return {"aer": 100.0 * (1 - (sure_hits + possible_hits) / max(n_a + n_s, 1)),
+            "precision": 100.0 * possible_hits / max(n_a, 1), "recall": 100.0 * sure_hits / max(n_s, 1),
             "links": n_a, "reference_links": n_s}
 
 
@@ -61,6 +81,18 @@ def read_gold(path: Path) -> tuple[list[tuple[str, str]], list[Links]]:
     return pairs, links
 
 
+def read_bicici(directory: Path) -> tuple[list[tuple[str, str]], list[Links], list[Links]]:
+    """The Bicici set: (English, German) pairs, sure and possible links (Pharaoh, English first)."""
+    def links(name: str) -> list[Links]:
+        return [set(parse_pharaoh(line)) for line in (directory / name).read_text(encoding="utf-8").splitlines()]
+
+    pairs = list(zip(head(directory / "test.en.gz", 10**9), head(directory / "test.de.gz", 10**9)))
+    sure, possible = links("sure.txt"), links("possible.txt")
+    if not len(pairs) == len(sure) == len(possible):
+        raise ValueError(f"{directory}: {len(pairs)} pairs, {len(sure)} sure and {len(possible)} possible lines")
+    return pairs, sure, possible
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bundle", default=str(REPO_ROOT / "models" / "en-de"))
@@ -69,8 +101,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="first N pairs of each training corpus, for eflomal's statistics")
     parser.add_argument("--methods", default=None, help="comma-separated extraction methods (default: all)")
     parser.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: its default)")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA,
+                        help="the shared data: wmt-newstest-de-en and align-bicici-deen (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print a JSON object as the last line")
     args = parser.parse_args(argv)
+    wmt, bicici = args.data / "wmt-newstest-de-en", args.data / "align-bicici-deen"
+    for directory in (wmt, bicici):
+        if not directory.is_dir():
+            parser.error(f"{directory} not found (--data: the directory holding the shared data sets)")
 
     from span_fidelity import cpu_model
 
@@ -83,41 +121,43 @@ def main(argv: list[str] | None = None) -> int:
     translator = Translator(args.bundle, EngineSettings(provider="cpu", intra_op_threads=args.threads))
     methods = args.methods.split(",") if args.methods else [
         m for m in METHODS if m != "guided" or translator.model.aligner is not None]
-    sets = {name: list(zip(head(src, args.lines), head(tgt, args.lines))) for name, (src, tgt) in SETS.items()}
+    sets = {name: list(zip(head(src, args.lines), head(tgt, args.lines)))
+            for name, (src, tgt) in silver_sets(args.data).items()}
     gold_pairs, gold_links = read_gold(GOLD)
+    bicici_pairs, bicici_sure, bicici_possible = read_bicici(bicici)
 
     started = time.perf_counter()
-    train = [pair for src, tgt in TRAIN for pair in zip(head(src, args.train_lines), head(tgt, args.train_lines))]
-    evaluated = [p for pairs in sets.values() for p in pairs] + gold_pairs
+    train = [pair for src, tgt in training_corpora(args.data)
+             for pair in zip(head(src, args.train_lines), head(tgt, args.train_lines))]
+    evaluated = [p for pairs in sets.values() for p in pairs] + gold_pairs + bicici_pairs
     silver_all = silver_links(evaluated, train)
     silver_seconds = time.perf_counter() - started
     print(f"eflomal: {len(evaluated)} evaluated + {len(train)} training pairs, {silver_seconds:.0f} s")
 
+    # name -> (kind, pairs, sure, possible, eflomal's links of the pairs or None for a silver set)
     references = {}
     offset = 0
     for name, pairs in sets.items():
-        references[name] = ("silver", pairs, silver_all[offset: offset + len(pairs)])
+        references[name] = ("silver", pairs, silver_all[offset: offset + len(pairs)], None, None)
         offset += len(pairs)
-    references["hand-made gold"] = ("gold", gold_pairs, gold_links)
-    references["eflomal vs gold"] = None  # how far the silver itself is from the gold
+    for name, pairs, sure, possible in (("gold", gold_pairs, gold_links, None),
+                                        ("bicici", bicici_pairs, bicici_sure, bicici_possible)):
+        references[name] = ("gold", pairs, sure, possible, silver_all[offset: offset + len(pairs)])
+        offset += len(pairs)
 
     results: dict[str, dict] = {"bundle": str(translator.bundle.signature), "cpu": cpu_model(),
                                 "lines": args.lines, "train_lines": args.train_lines, "sets": {}}
     print(f"\n{'set':16} {'reference':8} {'method':12} {'AER':>6} {'prec':>6} {'recall':>6} {'links':>7} {'ref':>7}")
-    for name, entry in references.items():
-        if entry is None:
-            row = aer(silver_all[-len(gold_pairs):], gold_links)
-            results["sets"]["gold:eflomal"] = row
-            print(f"{'hand-made gold':16} {'gold':8} {'eflomal':12} {row['aer']:6.1f} {row['precision']:6.1f} "
-                  f"{row['recall']:6.1f} {row['links']:7d} {row['reference_links']:7d}")
-            continue
-        kind, pairs, reference = entry
+    for name, (kind, pairs, sure, possible, eflomal_links) in references.items():
         started = time.perf_counter()
         predicted = align_pairs(translator, [s for s, _ in pairs], [t for _, t in pairs], methods)
         seconds = time.perf_counter() - started
-        for method in methods:
-            row = aer([set(p[method]) for p in predicted], reference)
-            results["sets"][f"{name}:{method}"] = {**row, "seconds": round(seconds, 1)}
+        rows = {method: {**aer([set(p[method]) for p in predicted], sure, possible), "seconds": round(seconds, 1)}
+                for method in methods}
+        if eflomal_links is not None:  # how far the silver itself is from a gold set
+            rows["eflomal"] = aer(eflomal_links, sure, possible)
+        for method, row in rows.items():
+            results["sets"][f"{name}:{method}"] = row
             print(f"{name:16} {kind:8} {method:12} {row['aer']:6.1f} {row['precision']:6.1f} {row['recall']:6.1f} "
                   f"{row['links']:7d} {row['reference_links']:7d}")
         print(f"{'':16} forced decoding + extraction of {len(pairs)} pairs: {seconds:.1f} s")
