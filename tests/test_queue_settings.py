@@ -1,13 +1,18 @@
 """Queue settings from NMT_* variables, and the Celery configuration built from them."""
 from __future__ import annotations
 
+import os
 import ssl
+import subprocess
+import sys
 
 import pytest
 
 from queue_config.celery_config import celery_config
 from queue_config.messages import JobOptions, JobRequest, MessageError
 from queue_config.settings import SettingsError, load_settings, redacted
+
+from .conftest import REPO_ROOT
 
 
 def test_defaults_and_result_backend_defaults_to_broker():
@@ -81,3 +86,29 @@ def test_a_job_request_may_name_a_model():
     for bad in ("", "../x", 7, "a b"):
         with pytest.raises(MessageError, match="'model'"):
             JobRequest.from_json(base | {"model": bad})
+
+
+def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env}, cwd=REPO_ROOT)
+
+
+def test_importing_the_celery_app_reads_no_settings_and_no_bundle():
+    # Settings that would be refused, and a bundle that does not exist: the import still works,
+    # and Celery meets both only when it needs its configuration.
+    env = {"NMT_RETRY_BACKOFF_MAX": "999", "NMT_BUNDLES": "/nonexistent/bundle"}
+    imported = _python("import worker.tasks as t; print(t.app.configured)", env)
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    assert imported.stdout.strip() == "False"
+    configured = _python("import worker.tasks as t; t.app.conf.task_queues", env)
+    assert configured.returncode != 0 and "NMT_RETRY_BACKOFF_MAX (999)" in configured.stderr
+
+
+def test_the_job_tasks_take_their_retry_limits_from_the_settings():
+    out = _python("import worker.tasks as t\n"
+                  "for name in ('nmt.translate_document', 'nmt.translate_chunk'):\n"
+                  "    task = t.app.tasks[name]\n"
+                  "    print(task.max_retries, task.retry_backoff_max)\n",
+                  {"NMT_MAX_RETRIES": "7", "NMT_RETRY_BACKOFF_MAX": "13"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["7", "13", "7", "13"]

@@ -6,6 +6,7 @@ ONNX Runtime sessions must not cross a fork.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -25,29 +26,55 @@ from queue_config.celery_config import celery_config
 from queue_config.jobstore import Delivery, Ending, JobStore
 from queue_config.messages import JobRequest, MessageError, batchable
 from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, queue_for
-from queue_config.settings import load_settings
+from queue_config.settings import QueueSettings, load_settings
 from worker.engine.bundle import BundleError
 
 from . import metrics
-from .jobs import Completed, JobError, Runtime, reported, run_batch, run_chunk, run_document, served_models
+from .jobs import Completed, JobError, Runtime, ServedModel, reported, run_batch, run_chunk, run_document, served_models
 from .sweep import Sweeper
 from .taking import Taken, Taker, ack_all
 
 log = logging.getLogger(__name__)
 TRANSIENT = (redis.ConnectionError, redis.TimeoutError)
 
-settings = load_settings()
-MODELS = served_models(settings)
-PAIRS = sorted({m.pair for m in MODELS.values()})
 app = Celery("nmt")
-app.conf.update(celery_config(settings))
-if settings.broker_url.startswith(("redis://", "rediss://")):
-    app.conf.broker_transport = "worker.transport:Transport"  # drops poison items instead of dying on them
-if settings.backend_url.startswith(("redis://", "rediss://")):
-    app.conf.result_backend = f"worker.backend:ReasonOnlyRedisBackend+{settings.backend_url}"  # no tracebacks stored
-# With no -Q, a worker consumes the queues of the language pairs its bundles serve.
-# Each pair also has a batch queue for small plain-text jobs (worker.taking).
-app.conf.task_queues = [Queue(name(*pair.split("-"))) for pair in PAIRS for name in (queue_for, batch_queue_for)]
+
+
+@functools.cache
+def settings() -> QueueSettings:
+    """The NMT_* settings, read when first needed (importing this module reads nothing)."""
+    return load_settings()
+
+
+@functools.cache
+def served() -> dict[str, ServedModel]:
+    """The bundles this worker serves (their manifests are read on first use)."""
+    return served_models(settings())
+
+
+def served_pairs() -> list[str]:
+    return sorted({m.pair for m in served().values()})
+
+
+def _configuration() -> dict[str, Any]:
+    """Celery's configuration, made when Celery first needs it (when the worker starts, or a task
+    is sent) rather than at import."""
+    s = settings()
+    conf = celery_config(s)
+    if s.broker_url.startswith(("redis://", "rediss://")):
+        conf["broker_transport"] = "worker.transport:Transport"  # drops poison items instead of dying on them
+    if s.backend_url.startswith(("redis://", "rediss://")):
+        conf["result_backend"] = f"worker.backend:ReasonOnlyRedisBackend+{s.backend_url}"  # no tracebacks stored
+    # With no -Q, a worker consumes the queues of the language pairs its bundles serve.
+    # Each pair also has a batch queue for small plain-text jobs (worker.taking).
+    conf["task_queues"] = [Queue(name(*pair.split("-"))) for pair in served_pairs() for name in (queue_for, batch_queue_for)]
+    # Retry limits from the settings, set on the job tasks as they are bound to the app.
+    retries = {"max_retries": s.max_retries, "retry_backoff_max": s.retry_backoff_max}
+    conf["task_annotations"] = {TRANSLATE_TASK: retries, CHUNK_TASK: retries}
+    return conf
+
+
+app.add_defaults(_configuration)
 
 
 class Verdict(Enum):
@@ -78,9 +105,9 @@ class JobTask(Task):
     @property
     def runtime(self) -> Runtime:
         if JobTask._runtime is None:
-            store = JobStore.from_url(settings.backend_url, settings.result_expires,
-                                      socket_timeout=settings.socket_timeout)
-            JobTask._runtime = Runtime(settings, store, MODELS, JobTask.pool_children)
+            store = JobStore.from_url(settings().backend_url, settings().result_expires,
+                                      socket_timeout=settings().socket_timeout)
+            JobTask._runtime = Runtime(settings(), store, served(), JobTask.pool_children)
         return JobTask._runtime
 
     @property
@@ -91,7 +118,7 @@ class JobTask(Task):
 
 
 RETRY = dict(bind=True, base=JobTask, autoretry_for=TRANSIENT, retry_backoff=True, retry_jitter=True,
-             retry_backoff_max=settings.retry_backoff_max, max_retries=settings.max_retries, acks_late=True,
+             acks_late=True,
              throws=(InvalidJobError,))  # expected failures: logged without a traceback
 
 
@@ -106,7 +133,7 @@ def translate_document(self: JobTask, payload: Any) -> dict[str, Any]:
             store.fail(job_id, f"malformed job message: {exc}")
             metrics.record_failure("malformed_message")
         raise InvalidJobError(f"malformed job message: {exc}") from None
-    if settings.batch_jobs > 1 and batchable(request, settings.batch_bytes):
+    if settings().batch_jobs > 1 and batchable(request, settings().batch_bytes):
         return _batch(self, request, _job_message(payload, batch_queue_for(request.src, request.tgt)))
     return _guarded(self, request.job_id, "document", _job_message(payload, queue_for(request.src, request.tgt)),
                     lambda: run_document(self.runtime, request, _send_chunk(request)))
@@ -175,7 +202,7 @@ def _owner() -> str:
 
 def _admit(store: JobStore, deliveries: list[Delivery], owner: str) -> list[Admitted]:
     """Whether each delivery of a job scope runs, all decided in one round trip."""
-    admissions = store.admit(deliveries, owner, settings.lease_seconds, settings.max_attempts)
+    admissions = store.admit(deliveries, owner, settings().lease_seconds, settings().max_attempts)
     return [Admitted(Verdict.FAILED, _give_up(store, delivery, admission.attempts)) if admission.state == "over"
             else Admitted(Verdict(admission.state)) if admission.state in ("run", "busy")
             else Admitted(Verdict.ENDED, admission.state)
@@ -185,7 +212,7 @@ def _admit(store: JobStore, deliveries: list[Delivery], owner: str) -> list[Admi
 def _not_run(task: JobTask, job_id: str, admitted: Admitted) -> dict[str, Any]:
     """A delivery that does not run: retried later, failed, or answered with its ended job's state."""
     if admitted.verdict is Verdict.BUSY:  # another worker runs this right now (a redelivery while it is alive)
-        raise task.retry(countdown=settings.lease_seconds, max_retries=None)
+        raise task.retry(countdown=settings().lease_seconds, max_retries=None)
     if admitted.verdict is Verdict.FAILED:
         raise InvalidJobError(admitted.detail)  # a FAILURE in Celery and Flower too, not a success
     return {"job_id": job_id, "state": admitted.detail, "redelivered": True}
@@ -194,7 +221,7 @@ def _not_run(task: JobTask, job_id: str, admitted: Admitted) -> dict[str, Any]:
 def _give_up(store: JobStore, delivery: Delivery, attempts: int) -> str:
     """Fail a job whose scope was delivered ``attempts`` times, more than NMT_MAX_ATTEMPTS; the reason."""
     error = (f"job failed: its {delivery.scope} task was delivered {attempts - 1} times and its worker died each "
-             f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings.max_attempts}")
+             f"time (killed, or out of memory?); giving up after NMT_MAX_ATTEMPTS={settings().max_attempts}")
     store.fail(delivery.job_id, error)
     metrics.record_failure("attempt_cap")
     return error
@@ -205,7 +232,7 @@ def _failure(job_id: str, scope: str, exc: Exception) -> tuple[str, str]:
     if isinstance(exc, (JobError, MessageError, BundleError)):
         return str(exc), "invalid_job"
     if isinstance(exc, SoftTimeLimitExceeded):
-        return f"job exceeded the soft time limit of {settings.soft_time_limit} s (NMT_SOFT_TIME_LIMIT)", "time_limit"
+        return f"job exceeded the soft time limit of {settings().soft_time_limit} s (NMT_SOFT_TIME_LIMIT)", "time_limit"
     # a bug or an input nothing above foresaw: the job fails, never hangs
     log.error("job %s (%s) failed unexpectedly", job_id, scope, exc_info=exc)
     return f"job failed in the worker: {type(exc).__name__}: {str(exc)[:300]}", "worker_error"
@@ -227,8 +254,8 @@ def _batch(task: JobTask, request: JobRequest, message: dict[str, Any]) -> dict[
     ended together, and then the messages taken for them acknowledged together (one round trip
     each); each job is still skipped, leased, failed and finished on its own."""
     store, owner = task.runtime.store, _owner()
-    taken = task.taker.take(batch_queue_for(request.src, request.tgt), settings.batch_jobs - 1, settings.batch_wait_ms / 1000,
-                 settings.batch_chars, len(request.text or ""))
+    taken = task.taker.take(batch_queue_for(request.src, request.tgt), settings().batch_jobs - 1, settings().batch_wait_ms / 1000,
+                 settings().batch_chars, len(request.text or ""))
     entries = [(request, message, None), *_taken_jobs(store, taken)]
     states = _admit(store, [Delivery(job.job_id, "document", job_message) for job, job_message, _ in entries], owner)
     admitted, first = [], Admitted(Verdict.RUN)
@@ -325,9 +352,9 @@ def _heartbeat(store: JobStore, scopes: list[tuple[str, str]], owner: str) -> It
     stop = threading.Event()
 
     def renew() -> None:
-        while not stop.wait(settings.lease_seconds / 3):
+        while not stop.wait(settings().lease_seconds / 3):
             try:
-                store.keep_alive(scopes, owner, settings.lease_seconds)
+                store.keep_alive(scopes, owner, settings().lease_seconds)
             except TRANSIENT:
                 log.warning("could not renew the leases of %d job scope(s), %s first", len(scopes), scopes[0])
 
@@ -346,7 +373,7 @@ def _record_concurrency(sender: Any = None, **_: Any) -> None:
     (each child derives its ONNX Runtime threads from it when NMT_THREADS is 0)."""
     concurrency = getattr(sender, "concurrency", None)
     JobTask.pool_children = concurrency if isinstance(concurrency, int) and concurrency > 0 else 1  # "auto": unknown
-    if settings.metrics_port:
+    if settings().metrics_port:
         metrics.enable()  # before the fork: the children write their counters where the parent reads them
 
 
@@ -354,17 +381,17 @@ def _record_concurrency(sender: Any = None, **_: Any) -> None:
 def _announce(**_: Any) -> None:
     """In the worker parent: tell clients which language pairs are served (clients reject others
     at submit time), and start the sweep for jobs whose message is gone (``worker.sweep``)."""
-    store = JobStore.from_url(settings.backend_url, settings.result_expires, socket_timeout=settings.socket_timeout)
+    store = JobStore.from_url(settings().backend_url, settings().result_expires, socket_timeout=settings().socket_timeout)
     try:
-        store.announce_pairs(PAIRS)
-        store.announce_models({m.name: m.pair for m in MODELS.values()})
+        store.announce_pairs(served_pairs())
+        store.announce_models({m.name: m.pair for m in served().values()})
     except TRANSIENT as exc:
         log.warning("could not announce served pairs: %s", exc)
-    if settings.sweep_seconds:
-        Sweeper(store, settings, _resend).start()
-    if settings.metrics_port:
-        metrics.serve(settings.metrics_port, settings.metrics_host, store.redis, [q.name for q in app.conf.task_queues],
-                      {"models": ",".join(MODELS), "provider_setting": settings.provider})
+    if settings().sweep_seconds:
+        Sweeper(store, settings(), _resend).start()
+    if settings().metrics_port:
+        metrics.serve(settings().metrics_port, settings().metrics_host, store.redis, [q.name for q in app.conf.task_queues],
+                      {"models": ",".join(served()), "provider_setting": settings().provider})
 
 
 def _resend(message: dict[str, Any]) -> None:
