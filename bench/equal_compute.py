@@ -7,8 +7,8 @@ machine for the same wall-clock time, e.g. for the four configs/compare/*.yaml:
     python bench/equal_compute.py RUNS/gru-small RUNS/hybrid-small RUNS/gru-base RUNS/hybrid-base \\
         --png docs/equal-compute.png [--json]
 
-The baseline is the first run given: each other run's best BLEU is also shown as a difference from
-it at the same training time. "CPU-minutes" are training seconds (the trainer's ``elapsed``: optimizer
+The baseline is the first run given: each other run's BLEU is also shown as a difference from it at the
+same training time (linear between validations, at the shortest run's last validation). "CPU-minutes" are training seconds (the trainer's ``elapsed``: optimizer
 steps, validation excluded) x the threads the run used / 60.
 """
 from __future__ import annotations
@@ -37,9 +37,13 @@ def read_run(run_dir: Path) -> dict:
 
 
 def bleu_at(run: dict, minutes: float) -> float | None:
-    """The best validation BLEU the run had reached within ``minutes`` CPU-minutes."""
-    reached = [bleu for m, bleu, _ in run["points"] if m <= minutes + 1e-9]
-    return max(reached) if reached else None
+    """Validation BLEU at ``minutes`` CPU-minutes, linear between the run's validations (None past
+    its last one)."""
+    points = [(0.0, 0.0)] + [(m, bleu) for m, bleu, _ in run["points"]]
+    for (m0, b0), (m1, b1) in zip(points, points[1:]):
+        if m0 <= minutes <= m1:
+            return b0 + (b1 - b0) * (minutes - m0) / (m1 - m0) if m1 > m0 else b1
+    return None
 
 
 def main() -> None:
@@ -53,13 +57,15 @@ def main() -> None:
     base = bleu_at(runs[0], common)
     print(f"CPU: {cpu_model()} ({os.cpu_count()} cores); compared at {common:.1f} CPU-minutes "
           f"(the shortest run's last validation)")
-    print(f"  {'run':14} {'steps':>6} {'tok/s':>7} {'best BLEU at ' + format(common, '.0f') + ' CPU-min':>24} "
+    print(f"  {'run':14} {'steps':>6} {'tok/s':>7} {'BLEU at ' + format(common, '.1f') + ' CPU-min':>22} {'last validation':>18} "
           f"{'vs ' + runs[0]['name']:>18}")
     for run in runs:
         bleu = bleu_at(run, common)
         delta = "" if bleu is None or base is None else f"{bleu - base:+.2f}"
         print(f"  {run['name']:14} {run['steps']:6d} {run['tokens_per_s']:7.0f} "
-              f"{'-' if bleu is None else format(bleu, '.2f'):>24} {delta:>18}")
+              f"{'-' if bleu is None else format(bleu, '.2f'):>22} "
+              f"{format(run['points'][-1][1], '.2f') + ' at ' + format(run['points'][-1][0], '.1f') if run['points'] else '-':>18} "
+              f"{delta:>18}")
     if args.png:
         import matplotlib
 
@@ -79,7 +85,7 @@ def main() -> None:
         plt.close(fig)
     if args.json:
         print(json.dumps({"cpu": cpu_model(), "common_cpu_minutes": common,
-                          "runs": [{**run, "best_bleu_at_common": bleu_at(run, common)} for run in runs]}))
+                          "runs": [{**run, "bleu_at_common": bleu_at(run, common)} for run in runs]}))
 
 
 if __name__ == "__main__":
