@@ -23,6 +23,7 @@ class Command:
 
 COMMANDS = {
     "train": Command("training.cli", "train", "train a Bahdanau-attention GRU model"),
+    "snapshot": Command("training.cli", "train", "write a compact snapshot of a training run, to go on elsewhere"),
     "train-aligner": Command("training.aligner_cli", "train", "train a guided-alignment head for a trained model"),
     "download-data": Command("training.download", None, "download Multi30k task 1 from GitHub"),
     "build-data": Command("training.build_data", "train", "build the general-v2 data directory (held-out sets, software catalogues)"),
@@ -35,9 +36,10 @@ COMMANDS = {
     "status": Command("client.cli", "client", "print a job's state and progress"),
     "result": Command("client.cli", "client", "fetch a finished job's translation"),
     "cancel": Command("client.cli", "client", "cancel a queued or running job"),
+    "serve": Command("api.cli", "api", "serve the DeepL-compatible HTTP gateway over the workers"),
 }
 # Our own packages: a ModuleNotFoundError naming one of them is a bug, not a missing extra.
-OWN_PACKAGES = frozenset({"nmt", "training", "export", "worker", "queue_config", "client"})
+OWN_PACKAGES = frozenset({"nmt", "training", "export", "worker", "queue_config", "client", "api"})
 
 
 class _Summaries:

@@ -54,4 +54,5 @@ class WeightAverage:
         if missing:
             raise ValueError(f"weight average lacks {sorted(missing)[:3]}")
         self.updates = int(state["updates"])
-        self.shadow = [state["shadow"][name].to(self.shadow[i].device).clone() for i, name in enumerate(self.names)]
+        self.shadow = [state["shadow"][name].to(self.shadow[i].device, self.shadow[i].dtype).clone()
+                       for i, name in enumerate(self.names)]  # float16 in a snapshot

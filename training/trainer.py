@@ -37,6 +37,7 @@ from .evaluate import Scores, score_hypotheses
 from .greedy import greedy_decode
 from .model import ModelSpec, Seq2Seq
 from .schedule import budget_lr
+from .snapshot import WARMUP_STEPS, warmup_factor
 from .vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,10 @@ class Progress:
     window_tokens: int = 0
     window_elapsed: float = 0.0  # ``elapsed`` at the last train record
     metrics_bytes: int = -1  # length of metrics.jsonl when this checkpoint was written (-1: not recorded)
+    # A run started from a compact snapshot (training.snapshot) has a fresh optimizer: its rate
+    # warms up from step ``warm_from`` (-1: never), towards ``warm_lr`` under the plateau schedule.
+    warm_from: int = -1
+    warm_lr: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -144,13 +149,15 @@ class Trainer:
         self.world = World()
         self.average: WeightAverage | None = None
 
-    def train(self, resume: bool = False, max_steps: int | None = None) -> TrainResult:
-        """Train until max_epochs, early stopping, the time budget, ``max_steps`` or a signal."""
+    def train(self, resume: bool = False, max_steps: int | None = None,
+              snapshot: dict[str, Any] | None = None) -> TrainResult:
+        """Train until max_epochs, early stopping, the time budget, ``max_steps`` or a signal;
+        from ``snapshot`` (``training.snapshot.read_snapshot``) into a new run directory if given."""
         self.world = init_world(self.config.train.device)
         clean = False
         try:
             with StopSignals() as signals:
-                result = self._loop(resume, max_steps, signals)
+                result = self._loop(resume, max_steps, signals, snapshot)
             clean = True
             return result
         finally:
@@ -169,10 +176,12 @@ class Trainer:
             raise FileExistsError(f"{self.run_dir} already holds a run (last.pt); use --resume or another --run-dir")
         return checkpoint
 
-    def _start(self, resume: bool) -> tuple[TrainingData, Seq2Seq, ModelSpec, Any, Any, Progress]:
+    def _start(self, resume: bool, snapshot: dict[str, Any] | None) -> tuple[TrainingData, Seq2Seq, ModelSpec, Any, Any, Progress]:
         world = self.world
         # Rank 0 reads the checkpoint and hands it to the others (nodes need not share a disk).
         checkpoint = world.broadcast(self._read_resume_point(resume) if world.is_main else None)
+        if checkpoint is not None and snapshot is not None:
+            raise FileExistsError(f"{self.run_dir} already holds a run (last.pt): resume it, or start the snapshot in another --run-dir")
         if checkpoint is not None:
             saved = self._recorded(Config.from_dict(checkpoint["config"]))
             differences = config_differences(saved, self.config)
@@ -190,7 +199,7 @@ class Trainer:
             torch.set_num_threads(cfg.train.threads)
         _seed(cfg.train.seed)
 
-        data = self._prepare(checkpoint)
+        data = self._prepare(checkpoint if checkpoint is not None else snapshot)
         self._say(f"training data: {data.summary}")
         for label, line in data.corpus_reports():
             self._say(f"  {label}: {line}")
@@ -213,12 +222,25 @@ class Trainer:
             if world.is_main:
                 self._rewind_metrics(progress)
             self._say(f"resumed at epoch {progress.epoch + 1}, batch {progress.batch_in_epoch}, step {progress.step}")
+        elif snapshot is not None:
+            model.load_state_dict({name: t.float() if t.is_floating_point() else t for name, t in snapshot["model"].items()})
+            progress = Progress(**snapshot["progress"])
+            progress.warm_from, progress.warm_lr = progress.step, float(snapshot["lr"])
+            progress.finished, progress.window_loss, progress.window_tokens = False, 0.0, 0
+            progress.window_elapsed = progress.elapsed
+            torch.manual_seed(cfg.train.seed + progress.step)  # not the first step's dropout masks again
+            if world.is_main:
+                self._write_run_files(data.vocabs)
+                (self.run_dir / "metrics.jsonl").write_text(snapshot["metrics"], encoding="utf-8")
+            self._say(f"started from a snapshot at epoch {progress.epoch + 1}, batch {progress.batch_in_epoch}, "
+                      f"step {progress.step} (a fresh optimizer; the rate warms up over {WARMUP_STEPS} steps)")
         elif world.is_main:
             self._write_run_files(data.vocabs)
         if cfg.train.ema_decay:
             self.average = WeightAverage(model, cfg.train.ema_decay)
-            if checkpoint is not None and "ema" in checkpoint:
-                self.average.load_state_dict(checkpoint["ema"])
+            saved_average = (checkpoint or {}).get("ema") or (snapshot or {}).get("ema")
+            if saved_average is not None:
+                self.average.load_state_dict(saved_average)
         if world.rank:  # dropout masks differ between ranks; the weights come from rank 0 (DDP)
             torch.manual_seed(cfg.train.seed + 1_000_003 * world.rank + progress.step)
         n_params = sum(p.numel() for p in model.parameters())
@@ -274,8 +296,8 @@ class Trainer:
         (self.run_dir / "metrics.jsonl").unlink(missing_ok=True)
 
     # (2) the loop ---------------------------------------------------------------------------
-    def _loop(self, resume: bool, max_steps: int | None, signals: StopSignals) -> TrainResult:
-        data, model, spec, optimizer, scheduler, progress = self._start(resume)
+    def _loop(self, resume: bool, max_steps: int | None, signals: StopSignals, snapshot: dict[str, Any] | None) -> TrainResult:
+        data, model, spec, optimizer, scheduler, progress = self._start(resume, snapshot)
         cfg, world = self.config.train, self.world
         net: nn.Module = LossModule(model)
         if world.distributed:
@@ -301,8 +323,16 @@ class Trainer:
             for param_group in optimizer.param_groups:
                 param_group["lr"] = lr
 
-        if cfg.lr_schedule == "budget" and progress.step == 0:
-            set_lr(budget_lr(cfg, 0, 0.0))
+        def warming(step: int) -> bool:
+            return progress.warm_from >= 0 and step - progress.warm_from < WARMUP_STEPS
+
+        def scheduled(step: int, elapsed: float) -> float:
+            """The rate for the optimizer step after ``step`` steps."""
+            base = budget_lr(cfg, step, elapsed) if cfg.lr_schedule == "budget" else progress.warm_lr
+            return base * warmup_factor(step, progress.warm_from)
+
+        if (cfg.lr_schedule == "budget" and progress.step == 0) or warming(progress.step):
+            set_lr(scheduled(progress.step, progress.elapsed))
         model.train()
         while not progress.finished and progress.epoch < cfg.max_epochs:
             # Replaying the deterministic stream and skipping what was trained puts a resumed run
@@ -322,8 +352,8 @@ class Trainer:
                 # Rank 0's clock also sets the next step's rate under the budget schedule.
                 loss_sum, stop, out_of_time, elapsed = world.sum(
                     [loss_sum, float(bool(signals.signum)), float(out_of_time), progress.elapsed if world.is_main else 0.0])
-                if cfg.lr_schedule == "budget":
-                    set_lr(budget_lr(cfg, progress.step, elapsed))
+                if cfg.lr_schedule == "budget" or warming(progress.step - 1):
+                    set_lr(scheduled(progress.step, elapsed))
                 progress.window_loss += loss_sum
                 progress.window_tokens += tokens
                 bar.update(1)
