@@ -45,7 +45,10 @@ from worker.engine.bundle import (
     verify_graphs,
     write_bundle_atomically,
 )
+from worker.engine.evaluation import evaluate, manifest_entry, record_test_score
 from worker.engine.ort_model import OrtStepModel
+from worker.engine.settings import EngineSettings, local_cpu_settings
+from worker.engine.translator import Translator
 from worker.engine.search import SearchOptions, search_in_batches
 
 from . import graphs
@@ -162,13 +165,6 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
         if options.precision == "int8" and scores["valid_bleu_delta"] < -INT8_MAX_BLEU_DROP:
             raise ParityError(f"int8 loses {-scores['valid_bleu_delta']:.2f} BLEU on validation "
                               f"(fp32 {scores['valid_bleu_fp32']:.2f}, int8 {bleu:.2f}; allowed {INT8_MAX_BLEU_DROP})")
-    final_model = _ort_model_for({n: final_dir / p.name for n, p in paths.items()})
-    tests = test_sets(loaded, options)
-    for index, (name, test) in enumerate(tests):
-        bleu, chrf = _scores(final_model, loaded, loaded.vocabs.encode_sources(test.src), test.tgt, search)
-        scores.setdefault("test", {})[name] = {"bleu": bleu, "chrf": chrf, "sentences": len(test)}
-        if index == 0:
-            scores["test_bleu"], scores["test_chrf"], scores["test_set"] = bleu, chrf, name
     scores["valid_bleu"] = scores.get(f"valid_bleu_{options.precision}", scores["valid_bleu_fp32"])
     shortlist = None
     if options.shortlist is not None:
@@ -190,6 +186,16 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
                          aligner)
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     verify_graphs(load_bundle(staging))
+    # (5) test scores as nmt eval measures them: the finished bundle, text handling and all.
+    translator = None
+    for name, test in test_sets(loaded, options):
+        translator = translator or Translator(staging, local_cpu_settings(EngineSettings()))
+        report, _ = evaluate(translator, test.src, test.tgt)
+        record_test_score(staging, name, report)
+        scores.setdefault("test", {})[name] = manifest_entry(report)
+        scores.setdefault("test_set", name)
+        if scores["test_set"] == name:
+            scores["test_bleu"], scores["test_chrf"] = report["bleu"], report["chrf"]
     return ExportReport(out, manifest["signature"], diffs, asdict(parity), scores, change, shortlist=shortlist)
 
 
@@ -250,14 +256,10 @@ def _shortlist(loaded: LoadedModel, staging: Path, export: ExportOptions, paths:
 
 
 def _bleu(model: OrtStepModel, loaded: LoadedModel, sources, references, options: SearchOptions) -> float:
-    return _scores(model, loaded, sources, references, options)[0]
-
-
-def _scores(model: OrtStepModel, loaded: LoadedModel, sources, references, options: SearchOptions) -> tuple[float, float]:
-    """sacreBLEU BLEU and chrF (defaults) of beam search output."""
+    """sacreBLEU BLEU (defaults) of beam search output on subword ids: the model alone, before any
+    text handling (the validation checks of export; test sets are scored as nmt eval does)."""
     hyps = [loaded.vocabs.tgt.decode(h[0].tokens) for h in search_in_batches(model, sources, options)]
-    refs = [list(references)]
-    return sacrebleu.corpus_bleu(hyps, refs).score, sacrebleu.corpus_chrf(hyps, refs).score
+    return sacrebleu.corpus_bleu(hyps, [list(references)]).score
 
 
 VALID_SAMPLE_KEY = "valid_sample"

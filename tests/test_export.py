@@ -196,3 +196,42 @@ def test_bundle_directory_is_readable_by_other_users(tiny_bundle):
     umask = os.umask(0o022)
     os.umask(umask)
     assert stat.S_IMODE(tiny_bundle.stat().st_mode) == 0o777 & ~umask
+
+
+def test_manifest_test_scores_are_what_nmt_eval_reports(tiny_checkpoint, toy_corpus, tmp_path):
+    """A bundle's test score is measured as nmt eval measures it (text handling on, the bundle's
+    defaults): the manifest and nmt eval on the same file agree to the last digit, and
+    nmt eval --record stores a set's score the same way."""
+    import shutil
+
+    from nmt.cli import main
+
+    data = tmp_path / "data"
+    shutil.copytree(toy_corpus, data)
+    for side in ("en", "de"):
+        lines = (data / f"val.{side}").read_text(encoding="utf-8").splitlines()[:40]
+        (data / f"test_2016_flickr.{side}").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "b"
+    report = export_bundle(tiny_checkpoint, out, ExportOptions(data_dir=str(data), parity_sentences=20))
+    manifest = json.loads((out / "manifest.json").read_text())
+    entry = manifest["scores"]["test"]["test_2016_flickr"]
+    assert report.scores["test"]["test_2016_flickr"] == entry and manifest["scores"]["test_bleu"] == entry["bleu"]
+    assert entry["sentences"] == 40 and entry["scored_as"].startswith("nmt eval")
+
+    def nmt_eval(*extra: str) -> dict:
+        proc = subprocess.run([sys.executable, "-m", "nmt", "eval", "--bundle", str(out), "--src", str(data / "test_2016_flickr.en"),
+                               "--ref", str(data / "test_2016_flickr.de"), "--json", *extra], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
+
+    measured = nmt_eval()
+    assert (measured["bleu"], measured["chrf"]) == (entry["bleu"], entry["chrf"])
+
+    assert main(["eval", "--bundle", str(out), "--src", str(data / "val.en"), "--ref", str(data / "val.de"),
+                 "--record", "val"]) == 0
+    recorded = json.loads((out / "manifest.json").read_text())["scores"]
+    assert recorded["test"]["val"]["sentences"] == len((data / "val.en").read_text().splitlines())
+    assert recorded["test_set"] == "test_2016_flickr" and recorded["test"]["test_2016_flickr"] == entry
+    verify_graphs(load_bundle(out))  # the signature names the files: it still holds
+    assert main(["eval", "--bundle", str(out), "--src", str(data / "val.en"), "--ref", str(data / "val.de"),
+                 "--record", "val", "--beam", "2"]) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Sequence
 import sacrebleu
 
 from queue_config.textfiles import DocumentError, decode_text, read_file_bytes
+
+from .bundle import MANIFEST, update_manifest
 
 
 def read_lines(path: Path) -> list[str]:
@@ -65,3 +68,30 @@ def score(hypotheses: Sequence[str], references: Sequence[str], language: str) -
     return {"bleu": bleu.score, "signature": str(default.get_signature()),
             "chrf": chrf.score, "signature_chrf": str(chrf_metric.get_signature()),
             "bleu_lc_tok": lc_tok.score, "signature_lc_tok": "lc+moses-norm+moses-tok|" + str(tok.get_signature())}
+
+
+def evaluate(translator, sources: Sequence[str], references: Sequence[str], options=None,
+             text_options=None) -> tuple[dict, list[str]]:
+    """What ``nmt eval`` reports for a ``worker.engine.translator.Translator``: the sources
+    translated as ``nmt translate`` translates them (text handling on, the bundle's decoding
+    defaults unless ``options``), scored by ``score``; and the hypotheses. The one path by which
+    a bundle's test scores are measured, at export and after."""
+    results = translator.translate_sentences([s.strip() for s in sources], options, text_options=text_options)
+    hypotheses = [r.translation for r in results]
+    return score(hypotheses, references, translator.bundle.target_language) | {"sentences": len(hypotheses)}, hypotheses
+
+
+def manifest_entry(report: dict) -> dict:
+    """A test set's entry in a manifest's ``scores.test``, from an ``evaluate`` report."""
+    return {"bleu": report["bleu"], "chrf": report["chrf"], "sentences": report["sentences"],
+            "signature": report["signature"], "scored_as": "nmt eval (text handling on, the bundle's defaults)"}
+
+
+def record_test_score(bundle_dir: str | Path, name: str, report: dict) -> Path:
+    """Store ``report`` (``evaluate``'s) as the bundle's score on test set ``name``."""
+    manifest = json.loads((Path(bundle_dir) / MANIFEST).read_text(encoding="utf-8"))
+    scores = dict(manifest.get("scores") or {})
+    scores["test"] = {**(scores.get("test") or {}), name: manifest_entry(report)}
+    if scores.get("test_set") in (None, name):
+        scores["test_bleu"], scores["test_chrf"], scores["test_set"] = report["bleu"], report["chrf"], name
+    return update_manifest(bundle_dir, scores=scores)

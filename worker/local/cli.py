@@ -57,6 +57,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--ref", required=True, help="reference file, one sentence a line (plain or .gz)")
     e.add_argument("--hyp-out", help="also write the hypotheses to this file")
     e.add_argument("--json", action="store_true", help="print a JSON object as the last line")
+    e.add_argument("--record", metavar="NAME", help="also store the scores in the bundle's manifest as its score on "
+                                                 "test set NAME (scores.test.NAME)")
     e.set_defaults(handler=run_eval)
 
     c = subparsers.add_parser("calibrate", help="fit a bundle's confidence model to sentence chrF on dev sets",
@@ -418,7 +420,7 @@ def _n_best_lines(result, n: int) -> list[tuple[str, float]]:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from worker.engine.evaluation import read_lines, score
+    from worker.engine.evaluation import evaluate, read_lines, record_test_score
 
     sources, references = read_lines(Path(args.src)), read_lines(Path(args.ref))
     if not sources:
@@ -427,19 +429,32 @@ def run_eval(args: argparse.Namespace) -> int:
     if len(sources) != len(references):
         print(f"nmt eval: error: {args.src} has {len(sources)} lines, {args.ref} has {len(references)}", file=sys.stderr)
         return 2
+    changed = [flag for flag, value in (("--beam", args.beam is not None),
+                                        ("--length-penalty", args.length_penalty is not None),
+                                        ("--no-repeat-ngram", args.no_repeat_ngram is not None), ("--glossary", args.glossary),
+                                        ("--n-best", args.n_best != 1), ("--coverage-penalty", args.coverage_penalty),
+                                        ("--shortlist", args.shortlist != "auto"),
+                                        ("--no-protect-spans", args.no_protect_spans),
+                                        ("--no-case-handling", args.no_case_handling),
+                                        ("--no-language-check", args.no_language_check)) if value]
+    if args.record and changed:
+        print(f"nmt eval: error: --record stores the bundle's score as users get it: leave out {', '.join(changed)}",
+              file=sys.stderr)
+        return 2
     translator, options = _translator(args)
-    results = translator.translate_sentences([s.strip() for s in sources], options, text_options=_text_options(args))
-    hypotheses = [r.translation for r in results]
+    report, hypotheses = evaluate(translator, sources, references, options, _text_options(args))
     if args.hyp_out:
         write_atomically(Path(args.hyp_out), "\n".join(hypotheses) + "\n")
-    report = score(hypotheses, references, translator.bundle.target_language)
     print(f"BLEU {report['bleu']:.2f}  ({report['signature']})")
     print(f"chrF {report['chrf']:.2f}  ({report['signature_chrf']})")
     print(f"BLEU {report['bleu_lc_tok']:.2f}  lowercased, Moses-normalized and tokenized, as published Multi30k results "
           f"({report['signature_lc_tok']})")
     if args.json:
         print(json.dumps(report | {"bundle": translator.bundle.signature, "provider": translator.provider,
-                                   "beam": options.beam, "sentences": len(hypotheses)}))
+                                   "beam": options.beam}))
+    if args.record:
+        record_test_score(translator.bundle.path, args.record, report)
+        print(f"recorded as test set {args.record!r} in {translator.bundle.path / 'manifest.json'}")
     return 0
 
 
