@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .conftest import REPO_ROOT
 
-PACKAGES = ("training", "export", "worker", "queue_config", "client", "nmt")
+PACKAGES = ("training", "export", "worker", "queue_config", "client", "api", "nmt")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:

@@ -153,3 +153,17 @@ def test_the_client_library_imports_without_the_engine():
     out = run_without(refused, "-c", "from client import TranslationClient, JobResult; print(TranslationClient.__name__)")
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "TranslationClient"
+
+
+def test_the_api_install_runs_nmt_serve_help_and_builds_its_app_without_the_engine():
+    refused = refused_without("api") + ["numpy", "worker", "training", "export"]
+    assert {"fastapi", "uvicorn", "celery"}.isdisjoint(refused) and "onnxruntime" in refused
+    out = run_without(refused, "-m", "nmt", "serve", "--help")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("usage: nmt serve")
+    # The whole app (routes, OpenAPI schema) builds with the api extra alone; Redis is not reached to build it.
+    app = run_without(refused, "-c", "from api.app import create_app; from api.gateway import Gateway; "
+                                     "app = create_app(Gateway.from_settings()); "
+                                     "print(sorted(p for p in app.openapi()['paths'] if p.startswith('/v2/')))")
+    assert app.returncode == 0, app.stderr[-2000:]
+    assert "/v2/translate" in app.stdout

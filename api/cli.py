@@ -1,0 +1,64 @@
+"""``nmt serve [--host 127.0.0.1] [--port 8000]``: the HTTP gateway (DeepL API v2 subset) over the
+Celery fleet. Settings: NMT_BROKER_URL and the other NMT_* queue settings, and NMT_API_* (docs/api.md)."""
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8000
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("serve", description=__doc__)
+    p.add_argument("--host", default=DEFAULT_HOST,
+                   help=f"address to listen on (default {DEFAULT_HOST}: this machine only; another address "
+                        "needs NMT_API_KEYS)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"TCP port (default {DEFAULT_PORT})")
+    p.add_argument("--workers", type=int, default=1, help="gateway processes (default 1); they share quotas and "
+                                                          "rates through Redis")
+    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
+                   help="log level of the gateway and its access log (default info)")
+    p.set_defaults(handler=run)
+
+
+def loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    import logging
+
+    import uvicorn
+
+    from queue_config.settings import SettingsError, load_settings
+
+    from .keys import KeyRing
+    from .settings import load_gateway_settings
+
+    try:
+        settings = load_gateway_settings()
+        keys = KeyRing(settings.keys)
+        load_settings()
+    except SettingsError as exc:
+        print(f"nmt serve: error: {exc}", file=sys.stderr)
+        return 2
+    if not keys.required and not loopback(args.host):
+        print(f"nmt serve: error: refusing to listen on {args.host} without API keys: set NMT_API_KEYS, or listen "
+              "on 127.0.0.1 behind a proxy that authenticates", file=sys.stderr)
+        return 2
+    if args.workers < 1:
+        print("nmt serve: error: --workers must be >= 1", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    print(f"nmt serve: listening on http://{args.host}:{args.port} ({len(keys) or 'no'} API keys; "
+          f"OpenAPI at /docs)", file=sys.stderr)
+    # The access log is the app's own (api.app.AccessLog): uvicorn's would print query strings, keys included.
+    uvicorn.run("api.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
+                log_level=args.log_level, access_log=False, server_header=False)
+    return 0

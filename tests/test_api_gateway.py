@@ -1,0 +1,266 @@
+"""``nmt serve`` end to end: a real redis-server, a real ``celery -A worker worker`` serving the
+shipped multi30k-en-de bundle and real uvicorn gateways, driven by the official ``deepl`` library
+(and plain HTTP where the library would retry on its own)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+deepl = pytest.importorskip("deepl")
+
+from client.client import TranslationClient  # noqa: E402
+from queue_config.jobstore import JobStore  # noqa: E402
+
+from .conftest import REPO_ROOT  # noqa: E402
+from .queue_harness import CeleryWorker, RedisServer, free_port, wait_for  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+BUNDLE = REPO_ROOT / "models" / "multi30k-en-de"
+KEY, QUOTA_KEY, RATE_KEY = "key-main-7f3c", "key-quota-91ab", "key-rate-55d0"
+TEXTS = ["A man is riding a bicycle.", "Two dogs are playing in the snow."]
+
+
+class Gateway:
+    """``python -m nmt serve`` on a free loopback port, stopped by the pid this test started."""
+
+    def __init__(self, name: str, env: dict[str, str], log_dir: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log_dir / f"{name}.log"
+        self.env = env
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "Gateway":
+        env = os.environ.copy() | self.env | {"PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen([sys.executable, "-m", "nmt", "serve", "--port", str(self.port)], cwd=REPO_ROOT,
+                                        env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT)
+        wait_for(lambda: self._up() or self.process.poll() is not None, 30, f"gateway on port {self.port}")
+        assert self.process.poll() is None, self.log.read_text()[-3000:]
+        return self
+
+    def _up(self) -> bool:
+        try:
+            return requests.get(self.url + "/openapi.json", timeout=1).status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """Redis and one worker serving en-de; yields the broker URL."""
+    root = tmp_path_factory.mktemp("api")
+    redis_server = RedisServer(root / "redis").start()
+    worker = CeleryWorker("api-w1", {"NMT_BROKER_URL": redis_server.url, "NMT_BUNDLES": str(BUNDLE)}, root)
+    try:
+        worker.start()
+        yield redis_server.url, root
+    finally:
+        worker.stop()
+        redis_server.stop()
+
+
+@pytest.fixture(scope="module")
+def gateways(fleet):
+    """Start gateways by name with NMT_API_* settings; each is stopped at the end of the module."""
+    url, root = fleet
+    started: dict[str, Gateway] = {}
+
+    def start(name: str, **settings: str) -> Gateway:
+        if name not in started:
+            env = {"NMT_BROKER_URL": url} | {f"NMT_API_{k.upper()}": str(v) for k, v in settings.items()}
+            started[name] = Gateway(name, env, root).start()
+        return started[name]
+
+    yield start
+    for gateway in started.values():
+        gateway.stop()
+
+
+@pytest.fixture(scope="module")
+def main(gateways) -> Gateway:
+    return gateways("main", keys=f"{KEY},sha256:{'0' * 64}")
+
+
+def test_the_deepl_library_translates_a_list_of_texts_as_the_fleet_does(main, fleet):
+    translator = deepl.Translator(KEY, server_url=main.url)
+    results = translator.translate_text(TEXTS, source_lang="EN", target_lang="DE")
+    assert len(results) == 2
+    direct = TranslationClient(broker_url=fleet[0])
+    for source, result in zip(TEXTS, results):
+        assert result.detected_source_lang == "EN"
+        assert result.billed_characters == len(source)
+        assert result.text.strip() and result.text != source
+        # The same bundle, the same decoding defaults: the gateway adds nothing and loses nothing.
+        assert result.text == direct.submit(text=source, src="en", tgt="de").wait(timeout=60).text
+
+
+def test_a_single_text_without_source_lang_and_html_tags_come_back(main):
+    translator = deepl.Translator(KEY, server_url=main.url)
+    plain = translator.translate_text("A dog runs.", target_lang="de")
+    assert isinstance(plain, deepl.TextResult) and plain.detected_source_lang == "EN" and plain.text
+    tagged = translator.translate_text("<p>A man sees a <b>dog</b>.</p>", source_lang="EN", target_lang="DE",
+                                       tag_handling="html", split_sentences="nonewlines", preserve_formatting=True,
+                                       formality="prefer_less")
+    assert tagged.text.startswith("<p>") and tagged.text.endswith("</p>") and tagged.text.count("<b>") == 1
+
+
+def test_languages_list_what_the_workers_announced(main):
+    translator = deepl.Translator(KEY, server_url=main.url)
+    assert [(lang.code, lang.name) for lang in translator.get_source_languages()] == [("EN", "English")]
+    [target] = translator.get_target_languages()
+    assert (target.code, target.name, target.supports_formality) == ("DE", "German", False)
+
+
+def test_a_pair_the_fleet_does_not_serve_and_formality_it_cannot_honour_are_400(main):
+    translator = deepl.Translator(KEY, server_url=main.url)
+    with pytest.raises(deepl.DeepLException, match="language pair de-en not supported") as caught:
+        translator.translate_text("Ein Hund.", source_lang="DE", target_lang="EN-GB")
+    assert caught.value.http_status_code == 400
+    with pytest.raises(deepl.DeepLException, match="'formality' is not supported") as caught:
+        translator.translate_text("A dog.", source_lang="EN", target_lang="DE", formality="more")
+    assert caught.value.http_status_code == 400
+
+
+def test_a_wrong_or_missing_key_is_refused_and_no_key_is_logged(main):
+    with pytest.raises(deepl.AuthorizationException):
+        deepl.Translator("not-a-key", server_url=main.url).translate_text("A dog.", target_lang="DE")
+    with pytest.raises(deepl.AuthorizationException):
+        deepl.Translator("not-a-key", server_url=main.url).get_usage()
+    bare = requests.post(main.url + "/v2/translate", data={"text": "A dog.", "target_lang": "DE"}, timeout=30)
+    assert bare.status_code == 403 and "message" in bare.json()
+    # The older auth_key parameter, form-encoded with repeated text fields, as older tools send it.
+    form = requests.post(main.url + "/v2/translate", params={"auth_key": KEY},
+                         data={"text": ["A dog.", "A cat."], "target_lang": "DE"}, timeout=60)
+    assert form.status_code == 200 and len(form.json()["translations"]) == 2
+    logged = main.log.read_text()
+    assert "/v2/translate 200" in logged and "/v2/translate 403" in logged
+    assert KEY not in logged and "not-a-key" not in logged
+
+
+def test_bodies_over_the_cap_get_413(main):
+    translator = deepl.Translator(KEY, server_url=main.url)
+    with pytest.raises(deepl.DeepLException) as caught:
+        translator.translate_text("A dog runs. " * 12_000, source_lang="EN", target_lang="DE")  # 144,000 bytes
+    assert caught.value.http_status_code == 413
+    chunked = requests.post(main.url + "/v2/translate", headers={"Authorization": f"DeepL-Auth-Key {KEY}",
+                                                                 "Content-Type": "application/json"},
+                            data=iter([b'{"target_lang": "DE", "text": ["' + b"a" * 70_000, b"a" * 70_000 + b'"]}']),
+                            timeout=30)
+    assert chunked.status_code == 413 and "Too Large" in chunked.json()["message"]
+    with pytest.raises(deepl.DeepLException) as caught:
+        translator.translate_text(["A dog."] * 51, source_lang="EN", target_lang="DE")
+    assert caught.value.http_status_code == 413
+
+
+def test_the_quota_is_kept_per_key_and_reached_with_456(gateways):
+    gateway = gateways("quota", keys=QUOTA_KEY, character_quota="40")
+    translator = deepl.Translator(QUOTA_KEY, server_url=gateway.url)
+    translator.translate_text("A man is riding a bicycle.", source_lang="EN", target_lang="DE")  # 26 characters
+    usage = translator.get_usage()
+    assert (usage.character.count, usage.character.limit) == (26, 40)
+    with pytest.raises(deepl.QuotaExceededException):
+        translator.translate_text("Two dogs are playing.", source_lang="EN", target_lang="DE")  # 21 more
+    assert translator.get_usage().character.count == 26  # a refused request costs nothing
+    translator.translate_text("A dog.", source_lang="EN", target_lang="DE")
+    assert translator.get_usage().character.count == 32
+
+
+def test_requests_over_the_rate_get_429_with_retry_after(gateways):
+    gateway = gateways("rate", keys=RATE_KEY, rate_limit="2")
+    headers = {"Authorization": f"DeepL-Auth-Key {RATE_KEY}"}
+    answers = [requests.get(gateway.url + "/v2/usage", headers=headers, timeout=10) for _ in range(3)]
+    if answers[-1].status_code != 429:  # the first two straddled a minute's end: the third window is new
+        answers.append(requests.get(gateway.url + "/v2/usage", headers=headers, timeout=10))
+    assert [a.status_code for a in answers[:2]] == [200, 200] and answers[-1].status_code == 429
+    assert 1 <= int(answers[-1].headers["Retry-After"]) <= 60
+
+
+def test_a_request_the_fleet_cannot_answer_in_time_gets_503_and_its_jobs_are_cancelled(gateways, fleet):
+    store = JobStore.from_url(fleet[0], 3600)
+    store.announce_pairs(["en-fr"])  # announced, but no worker consumes nmt.en-fr
+    try:
+        gateway = gateways("slow", keys=KEY, timeout="2")
+        started = time.monotonic()
+        answer = requests.post(gateway.url + "/v2/translate", headers={"Authorization": f"DeepL-Auth-Key {KEY}"},
+                               json={"text": ["A dog.", "A cat."], "source_lang": "EN", "target_lang": "FR"}, timeout=30)
+    finally:
+        store.redis.hdel("nmt:pairs", "en-fr")
+    assert answer.status_code == 503 and int(answer.headers["Retry-After"]) >= 1
+    assert 2 <= time.monotonic() - started < 10
+    fr_jobs = [key for key in store.redis.scan_iter("nmt:job:*") if key.count(":") == 2
+               and store.redis.hget(key, "tgt") == "fr"]
+    assert len(fr_jobs) == 2 and {store.redis.hget(key, "state") for key in fr_jobs} == {"cancelled"}
+
+
+def test_an_html_document_round_trips_through_translate_document_from_filepath(main, tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text("<!DOCTYPE html>\n<html><head><title>A dog</title></head>\n<body>\n<h1>A man is riding a bicycle.</h1>\n"
+                    "<p>Two dogs are playing in the <b>snow</b>.</p>\n</body></html>\n", encoding="utf-8")
+    out = tmp_path / "page.de.html"
+    translator = deepl.Translator(KEY, server_url=main.url)
+    status = translator.translate_document_from_filepath(page, out, source_lang="EN", target_lang="DE")
+    assert status.done and status.billed_characters == len(page.read_text(encoding="utf-8"))
+    translated = out.read_text(encoding="utf-8")
+    assert translated.startswith("<!DOCTYPE html>\n<html><head><title>") and translated.count("<b>") == 1
+    assert "A man is riding a bicycle." not in translated and "<h1>" in translated
+    # Another key cannot read it, nor can a wrong document key.
+    handle = translator.translate_document_upload(page.read_bytes(), filename="page.html", target_lang="DE")
+    forged = deepl.DocumentHandle(handle.document_id, "0" * 64)
+    with pytest.raises(deepl.DeepLException, match="Not found"):
+        translator.translate_document_get_status(forged)
+
+
+def test_a_document_over_the_document_cap_gets_413_and_an_unknown_type_400(main):
+    translator = deepl.Translator(KEY, server_url=main.url)
+    cap = 20_000_000  # NMT_MAX_DOCUMENT_BYTES's default
+    with pytest.raises(deepl.DeepLException) as caught:
+        translator.translate_document_upload(b"<p>A dog.</p>" * (cap // 13 + 1), filename="big.html", target_lang="DE")
+    assert caught.value.http_status_code == 413
+    with pytest.raises(deepl.DeepLException, match="not supported") as caught:
+        translator.translate_document_upload(b"%PDF-1.4", filename="scan.pdf", target_lang="DE")
+    assert caught.value.http_status_code == 400
+
+
+def test_openapi_docs_are_served(main):
+    assert requests.get(main.url + "/docs", timeout=10).status_code == 200
+    paths = requests.get(main.url + "/openapi.json", timeout=10).json()["paths"]
+    assert {"/v2/translate", "/v2/languages", "/v2/usage"} <= set(paths)
+    assert "application/x-www-form-urlencoded" in paths["/v2/translate"]["post"]["requestBody"]["content"]
+
+
+def test_serve_refuses_a_public_address_without_keys():
+    env = {k: v for k, v in os.environ.items() if k != "NMT_API_KEYS"}
+    out = subprocess.run([sys.executable, "-m", "nmt", "serve", "--host", "0.0.0.0", "--port", str(free_port())],
+                         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "without API keys" in out.stderr
+
+
+def test_libretranslatepy_lists_languages_and_translates(main):
+    from libretranslatepy import LibreTranslateAPI
+
+    libre = LibreTranslateAPI(main.url, api_key=KEY)
+    assert libre.languages() == [{"code": "en", "name": "English", "targets": ["de"]}]
+    translated = libre.translate(TEXTS[0], "en", "de")
+    assert translated == deepl.Translator(KEY, server_url=main.url).translate_text(TEXTS[0], target_lang="DE").text
+    listed = requests.post(main.url + "/translate", json={"q": TEXTS, "source": "auto", "target": "de",
+                                                          "format": "text", "api_key": KEY}, timeout=60).json()
+    assert len(listed["translatedText"]) == 2 and listed["detectedLanguage"]["language"] == "en"
+    refused = requests.post(main.url + "/translate", data={"q": "A dog.", "source": "en", "target": "de",
+                                                           "api_key": "wrong"}, timeout=30)
+    assert refused.status_code == 403 and "error" in refused.json()
