@@ -12,7 +12,8 @@ from pathlib import Path
 
 from queue_config.names import FORMAT_EXTENSIONS, format_of_name
 
-from .model import FormatError, Parsed, Tag, TextUnit, rebreak
+from .lost_text import KEPT_SOURCE, keep_source
+from .model import FormatError, OutputError, Parsed, Tag, TextUnit, rebreak
 
 # format -> (module, reader); the parser libraries load only when a file of that format is read
 READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po"),
@@ -37,16 +38,27 @@ def translate_parsed(parsed: Parsed, results, links_of) -> tuple[str, dict]:
     """The translated file and its JSON record from the units' translations (``DocumentResult``s,
     one per unit): {"units": [where, source, translation, segments, warnings], "segments": all of
     them, "warnings": all of them}. ``links_of(segments)``: the (source word span, target word
-    span) character links that place a unit's markup (``worker.forced.segment_links``)."""
-    rendered = parsed.render([r.translation for r in results],
-                             [links_of(r.segments) for r in results] if parsed.marked else None)
+    span) character links that place a unit's markup (``worker.forced.segment_links``). A segment
+    the model gave no words for keeps its source text, flagged (``lost_text``)."""
+    kept = [keep_source(result) for result in results]
+    results = [result for result, _ in kept]
+    links = None
+    if parsed.marked:
+        links = []
+        for result, lost in kept:
+            own = [s for k, s in enumerate(result.segments) if k not in lost]
+            links.append(links_of(own) + [(s, t) for k in sorted(lost) for s, t in
+                                          zip(result.segments[k].alignment.source_spans,
+                                              result.segments[k].alignment.target_spans)])
+    rendered = parsed.render([r.translation for r in results], links)
     notes = parsed.notes
     units, segments, warnings = [], [], []
     for index, (unit, result) in enumerate(zip(parsed.units, results)):
         own = result.to_json()
+        lost = [f"no translation for {unit.where}: its source text is kept"] if kept[index][1] else []
         units.append({"where": unit.where, "source": unit.text, "translation": result.translation,
                       "segments": own["segments"],
-                      "warnings": list(unit.warnings) + notes.get(index, []) + own["warnings"]})
+                      "warnings": list(unit.warnings) + notes.get(index, []) + own["warnings"] + lost})
         segments += own["segments"]
         warnings += units[-1]["warnings"]
     return rendered, {"units": units, "segments": segments, "warnings": warnings}
@@ -59,4 +71,4 @@ def parse(fmt: str, text: str | bytes) -> Parsed:
     return getattr(importlib.import_module(f".{module}", __name__), reader)(text)
 
 
-__all__ = ["translate_parsed", "BINARY", "EXTENSIONS", "FORMATS", "FormatError", "Parsed", "Tag", "TextUnit", "format_of", "parse", "rebreak"]
+__all__ = ["translate_parsed", "BINARY", "EXTENSIONS", "FORMATS", "FormatError", "KEPT_SOURCE", "OutputError", "Parsed", "Tag", "TextUnit", "format_of", "parse", "rebreak"]

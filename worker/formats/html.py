@@ -17,7 +17,7 @@ from typing import Sequence
 
 from .inline import inline_unit
 from .markup import Link, transfer
-from .model import FormatError, Parsed, Skeleton, TextUnit
+from .model import FormatError, OutputError, Parsed, Skeleton, TextUnit
 
 INLINE = frozenset("a abbr b bdi bdo cite code data del dfn em font i ins kbd mark q s samp small span strong sub "
                    "sup time u var".split())
@@ -116,9 +116,12 @@ def parse_html(text: str) -> Parsed:
             skeleton.slot()
             skeleton.text(trail)
             units.append(unit)
+            if nesting_problem("".join(raw for _, _, raw, _ in pending)) is None:
+                nested.add(len(units) - 1)
         pending.clear()
 
     attributes: dict[int, int] = {}  # mark number -> index of its unit
+    nested: set[int] = set()  # units whose source markup is well nested: so must their translation's be
 
     def translated_attributes(raw: str) -> str:
         """``raw`` with its title/alt values replaced by marks, each value a unit of its own."""
@@ -186,6 +189,10 @@ def parse_html(text: str) -> Parsed:
             if unit_notes:
                 notes[index] = unit_notes
             values.append("".join(p.text if p.markup else html.escape(p.text, quote=False) for p in pieces))
+            problem = nesting_problem(values[-1]) if index in nested else None
+            if problem is not None:
+                raise OutputError(f"{unit.where}: the translation's markup would not be well nested ({problem}): "
+                                  f"{values[-1][:200]!r}")
         page = skeleton.fill(values)
         for mark, index in attributes.items():
             page = page.replace(_MARK.format(mark), html.escape(translations[index], quote=True), 1)
@@ -194,4 +201,35 @@ def parse_html(text: str) -> Parsed:
     return Parsed(units, render, marked=True)
 
 
-__all__ = ["parse_html", "FormatError"]
+class _Nesting(HTMLParser):
+    """The first closing tag that does not close the innermost open element, or an element never closed."""
+
+    VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.problem: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if self.problem is None and (not self.stack or self.stack[-1] != tag):
+            self.problem = f"</{tag}> closes {'<' + self.stack[-1] + '>' if self.stack else 'nothing'}"
+        elif self.stack:
+            self.stack.pop()
+
+
+def nesting_problem(markup: str) -> str | None:
+    """What makes the inline ``markup`` badly nested, or None if every element closes in order."""
+    checker = _Nesting()
+    checker.feed(markup)
+    checker.close()
+    if checker.problem is None and checker.stack:
+        return f"<{checker.stack[-1]}> is never closed"
+    return checker.problem
+
+
+__all__ = ["parse_html", "nesting_problem", "FormatError"]

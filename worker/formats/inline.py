@@ -1,5 +1,6 @@
 """One run of inline content (text and its inline markup, from any markup format) made into a
-``TextUnit``: the text as shown, whitespace collapsed, and the markup as ``Tag`` spans of it."""
+``TextUnit``: the text as shown, whitespace collapsed, and the markup as ``Tag`` spans of it, in
+source order, each with the paired tag it sits in."""
 from __future__ import annotations
 
 from .model import Tag, TextUnit, collapsed
@@ -10,8 +11,11 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Tex
     None if it has no text to translate. ``items``: (kind, tag name, raw source, decoded text) in
     source order, kind one of "data" (text), "start"/"end" (a paired tag, matched by name),
     "point" (a tag that is one position: ``br`` also separates words) and "atom-start"/"atom"/
-    "atom-end" (an inline element kept whole, as one point)."""
-    text, tags, stack = "", [], []  # stack: (tag name, raw start tag, text offset)
+    "atom-end" (an inline element kept whole, as one point). A paired tag around no text (an icon
+    link) is one point, its inner markup included; one never closed is a point where it opened."""
+    text = ""
+    tags: list[Tag | None] = []  # a paired tag's place is taken when it opens, filled when it closes
+    stack: list[tuple[str, str, int, int, int]] = []  # (tag name, raw start tag, text offset, tag index, item)
     atom: list[str] | None = None  # the raw text of an inline element kept whole
     atom_from = 0
 
@@ -21,48 +25,66 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Tex
         after = last + 1 < len(items) and items[last + 1][0] == "data" and items[last + 1][2][:1].isspace()
         return before, after
 
+    def parent() -> int | None:
+        return stack[-1][3] if stack else None
+
     for number, (kind, tag, raw, data) in enumerate(items):
         if kind == "atom-start":
             atom, atom_from = [raw], number
         elif kind == "atom" and atom is not None:
             atom.append(raw)
         elif kind == "atom-end" and atom is not None:
-            tags.append(Tag("".join(atom + [raw]), "", len(text), len(text), spaced(atom_from, number)))
+            tags.append(Tag("".join(atom + [raw]), "", len(text), len(text), spaced(atom_from, number), parent()))
             atom = None
         elif kind == "data":
             text = collapsed(text, data)
         elif kind == "start":
-            stack.append((tag, raw, len(text)))
+            stack.append((tag, raw, len(text), len(tags), number))
+            tags.append(None)
         elif kind == "end":
             match = next((i for i in range(len(stack) - 1, -1, -1) if stack[i][0] == tag), None)
             if match is None:
-                tags.append(Tag(raw, "", len(text), len(text), spaced(number, number)))
+                tags.append(Tag(raw, "", len(text), len(text), spaced(number, number), parent()))
                 continue
-            for name, opened, at in stack[match + 1:]:  # opened inside and never closed
-                tags.append(Tag(opened, "", at, at))
-            name, opened, at = stack[match]
+            for k in range(match + 1, len(stack)):  # opened inside and never closed
+                _name, opened, at, index, _item = stack[k]
+                tags[index] = Tag(opened, "", at, at, (False, False), stack[k - 1][3])
+            _name, opened, at, index, item = stack[match]
             del stack[match:]
-            tags.append(Tag(opened, raw, at, len(text), exclusive=name == "a"))
+            if text[at:].strip():
+                tags[index] = Tag(opened, raw, at, len(text), parent=parent())
+            else:  # around no text: one point, with what it holds
+                del tags[index:]
+                whole = "".join(r for _, _, r, _ in items[item:number + 1])
+                tags.append(Tag(whole, "", at, at, spaced(item, number), parent()))
         else:  # point
-            tags.append(Tag(raw, "", len(text), len(text), spaced(number, number)))
+            tags.append(Tag(raw, "", len(text), len(text), spaced(number, number), parent()))
             if tag == "br" and text and not text.endswith(" "):  # a line break separates words
                 text += " "
     if atom is not None:  # never closed before the unit ended
-        tags.append(Tag("".join(atom), "", len(text), len(text)))
-    for name, opened, at in stack:
-        tags.append(Tag(opened, "", at, at))
+        tags.append(Tag("".join(atom), "", len(text), len(text), (False, False), parent()))
+    for index, (_name, opened, at, own, _item) in enumerate(stack):
+        tags[own] = Tag(opened, "", at, at, (False, False), stack[index - 1][3] if index else None)
     if not any(ch.isalpha() for ch in text):
         return None, "", ""
     stripped = text.rstrip(" ")
-    tags = [_clamped(tag, len(stripped)) for tag in sorted(tags, key=lambda t: (t.start, -(t.end - t.start)))]
+    fixed = settled([t for t in tags if t is not None], len(stripped))  # every place is filled by now
     first, last = items[0][2], items[-1][2]
     lead = first[:len(first) - len(first.lstrip())] if items[0][0] == "data" else ""
     trail = last[len(last.rstrip()):] if items[-1][0] == "data" else ""
-    return TextUnit(stripped, where, tags=tuple(tags)), lead, trail
+    return TextUnit(stripped, where, tags=tuple(fixed)), lead, trail
 
 
-def _clamped(tag: Tag, length: int) -> Tag:
-    start, end = min(tag.start, length), min(tag.end, length)
-    if tag.close and start == end:  # a pair around no text (an anchor, an icon): one point
-        return Tag(tag.open + tag.close, "", start, start, (True, True))
-    return Tag(tag.open, tag.close, start, end, tag.space, tag.exclusive)
+def settled(tags: list[Tag], length: int) -> list[Tag]:
+    """``tags`` clamped to a text of ``length`` characters, a tag's parent moved up past paired
+    tags that became points (a paired tag is never the parent of a point-shaped one)."""
+    def up(parent: int | None) -> int | None:
+        while parent is not None and not tags[parent].close:
+            parent = tags[parent].parent
+        return parent
+
+    out = []
+    for tag in tags:
+        start, end = min(tag.start, length), min(tag.end, length)
+        out.append(Tag(tag.open, tag.close, start, end, tag.space, up(tag.parent)))
+    return out

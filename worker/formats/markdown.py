@@ -88,7 +88,7 @@ def parse_markdown(text: str) -> Parsed:
     def render(translations: Sequence[str], links: Sequence[Sequence[Link]], notes: dict[int, list[str]]) -> str:
         values = []
         for index, (unit, layout, translation) in enumerate(zip(units, layouts, translations)):
-            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index])
+            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index], empty_pairs=False)
             if unit_notes:
                 notes[index] = unit_notes
             values.append(layout.lay_out(pieces))

@@ -1,17 +1,21 @@
-"""Inline markup carried across a translation by its word alignment.
+"""Inline markup carried across a translation by its word alignment, keeping the source's tag tree.
 
-A unit's inline tags (``Tag``: a link, a bold run, a ``<br>``) are taken out before translation,
-as character spans of the unit's plain text. After translation each paired tag goes around the
-target words aligned to the source words it covered (their hull), and a point tag goes before the
-target word aligned to the source word that followed it. The result is always well nested:
+A unit's inline tags (``Tag``: a link, a bold run, a ``<br>``, an ``<x/>``) are taken out before
+translation, as character spans of the unit's plain text. They form a tree: each tag sits in one
+paired tag or at the top. After translation the tree is placed again, top down, on target words:
 
-- tags are placed outer first, in source order, and a tag nested in another in the source is
-  kept inside that tag's target span;
-- a span that would cross one already placed is cut back to the larger of its parts inside or
-  outside that span (paired tags never cross);
-- a tag whose source words have no aligned target word, or whose span is cut to nothing, goes to
-  the same relative position in the translation (around the word there), and the unit gets a
-  note saying so.
+- each paired tag gets the target words aligned to the source words it covered (their hull, or
+  their largest run), inside its parent's words and clear of its siblings' (a sibling never ends
+  up inside another, tags never cross);
+- where that leaves no word (nothing aligned, or every aligned word taken by a sibling), it goes
+  around the free word at the same relative position in its parent, else around nothing at the
+  nearest gap that belongs to its parent alone; the unit gets a note saying so;
+- a point tag goes where it stood: at its parent's start or end if it stood there, else after the
+  target of the word it is glued to, or before that of the next aligned word; never inside a
+  sibling.
+
+So every tag comes back exactly once, with the same parent, and the markup nests as the source's
+did; ``transfer`` checks this on what it built and raises ``PlacementError`` if not.
 
 Offsets are characters. Links come from the engine's alignment: (source word span, target word
 span) pairs, spans as [start, end) in the unit's text and in its translation.
@@ -19,7 +23,9 @@ span) pairs, spans as [start, end) in the unit's text and in its translation.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from worker.text.segment import word_spans
@@ -28,6 +34,11 @@ from .model import Tag
 
 CharRange = tuple[int, int]
 Link = tuple[CharRange, CharRange]
+_OPEN, _CLOSE, _POINT = "open", "close", "point"
+
+
+class PlacementError(RuntimeError):
+    """The placed markup does not have the source's tag tree (a defect of the placement)."""
 
 
 @dataclass(frozen=True)
@@ -36,48 +47,229 @@ class Piece:
     markup: bool  # True: verbatim markup; False: translated text, to be escaped by the writer
 
 
+@dataclass
+class _Node:
+    index: int  # in the unit's tags; -1 for the unit itself
+    start: int  # source characters [start, end)
+    end: int
+    paired: bool
+    children: list[_Node] = field(default_factory=list)
+    lo: int = 0  # target words [lo, hi); a point tag sits in gap lo == hi (gap g: before target word g)
+    hi: int = 0
+
+
+@dataclass
+class _Alignment:
+    source: str
+    source_words: list[CharRange]  # aligned source words, sorted
+    aligned: dict[int, set[int]]  # source word start -> target word indexes
+    rule: str
+    notes: list[str]
+    empty_pairs: bool
+
+
 def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence[Link],
-             rule: str = "hull") -> tuple[list[Piece], list[str]]:
+             rule: str = "hull", empty_pairs: bool = True) -> tuple[list[Piece], list[str]]:
     """The translation with ``tags`` placed in it, as pieces of text and markup, and notes about
     tags placed without alignment. Tags are given on ``source`` character offsets. ``rule``: a
     paired tag spans all its aligned target words ("hull"), or only their largest run ("cluster":
     runs may skip one word), which bench/tag_placement.py measured as no better with the "grow"
-    links the format writers use."""
+    links the format writers use. ``empty_pairs``: a paired tag left without a word holds nothing
+    (``<g id="3"></g>``); if False (Markdown cannot write emphasis around nothing) it goes in the
+    sibling nearest its place instead, around the same words, with a note."""
+    root = tag_tree(source, tags)
     words = word_spans(translation)
     notes: list[str] = []
-    if not words:  # nothing to hang tags on: all of them before the (empty) text, in source order
-        return [Piece(t.open, True) for t in tags] + [Piece(t.close, True) for t in reversed(tags) if t.close] + \
-            [Piece(translation, False)], (["markup kept without a translation to place it in"] if tags else [])
+    if tags and not words:
+        notes.append("markup kept without a translation to place it in")
     starts = [w[0] for w in words]
-    aligned: dict[int, set[int]] = {}  # source character start of a word -> target word indexes
+    aligned: dict[int, set[int]] = {}
     for (s0, _), (t0, _) in links:
         target = bisect.bisect_right(starts, t0) - 1
         if target >= 0:
             aligned.setdefault(s0, set()).add(target)
-    source_words = sorted({(s0, s1) for (s0, s1), _ in links})
-    placed: list[tuple[int, int, int]] = []  # (first word, last word, tag index) of paired tags
-    points: list[tuple[int, int]] = []  # (gap, tag index): gap g lies before target word g; len(words): the end
-    order = sorted(range(len(tags)), key=lambda i: (tags[i].start, -(tags[i].end - tags[i].start), i))
-    for index in order:
-        tag = tags[index]
-        if not tag.close:  # a point tag: where it stood, by the words next to it
-            points.append((_gap(tag, source, source_words, aligned, len(words)), index))
-            continue
-        targets = [t for (s0, s1) in source_words if s0 < tag.end and s1 > tag.start for t in aligned.get(s0, ())]
-        span = (_cluster(targets) if rule == "cluster" else (min(targets), max(targets))) if targets else None
-        containers = [(first, last) for first, last, other in placed
-                      if tags[other].start <= tag.start and tag.end <= tags[other].end]
-        parent = containers[-1] if containers else None  # the innermost: placed last
-        if span is not None and parent is not None:
-            span = _inside(span, parent)
-        links_placed = [(first, last) for first, last, other in placed if tags[other].exclusive] if tag.exclusive else []
-        span = _apart(_laminar(span, [(first, last) for first, last, _ in placed]), links_placed, placed)
+    alignment = _Alignment(source, sorted({s for s, _ in links}), aligned, rule, notes, empty_pairs)
+    _place(root, 0, len(words), tags, alignment)
+    events: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    _emit(root, events)
+    pieces, order = _pieces(translation, words, tags, events, _punctuation_outside(source, tags))
+    _check(order, tags, root)
+    return pieces, notes
+
+
+def tag_tree(source: str, tags: Sequence[Tag]) -> _Node:
+    """The tags as a tree under a node for the whole unit; a tag without ``parent`` goes in the
+    innermost paired tag whose span holds it (of equal spans, the one listed first is outside)."""
+    root = _Node(-1, 0, len(source), True)
+    nodes = [_Node(i, t.start, t.end, bool(t.close)) for i, t in enumerate(tags)]
+    for i, tag in enumerate(tags):
+        if tag.parent is not None:
+            if not (0 <= tag.parent < len(tags)) or not tags[tag.parent].close or tag.parent == i:
+                raise ValueError(f"tag {i} ({tag.open[:40]}) names parent {tag.parent}, which is not a paired tag")
+            parent = nodes[tag.parent]
+        else:
+            holders = [j for j, other in enumerate(tags) if other.close and j != i and _holds(other, tag, j < i)]
+            parent = nodes[min(holders, key=lambda j: (tags[j].end - tags[j].start, -j))] if holders else root
+        parent.children.append(nodes[i])
+    _acyclic(root, len(tags))
+    return root
+
+
+def _holds(outer: Tag, inner: Tag, listed_first: bool) -> bool:
+    if not inner.close:  # a point: strictly inside
+        return outer.start < inner.start < outer.end
+    if (outer.start, outer.end) == (inner.start, inner.end):
+        return listed_first
+    return outer.start <= inner.start and inner.end <= outer.end
+
+
+def _acyclic(root: _Node, count: int) -> None:
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            if child.index in seen:
+                raise ValueError(f"tag {child.index} sits in two places")
+            seen.add(child.index)
+            stack.append(child)
+    if len(seen) != count:
+        raise ValueError("the tags' parents form a cycle")
+
+
+def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -> None:
+    """Give ``node`` the target words [lo, hi) and place its children in them (recursively)."""
+    node.lo, node.hi = lo, hi
+    pairs = [c for c in node.children if c.paired]
+    targets = {c.index: sorted({t for s0, s1 in al.source_words if s0 < c.end and s1 > c.start
+                                for t in al.aligned.get(s0, ()) if lo <= t < hi}) for c in pairs}
+    placed: list[_Node] = []
+    for child in sorted(pairs, key=lambda c: (-len(targets[c.index]), c.index)):
+        found = targets[child.index]
+        span = None
+        if found:
+            wanted = _cluster(found) if al.rule == "cluster" else (found[0], found[-1] + 1)
+            span = _free_part(wanted, [(c.lo, c.hi) for c in placed], found)
         if span is None:
-            span = _relative(tag.start, len(source), len(words), parent)
-            span = _free(span[0], links_placed, len(words)) if links_placed else span
-            notes.append(f"tag {tag.open.strip()[:40]} placed by position: no aligned words")
-        placed.append((span[0], span[1], index))
-    return _pieces(translation, words, tags, placed, points, _punctuation_outside(source, tags)), notes
+            span = _by_position(child, node, lo, hi, placed)
+            if span[0] == span[1] and not al.empty_pairs and placed:
+                host = min(placed, key=lambda c: (min(abs(c.lo - span[0]), abs(c.hi - span[0])), c.index))
+                node.children.remove(child)
+                host.children.append(child)
+                al.notes.append(f"tag {tags[child.index].open.strip()[:40]} placed inside "
+                                f"{tags[host.index].open.strip()[:40]}: no word left for it")
+                continue
+            al.notes.append(f"tag {tags[child.index].open.strip()[:40]} placed by position: "
+                            + ("no aligned words" if span[0] < span[1] else "no word left for it"))
+        child.lo, child.hi = span
+        placed.append(child)
+    for child in placed:
+        _place(child, child.lo, child.hi, tags, al)
+    pairs = placed
+    for child in node.children:
+        if not child.paired:
+            child.lo = child.hi = _gap(child, node, tags[child.index], pairs, al)
+
+
+def _cluster(targets: list[int]) -> CharRange:
+    """The run of aligned target words (gaps of at most one word) holding the most links; the
+    first such run on ties."""
+    runs: list[list[int]] = []
+    for word in targets:
+        if runs and word - runs[-1][-1] <= 2:
+            runs[-1].append(word)
+        else:
+            runs.append([word])
+    best = max(runs, key=len)
+    return best[0], best[-1] + 1
+
+
+def _free_part(wanted: CharRange, taken: list[CharRange], targets: list[int]) -> CharRange | None:
+    """The part of ``wanted`` that no sibling holds and that holds no sibling's gap, with the most
+    of ``targets`` (then the longest, then the first); None if nothing is free."""
+    parts, current = [], None
+    cuts = {a for a, b in taken if a == b}
+    for word in range(*wanted):
+        free = not any(a <= word < b for a, b in taken)
+        if free and current is not None and word not in cuts:
+            current[1] = word + 1
+        elif free:
+            current = [word, word + 1]
+            parts.append(current)
+        else:
+            current = None
+    if not parts:
+        return None
+    best = max(parts, key=lambda p: (sum(p[0] <= t < p[1] for t in targets), p[1] - p[0], -p[0]))
+    return best[0], best[1]
+
+
+def _by_position(child: _Node, node: _Node, lo: int, hi: int, placed: list[_Node]) -> CharRange:
+    """The free words at ``child``'s relative position and share of its parent; else a word taken from the
+    end of the nearest sibling that has two or more; else the nearest gap of the parent that no
+    sibling holds inside it (the tag then holds no word)."""
+    length = max(node.end - node.start, 1)
+    share = (child.start - node.start) / length
+    at = lo + share * (hi - lo)
+    first = min(max(lo + round(share * (hi - lo)), lo), max(hi - 1, lo))
+    last = lo + math.ceil((child.end - node.start) / length * (hi - lo))
+    span = _free_part((first, max(first + 1, min(last, hi))), [(c.lo, c.hi) for c in placed], []) if hi > lo else None
+    if span is not None:
+        return span
+    free = [w for w in range(lo, hi) if not any(c.lo <= w < c.hi for c in placed)]
+    if free:
+        word = min(free, key=lambda w: (abs(w + 0.5 - at), w))
+        return word, word + 1
+    wide = [c for c in placed if c.hi - c.lo >= 2]
+    if wide:
+        sibling = min(wide, key=lambda c: (min(abs(c.lo + 0.5 - at), abs(c.hi - 0.5 - at)), c.index))
+        if abs(sibling.lo + 0.5 - at) < abs(sibling.hi - 0.5 - at):
+            sibling.lo += 1
+            return sibling.lo - 1, sibling.lo
+        sibling.hi -= 1
+        return sibling.hi, sibling.hi + 1
+    gaps = [g for g in range(lo, hi + 1) if not any(c.lo < g < c.hi for c in placed)]
+    gap = min(gaps, key=lambda g: (abs(g - at), g))
+    return gap, gap
+
+
+def _gap(point: _Node, node: _Node, tag: Tag, pairs: list[_Node], al: _Alignment) -> int:
+    """The gap of ``node``'s words for a point tag: its start or end if it stood there; else after
+    the target of the word it is glued to, or before that of the next aligned word; moved out of
+    any sibling it would fall inside."""
+    lo, hi, source, position = node.lo, node.hi, al.source, point.start
+
+    def inside(targets):
+        return [t for t in targets if lo <= t < hi]
+
+    if not source[node.start:position].strip():
+        gap = lo
+    elif not source[position:node.end].strip():
+        gap = hi
+    else:
+        glued = inside(t for s0, s1 in al.source_words if s1 == position for t in al.aligned.get(s0, ()))
+        following = [inside(al.aligned.get(s0, ())) for s0, _ in al.source_words if position <= s0 < node.end]
+        following = [f for f in following if f]
+        if glued and not tag.space[0]:
+            gap = max(glued) + 1
+        elif following:
+            gap = min(following[0])
+        else:
+            gap = lo + round((hi - lo) * (position - node.start) / max(node.end - node.start, 1))
+    for pair in pairs:
+        if pair.lo < gap < pair.hi:
+            gap = pair.lo if position <= pair.start else pair.hi
+    return gap
+
+
+def _emit(node: _Node, events: dict[int, list[tuple[str, int]]]) -> None:
+    """The markup of ``node``'s children, in document order, by the gap it goes in."""
+    for child in sorted(node.children, key=lambda c: (c.lo, c.hi, c.index)):
+        if not child.paired:
+            events[child.lo].append((_POINT, child.index))
+            continue
+        events[child.lo].append((_OPEN, child.index))
+        _emit(child, events)
+        events[child.hi].append((_CLOSE, child.index))
 
 
 def _punctuation_outside(source: str, tags: Sequence[Tag]) -> dict[int, tuple[bool, bool]]:
@@ -92,142 +284,154 @@ def _punctuation_outside(source: str, tags: Sequence[Tag]) -> dict[int, tuple[bo
     return out
 
 
-def _trimmed(translation: str, span: CharRange, lead: bool, trail: bool) -> CharRange:
-    """A word's [start, end) without its leading and/or trailing punctuation (never to nothing)."""
-    start, end = span
-    while trail and end - start > 1 and not translation[end - 1].isalnum():
-        end -= 1
-    while lead and end - start > 1 and not translation[start].isalnum():
-        start += 1
-    return start, end
+def _pieces(translation: str, words: list[CharRange], tags: Sequence[Tag], events,
+            outside) -> tuple[list[Piece], list[tuple[str, int]]]:
+    """The translation with each gap's markup in it. Closing tags go right after the word before
+    them, opening tags right before the word after them, with the gap's whitespace between; point
+    tags replace that whitespace, with whitespace before and after them as they had in the source.
+    Punctuation glued to a tag's first or last word stays outside it where ``outside`` says so.
+    Also the tags in the order they were written."""
+    n = len(words)
+    pieces: list[Piece] = []
+    order: list[tuple[str, int]] = []
+    lead = [0] * n  # characters of leading / trailing punctuation left outside the tags at a word
+    trail = [0] * n
+    moved_closes, moved_opens = {}, {}
+    for gap in range(n + 1):
+        marks = events.get(gap, [])
+        closes = _run(marks, _CLOSE, lambda i: outside.get(i, (False, False))[1]) if gap > 0 else 0
+        opens = _run(marks[::-1], _OPEN, lambda i: outside.get(i, (False, False))[0]) if gap < n else 0
+        opens = min(opens, len(marks) - closes)
+        if closes:
+            trail[gap - 1] = _punctuation(translation, words[gap - 1], from_end=True)
+        if opens:
+            lead[gap] = _punctuation(translation, words[gap], from_end=False)
+        moved_closes[gap], moved_opens[gap] = closes, opens
+    for word in range(n):  # never trim a word to nothing
+        length = words[word][1] - words[word][0]
+        if lead[word] + trail[word] >= length:
+            trail[word] = max(0, length - 1 - lead[word])
+
+    def add(text: str, markup: bool) -> None:
+        if text:
+            pieces.append(Piece(text, markup))
+
+    def put(marks) -> str:
+        order.extend(marks)
+        return "".join(_markup(tags, m) for m in marks)
+
+    for gap in range(n + 1):
+        marks = events.get(gap, [])
+        closes, opens = moved_closes[gap], moved_opens[gap]
+        if gap > 0:
+            if not trail[gap - 1]:
+                closes = 0  # nothing to step over: the closing tags stay with the others
+            add(put(marks[:closes]), True)
+            end = words[gap - 1][1]
+            add(translation[end - trail[gap - 1]:end], False)
+        if gap < n and not lead[gap]:
+            opens = 0
+        start = words[gap - 1][1] if gap > 0 else 0
+        end = words[gap][0] if gap < n else len(translation)
+        _gap_markup(marks[closes:len(marks) - opens], translation[start:end], tags, gap == 0, gap == n, add, put)
+        if gap < n:
+            begin, finish = words[gap]
+            add(translation[begin:begin + lead[gap]], False)
+            add(put(marks[len(marks) - opens:]), True)
+            add(translation[begin + lead[gap]:finish - trail[gap]], False)
+    return _merged(pieces), order
 
 
-def _gap(tag: Tag, source: str, source_words: list[CharRange], aligned: dict[int, set[int]], count: int) -> int:
-    """The target gap for a point tag: the start or the end if it stood there in the source; else
-    after the target of the word it is glued to, or before the target of the next aligned word."""
-    if not source[:tag.start].strip():
-        return 0
-    if not source[tag.start:].strip():
-        return count
-    glued = [t for (s0, s1) in source_words if s1 == tag.start for t in aligned.get(s0, ())]
-    if glued and not tag.space[0]:
-        return max(glued) + 1
-    for s0, _ in source_words:
-        if s0 >= tag.start and aligned.get(s0):
-            return min(aligned[s0])
+def _run(marks: list[tuple[str, int]], kind: str, wants) -> int:
+    """How many of ``marks``, from the first, are of ``kind`` and want their punctuation outside."""
+    count = 0
+    for mark_kind, index in marks:
+        if mark_kind != kind or not wants(index):
+            break
+        count += 1
     return count
 
 
-def _cluster(targets: list[int]) -> CharRange:
-    """The run of aligned target words (gaps of at most one word) holding the most links; the
-    first such run on ties."""
-    runs: list[list[int]] = []
-    for word in sorted(targets):
-        if runs and word - runs[-1][-1] <= 2:
-            runs[-1].append(word)
+def _punctuation(translation: str, word: CharRange, from_end: bool) -> int:
+    """Characters of punctuation at the start (end) of a word, leaving at least one character."""
+    start, end = word
+    count = 0
+    while end - start - count > 1:
+        ch = translation[end - 1 - count] if from_end else translation[start + count]
+        if ch.isalnum():
+            break
+        count += 1
+    return count
+
+
+def _markup(tags: Sequence[Tag], mark: tuple[str, int]) -> str:
+    kind, index = mark
+    return tags[index].close if kind == _CLOSE else tags[index].open
+
+
+def _gap_markup(marks, whitespace: str, tags: Sequence[Tag], first: bool, last: bool, add, put) -> None:
+    """One gap's markup with its whitespace: between the closing tags that lead it and the rest,
+    or, where the gap holds point tags, replaced by the whitespace the first and last of them had
+    around them in the source, outside the closing tags that lead and the opening tags that end it
+    (a tag's content never starts or ends with whitespace it did not have)."""
+    closes = _run(marks, _CLOSE, lambda i: True)
+    opens = min(_run(marks[::-1], _OPEN, lambda i: True), len(marks) - closes)
+    middle = marks[closes:len(marks) - opens]
+    points = [index for kind, index in middle if kind == _POINT]
+    if not points:
+        add(put(marks[:closes]), True)
+        add(whitespace, False)
+        add(put(marks[closes:]), True)
+        return
+    before = " " if tags[points[0]].space[0] and not first else ""
+    after = " " if tags[points[-1]].space[1] and not last else ""
+    if first:
+        add(whitespace, False)
+    inner, previous = put(marks[:closes]) + before, None
+    for mark in middle:  # two point tags apart in the source stay apart (`a` `b`, not `a``b`)
+        if previous is not None and mark[0] == _POINT and (tags[previous].space[1] or tags[mark[1]].space[0]):
+            inner += " "
+        inner += put([mark])
+        previous = mark[1] if mark[0] == _POINT else None
+    add(inner + after + put(marks[len(marks) - opens:]), True)
+    if last and not first:
+        add(whitespace, False)
+
+
+def _merged(pieces: list[Piece]) -> list[Piece]:
+    out: list[Piece] = []
+    for piece in pieces:
+        if out and out[-1].markup == piece.markup:
+            out[-1] = Piece(out[-1].text + piece.text, piece.markup)
         else:
-            runs.append([word])
-    best = max(runs, key=len)
-    return best[0], best[-1]
+            out.append(piece)
+    return out
 
 
-def _laminar(span: CharRange | None, placed: list[CharRange]) -> CharRange | None:
-    """``span`` cut until it crosses none of ``placed`` (cutting only shrinks it, so repeat)."""
-    while span is not None:
-        cut = span
-        for other in placed:
-            cut = _uncrossed(cut, other) if cut is not None else None
-        if cut == span:
-            return span
-        span = cut
-    return None
-
-
-def _apart(span: CharRange | None, links: list[CharRange], placed) -> CharRange | None:
-    """``span`` (already crossing nothing placed) cut until it neither holds nor lies in any of
-    ``links`` (a link in a link is no markup), to the larger part beside each; cutting can make it
-    cross other placed tags, so both cuts repeat until nothing changes."""
-    while span is not None and links:
-        cut = span
-        for a0, a1 in links:
-            if cut is not None and not (cut[1] < a0 or a1 < cut[0]):
-                parts = [part for part in ((cut[0], a0 - 1), (a1 + 1, cut[1])) if part[0] <= part[1]]
-                cut = max(parts, key=lambda s: s[1] - s[0]) if parts else None
-        cut = _laminar(cut, [(first, last) for first, last, _ in placed])
-        if cut == span:
-            return span
-        span = cut
-    return span
-
-
-def _free(word: int, links: list[CharRange], count: int) -> CharRange:
-    """The word nearest ``word`` that no link covers (``word`` itself if every word is covered)."""
-    free = [w for w in range(count) if not any(a0 <= w <= a1 for a0, a1 in links)]
-    best = min(free, key=lambda w: abs(w - word)) if free else word
-    return (best, best)
-
-
-def _inside(span: CharRange, parent: CharRange) -> CharRange | None:
-    first, last = max(span[0], parent[0]), min(span[1], parent[1])
-    return (first, last) if first <= last else None
-
-
-def _uncrossed(span: CharRange, other: CharRange) -> CharRange | None:
-    """``span`` unchanged if it and ``other`` are disjoint or nested, else the larger of its part
-    inside ``other`` and its part outside."""
-    (a0, a1), (b0, b1) = span, other
-    if a1 < b0 or b1 < a0 or (b0 <= a0 and a1 <= b1) or (a0 <= b0 and b1 <= a1):
-        return span
-    if a0 < b0:  # starts before, ends inside
-        outside, inside = (a0, b0 - 1), (b0, a1)
-    else:  # starts inside, ends after
-        inside, outside = (a0, b1), (b1 + 1, a1)
-    return max((outside, inside), key=lambda s: s[1] - s[0])
-
-
-def _relative(position: int, length: int, words: int, parent: CharRange | None) -> CharRange:
-    lo, hi = parent if parent is not None else (0, words - 1)
-    word = lo + round((hi - lo) * position / max(length, 1))
-    return (word, word)
-
-
-def _pieces(translation: str, words: list[CharRange], tags: Sequence[Tag], placed, points,
-            outside: dict[int, tuple[bool, bool]]) -> list[Piece]:
-    """Insert the markup at word boundaries: at one position, closing tags first (inner first),
-    then opening tags (outer first). Point tags replace the whitespace of the gap they sit in,
-    with whitespace before and after them as they had in the source."""
-    inserts: dict[int, list[tuple[tuple, str]]] = {}
-    for first, last, index in placed:
-        size = last - first
-        lead, trail = outside.get(index, (False, False))
-        start = _trimmed(translation, words[first], lead, False)[0]
-        end = _trimmed(translation, words[last], False, trail)[1]
-        inserts.setdefault(start, []).append(((2, -size, index), tags[index].open))
-        inserts.setdefault(end, []).append(((0, size, -index), tags[index].close))
-    gaps: dict[int, list[int]] = {}
-    for gap, index in points:
-        gaps.setdefault(gap, []).append(index)
-    replaced: dict[int, tuple[int, str]] = {}  # gap start -> (gap end, markup with its whitespace)
-    for gap, indexes in gaps.items():
-        start = words[gap - 1][1] if gap > 0 else 0
-        end = words[gap][0] if gap < len(words) else len(translation)
-        first, last = tags[indexes[0]], tags[indexes[-1]]
-        inner = "".join(tags[i].open for i in sorted(indexes))
-        before = " " if first.space[0] and gap > 0 else ""
-        after = " " if last.space[1] and gap < len(words) else ""
-        replaced[start] = (end, before + inner + after)
-    pieces, cursor = [], 0
-    for position in sorted(set(inserts) | set(replaced)):
-        if position > cursor:
-            pieces.append(Piece(translation[cursor:position], False))
-            cursor = position
-        marks = sorted(inserts.get(position, ()))
-        pieces += [Piece(markup, True) for key, markup in marks if key[0] == 0]  # closing
-        if position in replaced:
-            end, markup = replaced[position]
-            pieces.append(Piece(markup, True))
-            cursor = max(cursor, end)
-        pieces += [Piece(markup, True) for key, markup in marks if key[0] == 2]  # opening
-    if cursor < len(translation):
-        pieces.append(Piece(translation[cursor:], False))
-    return pieces
+def _check(order: list[tuple[str, int]], tags: Sequence[Tag], root: _Node) -> None:
+    """Raise ``PlacementError`` unless ``order`` (the tags as written) holds every tag once, with
+    the parent it has in ``root``, well nested."""
+    parent_of = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            parent_of[child.index] = node.index
+            stack.append(child)
+    open_stack, seen = [-1], []
+    for kind, index in order:
+        if kind == _OPEN:
+            if parent_of[index] != open_stack[-1]:
+                raise PlacementError(f"tag {tags[index].open[:40]} opens outside its parent")
+            open_stack.append(index)
+            seen.append(index)
+        elif kind == _CLOSE:
+            if open_stack[-1] != index:
+                raise PlacementError(f"tag {tags[index].close[:40]} closes across another tag")
+            open_stack.pop()
+        else:
+            if parent_of[index] != open_stack[-1]:
+                raise PlacementError(f"tag {tags[index].open[:40]} is placed outside its parent")
+            seen.append(index)
+    if open_stack != [-1] or sorted(seen) != list(range(len(tags))):
+        raise PlacementError("a tag is missing from the placed markup, written twice or never closed")

@@ -15,17 +15,25 @@ class FormatError(ValueError):
     """A file is malformed for its format; the message says what and where."""
 
 
+class OutputError(RuntimeError):
+    """A translated file would not parse as its format: it is never written. The message names
+    the unit and what the parser refused."""
+
+
 @dataclass(frozen=True)
 class Tag:
     """Inline markup of a unit, verbatim: ``open`` before and ``close`` after the characters
-    [start, end) of the unit's text; a point tag (``<br>``, ``<img>``) has no ``close`` and start == end."""
+    [start, end) of the unit's text; a point tag (``<br>``, ``<img>``, ``<x/>``) has no ``close``
+    and start == end. A unit's tags are listed in source order (a tag before the tags inside it)."""
 
     open: str
     close: str
     start: int
     end: int
     space: tuple[bool, bool] = (False, False)  # a point tag: whitespace before it, after it in the source
-    exclusive: bool = False  # a link: never placed inside or around another link
+    # the index (in the unit's tags) of the paired tag this one sits in; None: the innermost paired
+    # tag whose span holds it (a point strictly inside), or none
+    parent: int | None = None
 
 
 @dataclass(frozen=True)

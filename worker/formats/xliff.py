@@ -14,8 +14,9 @@ from typing import Sequence
 from xml.parsers import expat
 from xml.sax.saxutils import escape
 
+from .inline import inline_unit
 from .markup import Link, transfer
-from .model import FormatError, Parsed, Skeleton, Tag, TextUnit, collapsed
+from .model import FormatError, OutputError, Parsed, Skeleton, TextUnit
 
 PAIRED = frozenset(("g", "mrk", "pc"))
 POINTS = frozenset(("x", "bx", "ex", "ph", "bpt", "ept", "it", "sc", "ec"))
@@ -41,6 +42,10 @@ def _tag_end(data: bytes, start: int) -> int:
 
 
 class _Reader:
+    """Offsets of each translatable container's source and target, and its source as
+    ``inline_unit`` items: paired codes as start/end tags, every other element inside the source
+    (point codes, unknown elements) as one point, verbatim with its content."""
+
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.parser = expat.ParserCreate(encoding="UTF-8")
@@ -52,7 +57,8 @@ class _Reader:
         self.container: dict | None = None  # the trans-unit / segment being read
         self.skip = 0  # depth inside a unit marked translate="no"
         self.in_source = 0  # element depth inside <source>
-        self.atom = 0  # depth inside a point code kept whole
+        self.point: list = []  # [start offset, depth, empty] of the point code being read whole
+        self.stack: list[bool] = []  # per open element inside <source>: written as an empty element
 
     def at(self) -> int:
         return self.parser.CurrentByteIndex
@@ -78,13 +84,14 @@ class _Reader:
         elif self.in_source:
             self.in_source += 1
             end = _tag_end(self.data, at)
-            if self.atom or local in POINTS:
-                self.atom += 1
-                self.container["items"].append(("atom", self.data[at:end]))
-            elif local in PAIRED:
-                self.container["items"].append(("open", self.data[at:end]))
+            empty = self.data[end - 2:end] == b"/>"
+            self.stack.append(empty)
+            if self.point:
+                return
+            if local in PAIRED and not empty:
+                self.container["items"].append(("start", name, self.data[at:end].decode("utf-8"), ""))
             else:
-                self.container["items"].append(("atom", self.data[at:end]))
+                self.point = [at, self.in_source]
         elif local == "target":
             self.container["target"] = [at, None]
 
@@ -100,13 +107,15 @@ class _Reader:
             if self.in_source == 0:  # </source>
                 self.container["source_end"] = _tag_end(self.data, at)
                 return
-            empty = not self.data.startswith(b"</", at)  # <x/>: the end event sits just past it
-            raw = b"" if empty else self.data[at:_tag_end(self.data, at)]
-            if self.atom:
-                self.atom -= 1
-                self.container["items"].append(("atom-more", raw))
-            else:
-                self.container["items"].append(("close", raw))
+            empty = self.stack.pop()
+            if self.point:
+                if self.in_source + 1 == self.point[1]:  # the point code itself ends
+                    first = self.point[0]
+                    finish = _tag_end(self.data, first if empty else at)
+                    self.container["items"].append(("point", name, self.data[first:finish].decode("utf-8"), ""))
+                    self.point = []
+                return
+            self.container["items"].append(("end", name, self.data[at:_tag_end(self.data, at)].decode("utf-8"), ""))
         elif local == "target" and self.container.get("target"):
             empty = not self.data.startswith(b"</", at)
             self.container["target"][1] = at if empty else _tag_end(self.data, at)
@@ -116,8 +125,8 @@ class _Reader:
             self.container = None
 
     def chars(self, text: str) -> None:
-        if self.container is not None and self.in_source and not self.skip:
-            self.container["items"].append(("atom-more" if self.atom else "text", text.encode("utf-8")))
+        if self.container is not None and self.in_source and not self.skip and not self.point:
+            self.container["items"].append(("data", "", escape(text), text))
 
 
 def parse_xliff(text: str) -> Parsed:
@@ -167,9 +176,23 @@ def parse_xliff(text: str) -> Parsed:
             if unit_notes:
                 notes[index] = unit_notes
             values.append("".join(p.text if p.markup else escape(p.text) for p in pieces))
-        return skeleton.fill(values)
+            _check_fragment(values[-1], unit.where)
+        out = skeleton.fill(values)
+        try:
+            expat.ParserCreate(encoding="UTF-8").Parse(out.encode("utf-8"), True)
+        except expat.ExpatError as exc:
+            raise OutputError(f"the translated XLIFF file is not well-formed XML: {exc}") from None
+        return out
 
     return Parsed(units, render, marked=True)
+
+
+def _check_fragment(value: str, where: str) -> None:
+    """``OutputError`` naming the unit unless its target content is well-formed XML."""
+    try:
+        expat.ParserCreate(encoding="UTF-8").Parse(f"<target>{value}</target>".encode("utf-8"), True)
+    except expat.ExpatError as exc:
+        raise OutputError(f"{where}: the target would not be well-formed XML ({exc}): {value[:200]!r}") from None
 
 
 def _target_is_empty(data: bytes, target: list, container: dict) -> bool:
@@ -187,41 +210,6 @@ def _with_state(open_tag: str, version: str) -> str:
 
 
 def _unit(container: dict) -> TextUnit | None:
-    text, tags, stack, atom = "", [], [], None
-    for kind, raw in container["items"]:
-        if kind == "atom":
-            if atom is not None:
-                atom.append(raw)
-            else:
-                atom = [raw]
-            continue
-        if kind == "atom-more":
-            atom = (atom or []) + [raw]
-            continue
-        if atom is not None:
-            tags.append(Tag(b"".join(atom).decode("utf-8"), "", len(text), len(text), (text.endswith(" "), True)))
-            atom = None
-        if kind == "text":
-            text = collapsed(text, raw.decode("utf-8"))
-        elif kind == "open":
-            stack.append((raw.decode("utf-8"), len(text)))
-        elif kind == "close" and stack:
-            opened, at = stack.pop()
-            tags.append(Tag(opened, raw.decode("utf-8"), at, len(text)))
-    if atom is not None:
-        tags.append(Tag(b"".join(atom).decode("utf-8"), "", len(text), len(text), (text.endswith(" "), False)))
-    for opened, at in stack:
-        tags.append(Tag(opened, "", at, at))
-    stripped = text.strip()
-    if not any(ch.isalpha() for ch in stripped):
+    if not container["items"]:
         return None
-    shift = len(text) - len(text.lstrip())
-    fixed = []
-    for tag in sorted(tags, key=lambda t: (t.start, -(t.end - t.start))):
-        start, end = max(0, tag.start - shift), max(0, min(len(stripped), tag.end - shift))
-        start = min(start, len(stripped))
-        if tag.close and start >= end:
-            fixed.append(Tag(tag.open + tag.close, "", start, start, (True, True)))
-        else:
-            fixed.append(Tag(tag.open, tag.close, start, end, tag.space))
-    return TextUnit(stripped, container["where"], tags=tuple(fixed))
+    return inline_unit(container["items"], container["where"])[0]
