@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import pytest
 
@@ -43,8 +44,28 @@ DETECTED = [
     ("Ping 192.168.0.1:8080 and 2001:db8::1.", [("ip", "192.168.0.1:8080"), ("ip", "2001:db8::1")]),
     ("Hi {name}, {{count}} new, %s %1$s %d ${HOME} :user.",
      [("placeholder", t) for t in ("{name}", "{{count}}", "%s", "%1$s", "%d", "${HOME}", ":user")]),
+    ("Call +49 30 1234567, +49 (0)89 1234 5678 or 0800 123 456.",
+     [("phone", "+49 30 1234567"), ("phone", "+49 (0)89 1234 5678"), ("phone", "0800 123 456")]),
+    ("Pay DE89 3704 0044 0532 0130 00 with 4111 1111 1111 1111.",
+     [("grouped", "DE89 3704 0044 0532 0130 00"), ("grouped", "4111 1111 1111 1111")]),
+    ("Apply fix-7781.diff, edit setup.cfg, the Makefile and .gitignore.",
+     [("path", "fix-7781.diff"), ("path", "setup.cfg"), ("path", "Makefile"), ("path", ".gitignore")]),
+    ("Run `git status`, then pip install --upgrade requests to update it.",
+     [("command", "`git status`"), ("command", "pip install --upgrade requests")]),
+    ("Try sudo systemctl restart nginx and docker ps -a now.",
+     [("command", "sudo systemctl restart nginx"), ("command", "docker ps -a")]),
+    ("%lu %zu %llu %lc %hhd %jd %td %qd %Lf %-8.3f %.*s %*d %#08x %3o %p %m %2$s %%",
+     [("placeholder", t) for t in ("%lu", "%zu", "%llu", "%lc", "%hhd", "%jd", "%td", "%qd", "%Lf", "%-8.3f",
+                                   "%.*s", "%*d", "%#08x", "%3o", "%p", "%m", "%2$s", "%%")]),
+    ("Last login:%s%s%s on SIG%s at 0x%x, %d%% done, %sK left",
+     [("placeholder", t) for t in ("%s%s%s", "SIG%s", "0x%x", "%d%%", "%sK")]),
+    ("Hi %(user)s, {value!r:>10} %1 and %{name} ${JAVA_HOME:-/opt}.",
+     [("placeholder", t) for t in ("%(user)s", "{value!r:>10}", "%1", "%{name}", "${JAVA_HOME:-/opt}")]),
     # Not spans: ordinals, abbreviations, a colon before a word, and/or, a word's letters only.
     ("The 1st and 2nd, e.g. the U.S. and/or km/h. Note: this is it.", []),
+    # Not spans: percentages before words, a command word used as a word, years in a row.
+    ("It rose 50% of the time at 5% a year; make sure you go to the store and find the cat.",
+     [("number", "50%"), ("number", "5%")]),
 ]
 
 
@@ -243,3 +264,90 @@ def test_cli_translate_keeps_spans_unless_told_not_to():
 def test_stand_ins_are_single_pieces_of_the_shipped_vocabulary(translator):
     for stand_in in STAND_INS:
         assert translator.source_sp.encode(stand_in, out_type=str) == ["\u2581" + stand_in]
+
+
+# -- round trips and placeholder consistency (hypothesis) --------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from worker.text.reinsert import restore_spans  # noqa: E402
+
+SPAN_EXAMPLES = [
+    "+49 30 1234567", "0800 123 456", "DE89 3704 0044 0532 0130 00", "fix-7781.diff", "setup.cfg", "Makefile",
+    "`git status`", "pip install --upgrade requests", "%lu", "%zu", "%.*s", "SIG%s", "0x%x", "%2$s", "%s%s%s",
+    "%(name)s", "{value!r:>10}", "%{name}", "${JAVA_HOME}", "v2.0.0-rc1", "https://example.com/a?b=1",
+    "192.168.0.1:8080", "1,234.56", "XJ-4000", "a.b@example.org", "#tag", "@handle",
+]
+WORDS = ["the", "file", "Open", "and", "then", "call", "number", "with", "it", "now"]
+PLACEHOLDERS = ["%s", "%d", "%lu", "{0}", "%1", "%(name)s", "${HOME}"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(SPAN_EXAMPLES + WORDS)), min_size=1, max_size=6),
+       st.sampled_from(["", ".", "?", "!"]))
+def test_masking_then_restoring_the_masked_text_gives_the_sentence_back(pairs, end):
+    """Each span example (a word before it: two numbers in a row may read as one) is found whole,
+    inside one span (a command line takes bare words after it as its arguments), and a model that copies the masked text word for word gets the sentence back exactly, every
+    span copied."""
+    tokens = [t for pair in pairs for t in pair]
+    sentence = " ".join(tokens) + end
+    spans = find_spans(sentence)
+    start = 0
+    for token in tokens:
+        if token in SPAN_EXAMPLES:
+            assert any(s.start <= start and start + len(token) <= s.end for s in spans), (token, spans)
+        start += len(token) + 1
+    masked = mask(sentence, spans)
+    n = len(word_spans(masked.text))
+    restored = restore_spans(masked, masked.text, [(i, i) for i in range(n)])
+    assert restored.translation == sentence
+    assert all(p.method == "copied" for p in restored.placements) and restored.removed == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(PLACEHOLDERS), max_size=3),
+       st.lists(st.tuples(st.integers(0, 4), st.sampled_from(PLACEHOLDERS + ["Baby", "Frisbee"])), max_size=4))
+def test_a_translation_never_holds_a_placeholder_more_often_than_its_source(source_placeholders, extra):
+    source = " ".join(["Copy"] + source_placeholders + ["files", "now."])
+    prepared = prepare(source)
+    stand_ins = [s.stand_in for s in prepared.masked.slots] if prepared.masked else []
+    words = ["Kopiere"] + stand_ins + ["Dateien", "jetzt."]
+    for position, word in extra:  # the model repeats stand-ins and makes placeholders up
+        words.insert(min(position, len(words)), word)
+    translation = " ".join(words)
+    result = restore(prepared, _engine_result(prepared, translation, [(i, i) for i in range(len(words))]))
+
+    def placeholders(text: str) -> Counter:
+        return Counter(s.text for s in find_spans(text) if s.kind == "placeholder")
+
+    assert not placeholders(result.translation) - placeholders(source), (translation, result.translation)
+    assert placeholders(result.translation) == placeholders(source)  # none is lost either
+
+
+def test_a_made_up_placeholder_is_deleted_even_without_spans_in_the_source():
+    prepared = prepare("character special file")
+    result = restore(prepared, _engine_result(prepared, "Zeichen »%s«", [(0, 0), (1, 1)]))
+    assert "%s" not in result.translation and RESTORED_SPAN in result.flags and result.details["removed"] == ["%s"]
+
+
+# -- the general model keeps the newer kinds -----------------------------------------------------------
+NEW_KINDS = [
+    "Call me at +49 30 1234567 tomorrow.",
+    "Our hotline 0800 123 456 is free of charge.",
+    "Transfer the money to DE89 3704 0044 0532 0130 00 by Friday.",
+    "Apply the patch fix-7781.diff to the source tree.",
+    "Run `git status` to see the changes.",
+    "Type pip install --upgrade requests in a terminal.",
+    "Last login:%s%s%s",
+    "received signal SIG%s",
+    "unknown option '%.*s'",
+    "copied %zu of %zu files",
+    "%2$s: cannot open %1$s",
+]
+
+
+def test_the_general_model_keeps_phone_numbers_ibans_files_commands_and_printf_directives():
+    translator = Translator(REPO_ROOT / "models" / "en-de", EngineSettings(provider="cpu", intra_op_threads=1))
+    for sentence, result in zip(NEW_KINDS, translator.translate_sentences(NEW_KINDS)):
+        for span in find_spans(sentence):
+            assert result.translation.count(span.text) == sentence.count(span.text), (sentence, result.translation)

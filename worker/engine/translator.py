@@ -100,7 +100,7 @@ class Translator:
             shortlist=self.shortlist,
             max_sentence_tokens=self.settings.max_sentence_tokens,
             text={"protect_spans": text_options.protect_spans, "restore_case": text_options.restore_case,
-                  "check_language": text_options.check_language,
+                  "check_language": text_options.check_language, "keep_names": text_options.keep_names,
                   "glossary": [list(t) for t in text_options.glossary.terms] if text_options.glossary else None})
         keys = [self.cache.key(context, sentence) for sentence in sentences]
         found = self.cache.get_many(keys)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from worker.text.segment import Alignment, DocumentResult, SegmentResult, word_spans
+from worker.text.segment import KEPT_SOURCE, Alignment, DocumentResult, SegmentResult, word_spans
 
-KEPT_SOURCE = "kept_source"  # the model gave no words for a segment with words: its source text is kept
 
 
 def _lost(source: str, translation: str) -> bool:

@@ -4,9 +4,10 @@ The shipped models never saw placeholder tokens, so each span is replaced by a p
 model copies (``STAND_INS``, chosen by measurement: docs/quality.md). After decoding, each span
 goes back in place of its stand-in; where the model dropped or changed the stand-in, in place of
 the target words aligned to it alone, else next to the translation of its neighbouring source
-words (``method``: copied, aligned, inserted). Alignment pairs follow the edits. Glossary terms are
-slots too, kept in the text: their target term goes where the model wrote it, else in place of the
-model's translation of the term (worker.text.reinsert).
+words (``method``: copied, aligned, inserted). Alignment pairs follow the edits. Glossary terms and
+names are slots too, kept in the text: their target (a term's translation, a name or its German
+form) goes where the model wrote it, else in place of the model's translation of it
+(worker.text.reinsert).
 """
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from .names import KEPT_NAME
 from .segment import word_at, word_spans
 from .spans import GLOSSARY, Span
+
+KEPT_KINDS = (GLOSSARY, KEPT_NAME)  # spans left in the text as kept slots
 
 # Single SentencePiece pieces of the shipped vocabulary, spelt alike in English and German, best
 # copied first: as the first stand-in of each sentence of bench/data/span_probe.en the Multi30k
@@ -55,20 +59,27 @@ class Placement:
     method: str  # copied | aligned | inserted
 
 
+def free_stand_ins(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_INS) -> list[str]:
+    """The stand-ins ``mask`` may use for ``source``: not a word of it, nor of a kept slot's target."""
+    present = {w.lower() for w in re.findall(r"\w+", source)}
+    present |= {w.lower() for span in spans if span.kind in KEPT_KINDS for w in re.findall(r"\w+", span.replacement)}
+    return [s for s in stand_ins if s.lower() not in present]
+
+
 def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_INS) -> Masked:
     """Replace each span (in text order) by a distinct stand-in (one not already in the sentence); a
     stand-in that would touch a word or another stand-in gets a space on that side. Glossary terms
     stay in the text, as kept slots: masked, the models translate the sentence around a stand-in
-    worse than they translate the term (docs/quality.md, Glossary)."""
-    present = {w.lower() for w in re.findall(r"\w+", source)}
-    free = [s for s in stand_ins if s.lower() not in present]
+    worse than they translate the term (docs/quality.md, Glossary); so do names left to the model
+    (worker.text.names). No stand-in is a word of a kept slot's target (Mary -> Maria)."""
+    free = free_stand_ins(source, spans, stand_ins)
     parts: list[str] = []
     origin: list[int] = []
     slots: list[Slot] = []
     unmasked: list[Span] = []
     cursor = length = used = 0
     for span in spans:
-        if span.kind == GLOSSARY:
+        if span.kind in KEPT_KINDS:
             text = source[cursor:span.end]
             parts.append(text)
             origin += range(cursor, span.end)
@@ -104,8 +115,9 @@ def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_IN
 
 
 def stand_in_pattern(stand_ins: Sequence[str]) -> re.Pattern:
-    """Whole-word occurrences of any of ``stand_ins``."""
-    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(s) for s in stand_ins) + r")(?!\w)")
+    """Whole-word occurrences of any of ``stand_ins`` (group ``stand_in``), also with the endings
+    German gives names (genitive "Toms", "Marias"; "Londoner"): the whole word is the stand-in's."""
+    return re.compile(r"(?<!\w)(?P<stand_in>" + "|".join(re.escape(s) for s in stand_ins) + r")(?:s|er|ern)?(?!\w)")
 
 
 def slot_words(masked: Masked, slot: Slot) -> set[int]:

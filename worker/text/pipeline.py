@@ -1,7 +1,8 @@
-"""What the Translator runs around decoding, per sentence: ``prepare`` (find verbatim spans and
-glossary terms, put the sentence in ordinary case, mask spans and terms) -> the engine decodes
-``Prepared.text`` -> ``restore`` (case back, spans and target terms back, alignment moved to the
-original words, flags and details).
+"""What the Translator runs around decoding, per sentence: ``prepare`` (find verbatim spans; copy
+a segment that is not prose through; find glossary terms and names, put the sentence in ordinary
+case, mask spans, keep terms and names as slots) -> the engine decodes ``Prepared.text`` ->
+``restore`` (case back, spans, target terms and lost names back, made-up placeholders out,
+alignment moved to the original words, flags and details).
 
 Flags name what a reader of the translation should check; later steps (language check, quality
 estimate, glossary) add theirs to ``FLAGS`` and to a result's ``flags`` the same way.
@@ -9,6 +10,7 @@ estimate, glossary) add theirs to ``FLAGS`` and to a result's ``flags`` the same
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -16,9 +18,11 @@ from . import casing
 from .glossary import Glossary, find_terms
 from .language import LanguageCheck, LanguageVerdict
 from .masking import STAND_INS, Masked, Placement, mask, stand_in_pattern
+from .names import KEPT_NAME, carried, carried_ranges, find_names
 from .reinsert import restore_spans
-from .segment import GLOSSARY_MISS, LANGUAGE, RESTORED_SPAN, Alignment, SegmentResult, word_spans
-from .spans import GLOSSARY, Span, find_spans
+from .segment import GLOSSARY_MISS, LANGUAGE, NOT_PROSE, RESTORED_SPAN, Alignment, SegmentResult, word_spans
+from .spans import COMMAND_WORDS, GLOSSARY, PLACEHOLDER, Span, find_spans
+from .verbatim import not_prose
 
 _NOTHING_ELSE = re.compile(r"[\W_]*")
 
@@ -29,6 +33,7 @@ class TextOptions:
     restore_case: bool = True  # translate ALL-CAPS and Title Case sentences in sentence case
     check_language: bool = True  # copy segments in another language through untranslated, flagged
     glossary: Glossary | None = None  # force these translations of terms (worker.text.glossary)
+    keep_names: bool = True  # carry names through (worker.text.names); with protect_spans only
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,8 @@ class Prepared:
     case: str | None  # casing.UPPER, casing.TITLE or None
     language: LanguageVerdict | None = None  # set when the segment is in another language
     terms: tuple[Span, ...] = ()  # glossary terms found in the source (kind GLOSSARY), masked or not
+    not_prose: str | None = None  # why the segment is copied through as it is (worker.text.verbatim)
+    names: tuple[Span, ...] = ()  # names found in the source (kind KEPT_NAME), kept in the text
 
 
 def prepare(sentence: str, options: TextOptions = TextOptions(), source_language: str | None = None,
@@ -49,11 +56,14 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
     ``stand_ins``: the words that mask spans, best copied first (a bundle's own, else ``STAND_INS``);
     ``capitalised``: which words keep a capital when an ALL-CAPS or Title Case sentence is put in
     sentence case (``casing.vocabulary_capitals`` of the bundle's vocabulary)."""
+    spans = tuple(find_spans(sentence))
+    reason = not_prose(sentence, spans, COMMAND_WORDS) if options.protect_spans else None
+    if reason is not None:
+        return Prepared(sentence, sentence, False, spans, None, None, not_prose=reason)
     if options.check_language and source_language:
         verdict = _language_check(source_language).check_segment(sentence)
         if verdict.mismatch:
             return Prepared(sentence, sentence, False, (), None, None, verdict)
-    spans = tuple(find_spans(sentence))
     ranges = [(s.start, s.end) for s in spans]
     case = casing.detect(sentence, ranges) if options.restore_case else None
     text = casing.normalise(sentence, case, ranges, capitalised)
@@ -62,8 +72,10 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
         return Prepared(sentence, text, True, spans, None, case)
     if spans and not terms and _NOTHING_ELSE.fullmatch(_outside(sentence, spans)):
         return Prepared(sentence, sentence, False, spans, None, None)
-    masked = mask(text, _to_mask(spans, terms, options), stand_ins)
-    return Prepared(sentence, masked.text, True, spans, replace(masked, source=sentence), case, terms=terms)
+    names = _names(sentence, spans, terms, options, case)
+    masked = mask(text, _to_mask(spans, terms + names, options), stand_ins)
+    return Prepared(sentence, masked.text, True, spans, replace(masked, source=sentence), case, terms=terms,
+                    names=names)
 
 
 def restore(prepared: Prepared, result: SegmentResult) -> SegmentResult:
@@ -73,32 +85,61 @@ def restore(prepared: Prepared, result: SegmentResult) -> SegmentResult:
     if not prepared.decode:
         return _verbatim(prepared, result)
     details: dict[str, Any] = {"case": prepared.case} if prepared.case else {}
+    translation = _recase(result.translation, prepared)
     masked = prepared.masked
-    if masked is None or not masked.slots:
-        translation = _recase(result.translation, prepared)
+    protected: list[tuple[int, int]] = []  # names the model wrote itself (or in a German form): kept as they are
+    if masked is not None:
+        for name in (s.span for s in masked.slots if s.span.kind == KEPT_NAME):
+            protected += carried_ranges(name, translation)
+        masked = replace(masked, slots=tuple(s for s in masked.slots
+                                             if s.span.kind != KEPT_NAME or not carried(s.span, translation)))
+    if masked is None or not (masked.slots or _extra_placeholders(prepared.source, translation)):
         if masked is not None and masked.unmasked:
             details["spans"] = [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
         alignment = Alignment(result.alignment.pairs, tuple(word_spans(prepared.source)), tuple(word_spans(translation)))
         return _with_glossary(prepared, (), replace(
             result, source=prepared.source, translation=translation, alignment=alignment,
             n_best=tuple((_recase(t, prepared), s) for t, s in result.n_best), details=details))
-    restored = restore_spans(masked, _recase(result.translation, prepared), result.alignment.pairs)
+    # Without slots, only placeholders the model made up are deleted (its numbers are translations).
+    invented = None if masked.slots else (PLACEHOLDER,)
+    restored = restore_spans(masked, translation, result.alignment.pairs, invented, protected)
     placements = [p for p in restored.placements if not p.slot.kept]  # verbatim spans'
+    named = [p for p in restored.placements if p.slot.span.kind == KEPT_NAME]
     if any(not s.kept for s in masked.slots) or masked.unmasked:
         details["spans"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method}
                             for p in placements]
         details["spans"] += [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
         details["spans"].sort(key=lambda d: d["source"])
+    if named:
+        details["names"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method} for p in named]
     if restored.removed:
         details["removed"] = list(restored.removed)
     flags = result.flags
-    if restored.removed or any(p.method != "copied" for p in placements):
+    if restored.removed or any(p.method != "copied" for p in placements + named):
         flags += (RESTORED_SPAN,)
     alignment = Alignment(restored.pairs, tuple(word_spans(prepared.source)), tuple(word_spans(restored.translation)))
-    n_best = tuple((restore_spans(masked, _recase(t, prepared), ()).translation, s) for t, s in result.n_best)
+    n_best = tuple((restore_spans(masked, _recase(t, prepared), (), invented).translation, s) for t, s in result.n_best)
     return _with_glossary(prepared, restored.placements, replace(
         result, source=prepared.source, translation=restored.translation, alignment=alignment,
         n_best=n_best, flags=flags, details=details))
+
+
+# -- names -------------------------------------------------------------------------------------------
+def _names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...], options: TextOptions,
+           case: str | None) -> tuple[Span, ...]:
+    """The source's names, kept in the text (none in an ALL-CAPS or Title Case sentence, where
+    every word looks like one). Masking them with stand-ins as well was measured and not chosen
+    (docs/quality.md, Names, numbers and code)."""
+    if not (options.protect_spans and options.keep_names) or case is not None:
+        return ()
+    return tuple(find_names(sentence, [(s.start, s.end) for s in spans + terms]))
+
+
+def _extra_placeholders(source: str, translation: str) -> bool:
+    """Whether the translation holds a placeholder more often than the source does."""
+    def count(text: str) -> Counter:
+        return Counter(s.text for s in find_spans(text) if s.kind == PLACEHOLDER)
+    return bool(count(translation) - count(source))
 
 
 # -- glossary ----------------------------------------------------------------------------------------
@@ -155,13 +196,18 @@ def _recase(translation: str, prepared: Prepared) -> str:
 
 
 def _verbatim(prepared: Prepared, result: SegmentResult) -> SegmentResult:
-    """A sentence made of spans only: its translation is the sentence itself."""
+    """A sentence made of spans only, or not prose: its translation is the sentence itself."""
     source = prepared.source
     words = word_spans(source)
-    details = {"spans": [s.to_json() | {"target": [s.start, s.end], "method": "verbatim"} for s in prepared.spans]}
+    details: dict[str, Any] = {"spans": [s.to_json() | {"target": [s.start, s.end], "method": "verbatim"}
+                                         for s in prepared.spans]}
+    flags = result.flags
+    if prepared.not_prose is not None:
+        details["not_prose"] = prepared.not_prose
+        flags += (NOT_PROSE,)
     return replace(result, source=source, translation=source, score=0.0,
                    alignment=Alignment(tuple((i, i) for i in range(len(words))), tuple(words), tuple(words)),
-                   details=details)
+                   flags=flags, details=details)
 
 
 def _language_check(language: str) -> LanguageCheck:

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Sequence
+from typing import Collection, Sequence
 
 from .masking import Masked, Placement, Slot, slot_source_words, slot_words, source_word_map, stand_in_pattern
+from .names import KEPT_NAME
 from .segment import word_at, word_spans
-from .spans import find_spans
+from .spans import PLACEHOLDER, find_spans
 
 _CLOSING = ".,;:!?\"')]»”’"
 _OPENING = "\"'([«„“‘"
@@ -46,9 +47,12 @@ class _Edit:
     method: str = ""
 
 
-def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, int]]) -> Restored:
+def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, int]],
+                  invented: Collection[str] | None = None, protected: Sequence[tuple[int, int]] = ()) -> Restored:
     """The translation with every slot's span back; ``pairs`` index the masked text's words and
-    ``translation``'s words."""
+    ``translation``'s words. ``invented``: the kinds of spans the model made up that are deleted
+    (None: every kind); ``protected``: character ranges of the translation no slot may replace
+    (names the model wrote itself)."""
     target = word_spans(translation)
     starts = [a for a, _ in target]
     words_of = {slot: slot_words(masked, slot) for slot in masked.slots}
@@ -61,6 +65,7 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
     edits += _kept(masked, translation, starts, words_of, targets_of)
     found = {e.slot for e in edits if e.slot}
     claimed = {word_at(starts, e.start) for e in edits if e.slot}
+    claimed |= {j for j, (a, b) in enumerate(target) if any(p < b and a < q for p, q in protected)}
     for slot in masked.slots:
         if slot in found:
             continue
@@ -76,7 +81,7 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
         else:
             claimed |= {j for j, (a, b) in enumerate(target) if edit.start <= a < edit.end}
         edits.append(edit)
-    edits += _invented(masked, translation, target, edits)
+    edits += _invented(masked, translation, target, edits, invented)
     return _apply(masked, translation, target, pairs, _resolve(edits, translation))
 
 
@@ -90,7 +95,7 @@ def _copied(masked: Masked, translation: str, starts: list[int], slot_word: dict
     chosen: dict[Slot, tuple[int, int]] = {}
     extra: list[tuple[int, int]] = []
     for match in stand_in_pattern(list(by_text)).finditer(translation):
-        slot = by_text[match.group()]
+        slot = by_text[match.group("stand_in")]
         aligned = word_at(starts, match.start()) in targets_of[slot_word[slot]]
         if slot not in chosen:
             chosen[slot] = match.span()
@@ -151,6 +156,10 @@ def _kept_aligned(slot: Slot, words: set[int], target: list[tuple[int, int]], tr
         text = translation[target[run[0]][0]:target[run[-1]][1]].strip(_OPENING + _CLOSING)
         return text[:1].isupper() == term[:1].isupper(), SequenceMatcher(None, text.casefold(), term.casefold()).ratio()
 
+    if slot.span.kind == KEPT_NAME:  # a name takes the place of a capitalised word only, never of "in"
+        runs = [run for run in runs if likeness(run)[0]]
+        if not runs:
+            return None
     best = max(runs, key=likeness)  # of equals, max keeps the first
     return _replacing(slot, target[best[0]][0], target[best[-1]][1], translation)
 
@@ -176,7 +185,8 @@ def _inserted(slot: Slot, words: set[int], target: list[tuple[int, int]], transl
             if j == len(target) - 1:
                 while end > target[j][0] and translation[end - 1] in _FINAL:
                     end -= 1
-            return _Edit(end, end, " " + slot.span.replacement, slot, "inserted")
+            lead = " " if end and not translation[end - 1].isspace() else ""  # "..." alone: "%s..."
+            return _Edit(end, end, lead + slot.span.replacement, slot, "inserted")
     for i in range(max(words) + 1, max(targets_of, default=-1) + 1):
         if targets_of[i]:
             start = target[min(targets_of[i])][0]
@@ -187,14 +197,24 @@ def _inserted(slot: Slot, words: set[int], target: list[tuple[int, int]], transl
     return _Edit(end, end, (" " if end else "") + slot.span.replacement, slot, "inserted")
 
 
-def _invented(masked: Masked, translation: str, target: list[tuple[int, int]], edits: list[_Edit]) -> list[_Edit]:
-    """Deletions of spans in the model's output that the source does not hold."""
+def _invented(masked: Masked, translation: str, target: list[tuple[int, int]], edits: list[_Edit],
+              kinds: Collection[str] | None = None) -> list[_Edit]:
+    """Deletions of spans in the model's output that the source does not hold (of ``kinds``; None:
+    every kind). A placeholder may stand as often as the source holds it unmasked, no more: a
+    translation never gains a ``%s``."""
     known = [t for s in masked.slots for t in (s.span.text, s.span.replacement)] + [s.text for s in masked.unmasked]
+    budget = Counter(s.text for s in masked.unmasked if s.kind == PLACEHOLDER)
     out = []
     for span in find_spans(translation):
-        if any(span.text in k or k in span.text for k in known):
+        if kinds is not None and span.kind not in kinds:
             continue
         if any(e.start < span.end and span.start < e.end for e in edits):
+            continue
+        if span.kind == PLACEHOLDER:
+            if budget[span.text] > 0:
+                budget[span.text] -= 1
+                continue
+        elif any(span.text in k or k in span.text for k in known):
             continue
         out.append(_deletion(translation, span.start, span.end))
     return out
@@ -238,8 +258,10 @@ def _apply(masked: Masked, translation: str, target: list[tuple[int, int]], pair
     new_ranges: list[tuple[_Edit, int, int]] = []
     length = 0
     for edit in edits:
-        if edit.start < cursor:  # overlaps an earlier edit: skip it
-            continue
+        if edit.start < cursor:  # overlaps an earlier edit: skip it; a deletion keeps what lies beyond
+            if edit.text or edit.slot or edit.end <= cursor:
+                continue
+            edit = _Edit(cursor, edit.end, "")
         parts.append(translation[cursor:edit.start])
         length += edit.start - cursor
         text = edit.text

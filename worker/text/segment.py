@@ -55,7 +55,9 @@ REPETITION = "repetition"  # the output loops
 RESTORED_SPAN = "restored_span"  # a span was put back by alignment or insertion, or an invented one deleted
 LANGUAGE = "language"  # the segment is not in the source language: copied through untranslated
 GLOSSARY_MISS = "glossary_miss"  # a glossary term of the source is not in the translation
-FLAGS = (RESTORED_SPAN, LOW_CONFIDENCE, UNTRANSLATED_SPAN, REPETITION, LANGUAGE, GLOSSARY_MISS)
+NOT_PROSE = "not_prose"  # identifiers, a command line or code: copied through untranslated
+KEPT_SOURCE = "kept_source"  # the model gave no words for a segment with words: its source text is kept
+FLAGS = (RESTORED_SPAN, LOW_CONFIDENCE, UNTRANSLATED_SPAN, REPETITION, LANGUAGE, GLOSSARY_MISS, NOT_PROSE, KEPT_SOURCE)
 
 
 @dataclass(frozen=True)

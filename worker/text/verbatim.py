@@ -1,0 +1,60 @@
+"""Segments that are not prose: lists of identifiers (``arch b2sum base32 base64``), command lines
+(``git log --oneline``, ``$ docker run --rm -it ubuntu``), source code and SQL. The model can only
+damage them, so they are not decoded: each is its own translation, flagged ``not_prose``.
+
+``not_prose`` says why a segment is not prose (``identifiers``, ``command``, ``code``), or None.
+Every rule asks for the marks of code and the absence of English function words, so a short
+phrase ("good morning", "see you") stays prose.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from .spans import Span
+
+IDENTIFIERS, COMMAND, CODE = "identifiers", "command", "code"
+
+_PROMPT = re.compile(r"^(?:\$|#|>|PS>|C:\\>)\s+")
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_.+-]*")
+_CODE_TOKEN = re.compile(r".*(?:\d|[_.+-]\w).*")  # b2sum, base64, x86_64, lib.so, g++
+_FUNCTION_WORDS = frozenset(
+    "a an the and or but of to in on at for with by from as is are was were be been it this that these those "
+    "i you he she we they my your his her our their me him us them not no yes do does did have has had will "
+    "would can could should must may might if then than so when where what who how why which there here "
+    "please thank thanks hello hi good".split())
+_IMPORT = re.compile(r"(?:import\s+[\w.]+(?:\s+as\s+\w+)?|from\s+[\w.]+\s+import\s+[\w, *]+|#include\s*[<\"].*)")
+_CODE_OPENERS = re.compile(
+    r"^(?:def|class|fn|func|function|var|let|const|public|private|static|return|if|for|while|elif|else)\b")
+_CODE_MARKS = re.compile(r"\w\.\w+\(|[;={}]")  # a method call, a statement end, an assignment, a block
+_SQL = re.compile(r"\b(?:SELECT|FROM|WHERE|INSERT|INTO|VALUES|UPDATE|SET|DELETE|JOIN|ORDER BY|GROUP BY|CREATE TABLE)\b")
+_CODE_PUNCTUATION = re.compile(r"[(){}\[\];=<>]|->|=>|::|\+\+|&&|\|\|")
+
+
+def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) -> str | None:
+    """Why ``sentence`` is not prose, or None. ``spans``: its verbatim spans (worker.text.spans);
+    ``commands``: command words (``ls``, ``git``) that count as identifiers in a list."""
+    text = sentence.strip()
+    words = text.split()
+    if not words:
+        return None
+    lowered = {w.lower().strip(".,;:!?\"'()") for w in words}
+    if _IMPORT.fullmatch(text):
+        return CODE
+    if lowered & _FUNCTION_WORDS and not _SQL.search(text) and not _CODE_OPENERS.match(text):
+        return None
+    bare = _PROMPT.sub("", text)
+    if any(s.kind == "command" and s.start <= len(text) - len(bare) and s.end >= len(sentence.rstrip()) for s in spans):
+        return COMMAND
+    if len(words) >= 2 and all(_IDENTIFIER.fullmatch(w) for w in words) and not text.endswith("."):
+        coded = sum(bool(_CODE_TOKEN.fullmatch(w)) or w in commands for w in words)
+        if 2 * coded >= len(words):
+            return IDENTIFIERS
+    if len(_SQL.findall(text)) >= 2 and text.split()[0].isupper():
+        return CODE
+    if _CODE_OPENERS.match(text) and _CODE_MARKS.search(text) and not lowered & {"the", "a", "an", "to"}:
+        return CODE
+    if len(_CODE_PUNCTUATION.findall(text)) >= 3 and re.search(r"[;{}]\s*$", text) \
+            and not re.search(r"[A-Za-z]{3,} [A-Za-z]{3,}", text):
+        return CODE
+    return None
