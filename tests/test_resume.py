@@ -86,3 +86,27 @@ def test_resume_after_a_crash_logs_what_an_uninterrupted_run_logs(toy_corpus, ti
                 assert mine[key] == pytest.approx(theirs[key], rel=1e-5), (mine["step"], key)
             else:
                 assert mine.get(key) == theirs.get(key), (mine["step"], key)
+
+
+def test_a_finished_run_goes_on_under_a_larger_budget(toy_corpus, tiny_config_path, tmp_path):
+    """A run stopped by its time budget resumes with --max-seconds: it trains on from the same step,
+    and the new budget is the one its config records."""
+    import dataclasses
+
+    from training.checkpoint import read_checkpoint
+
+    config = load_config(tiny_config_path)
+    config = dataclasses.replace(config, train=dataclasses.replace(config.train, max_seconds=0.5, valid_every=0))
+    run = tmp_path / "run"
+    Trainer(config, run, toy_corpus).train()
+    first = read_checkpoint(run / "last.pt")
+    assert first["progress"]["finished"] and first["progress"]["elapsed"] >= 0.5
+
+    Trainer(config, run, toy_corpus).train(resume=True)  # the same budget: nothing more to do
+    assert read_checkpoint(run / "last.pt")["progress"]["step"] == first["progress"]["step"]
+
+    Trainer(config, run, toy_corpus, max_seconds=first["progress"]["elapsed"] + 1.0).train(resume=True)
+    longer = read_checkpoint(run / "last.pt")
+    assert longer["progress"]["step"] > first["progress"]["step"]
+    assert longer["progress"]["elapsed"] >= first["progress"]["elapsed"] + 1.0
+    assert longer["config"]["train"]["max_seconds"] == first["progress"]["elapsed"] + 1.0

@@ -27,6 +27,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="start --run-dir from a compact snapshot (nmt snapshot): the same step and batch, a fresh "
                         "optimizer whose rate warms up over 200 steps; the snapshot's config is used")
     p.add_argument("--max-steps", type=int, help="stop after this many optimizer steps in total (smoke runs)")
+    p.add_argument("--max-seconds", type=float, metavar="S",
+                   help="training-time budget in seconds, summed across resumes, over the config's train.max_seconds and "
+                        "a resumed run's: a run goes on past the budget it was started with")
     p.set_defaults(handler=run)
 
     s = subparsers.add_parser("snapshot", description=(
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         config = load_config(config_path)
     data_dir = resolve_data_dir(config, args.data_dir, config_path=args.config or config_path)
-    trainer = Trainer(config, run_dir, data_dir)
+    trainer = Trainer(config, run_dir, data_dir, max_seconds=args.max_seconds)
     result = trainer.train(resume=args.resume, max_steps=args.max_steps, snapshot=snapshot)
     if not trainer.world.is_main:
         return 128 + result.interrupted if result.interrupted else 0

@@ -142,8 +142,12 @@ def validation_loss(model: Seq2Seq, data: TrainingData, config: Config) -> float
 
 
 class Trainer:
-    def __init__(self, config: Config, run_dir: Path, data_dir: Path) -> None:
+    def __init__(self, config: Config, run_dir: Path, data_dir: Path, max_seconds: float | None = None) -> None:
+        """``max_seconds``: the training-time budget, over the config's and a resumed run's own (a
+        run goes on past the budget it was started with; the budget schedule anneals over the last
+        ``anneal_fraction`` of the new one)."""
         self.data_dir = Path(data_dir)
+        self.max_seconds = max_seconds
         self.config = self._recorded(config)
         self.run_dir = Path(run_dir)
         self.world = World()
@@ -188,6 +192,9 @@ class Trainer:
             if differences:
                 log.warning("--resume: using the run's saved config; the given config differs in %s", ", ".join(differences))
             self.config = saved
+        if self.max_seconds is not None:
+            self.config = dataclasses.replace(self.config, train=dataclasses.replace(self.config.train, max_seconds=self.max_seconds))
+            self.config.train.validate()
         cfg = self.config
         if world.distributed and cfg.train.simulate_world_size != 1:
             raise ValueError("train.simulate_world_size is for single-process runs; under torchrun leave it at 1")
@@ -221,6 +228,9 @@ class Trainer:
             _restore_rng(checkpoint["rng"])
             if world.is_main:
                 self._rewind_metrics(progress)
+            if (progress.finished and self.max_seconds is not None and progress.elapsed < self.max_seconds
+                    and progress.bad_validations < cfg.train.early_stop_patience and progress.epoch < cfg.train.max_epochs):
+                progress.finished = False  # it stopped at the budget it was started with
             self._say(f"resumed at epoch {progress.epoch + 1}, batch {progress.batch_in_epoch}, step {progress.step}")
         elif snapshot is not None:
             model.load_state_dict({name: t.float() if t.is_floating_point() else t for name, t in snapshot["model"].items()})
