@@ -1,5 +1,6 @@
 """``nmt serve [--host 127.0.0.1] [--port 8000]``: the HTTP gateway (DeepL API v2 subset) over the
-Celery fleet. Settings: NMT_BROKER_URL and the other NMT_* queue settings, and NMT_API_* (docs/api.md)."""
+Celery fleet. Settings: NMT_BROKER_URL and the other NMT_* queue settings, NMT_API_* and
+NMT_WEBHOOK_* (docs/api.md)."""
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,22 @@ def loopback(host: str) -> bool:
         return False
 
 
+def _serve_metrics(port: int, host: str) -> None:
+    """The metrics endpoint, in this process; the gateway processes count into a shared directory."""
+    from . import metrics
+
+    metrics.share_directory()
+    from queue_config.jobstore import JobStore
+    from queue_config.settings import load_settings
+
+    from .job_records import WATCH
+    from .outbox import DUE
+
+    queue = load_settings()
+    store = JobStore.from_url(queue.backend_url, queue.result_expires, socket_timeout=queue.socket_timeout)
+    metrics.serve(port, host, metrics.WebhookCollector(store.redis, DUE, WATCH))
+
+
 def run(args: argparse.Namespace) -> int:
     import logging
 
@@ -38,12 +55,14 @@ def run(args: argparse.Namespace) -> int:
 
     from queue_config.settings import SettingsError, load_settings
 
+    from .callbacks import AllowList
     from .keys import KeyRing
-    from .settings import load_gateway_settings
+    from .settings import load_gateway_settings, load_webhook_settings
 
     try:
         settings = load_gateway_settings()
         keys = KeyRing(settings.keys)
+        webhooks = AllowList.parse(load_webhook_settings().allow)
         load_settings()
     except SettingsError as exc:
         print(f"nmt serve: error: {exc}", file=sys.stderr)
@@ -56,8 +75,10 @@ def run(args: argparse.Namespace) -> int:
         print("nmt serve: error: --workers must be >= 1", file=sys.stderr)
         return 2
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    print(f"nmt serve: listening on http://{args.host}:{args.port} ({len(keys) or 'no'} API keys; "
-          f"OpenAPI at /docs)", file=sys.stderr)
+    if settings.metrics_port:
+        _serve_metrics(settings.metrics_port, settings.metrics_host)
+    print(f"nmt serve: listening on http://{args.host}:{args.port} ({len(keys) or 'no'} API keys; webhooks "
+          f"{'on' if webhooks else 'off'}; OpenAPI at /docs)", file=sys.stderr)
     # The access log is the app's own (api.app.AccessLog): uvicorn's would print query strings, keys included.
     uvicorn.run("api.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
                 log_level=args.log_level, access_log=False, server_header=False)

@@ -24,6 +24,7 @@ from queue_config.textfiles import DocumentError, decode_text
 from .deepl_routes import deepl_key
 from .errors import ApiError
 from .gateway import Gateway
+from .glossaries import terms_for
 from .languages import resolve_pair
 from .params import read_params
 
@@ -43,7 +44,7 @@ def _digest(document_key: str) -> str:
 @router.post("/document")
 async def upload(request: Request) -> dict:
     """Upload a document (multipart: ``file``, ``target_lang``, optional ``source_lang``,
-    ``filename``); the formats are the workers' (HTML, XLIFF, SRT, WebVTT, PO, Markdown, DOCX, text).
+    ``filename``, ``glossary_id``); the formats are the workers' (HTML, XLIFF, SRT, WebVTT, PO, Markdown, DOCX, text).
     Capped at NMT_MAX_DOCUMENT_BYTES (413)."""
     gateway: Gateway = request.app.state.gateway
     cap = gateway.queue.max_document_bytes
@@ -71,12 +72,20 @@ async def upload(request: Request) -> dict:
         content: str | bytes = data if fmt in BINARY_FORMATS else decode_text(data)
     except DocumentError as exc:
         raise ApiError(400, f"Invalid file data: {exc}") from None
+    if params.get("glossary_ids"):
+        raise ApiError(400, "'glossary_ids' is not supported by this server: give one glossary as 'glossary_id'")
+    glossary_id = params.get("glossary_id")
+    if glossary_id is not None and not params.get("source_lang"):
+        raise ApiError(400, "Use of a glossary requires the source_lang parameter to be specified")
     pairs = await run_in_threadpool(gateway.fleet.pairs)
     src, tgt = resolve_pair(params.get("source_lang"), str(params["target_lang"]), pairs)
+    terms = () if glossary_id is None else await run_in_threadpool(
+        terms_for, gateway.glossaries, key_id, str(glossary_id), src, tgt)
     characters = len(content)
     await gateway.reserve(key_id, characters)
     try:
-        job_id = await gateway.fleet.submit_document(content, src, tgt, fmt, PurePosixPath(filename).stem[:100] or "document")
+        job_id = await gateway.fleet.submit_document(content, src, tgt, fmt,
+                                                     PurePosixPath(filename).stem[:100] or "document", glossary=terms)
     except BaseException:
         await gateway.refund(key_id, characters)
         raise

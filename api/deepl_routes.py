@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from .errors import ApiError
 from .gateway import Gateway
+from .glossaries import terms_for
 from .languages import deepl_sources, deepl_targets, resolve_pair
 from .params import read_params
 
@@ -30,7 +31,8 @@ def _listed(value: Any) -> Any:
 class TranslateRequest(BaseModel):
     """``POST /v2/translate``. Options the models cannot honour are accepted and ignored where DeepL
     allows it (``formality`` ``prefer_*``, ``split_sentences``, ``preserve_formatting``, ``context``,
-    ``model_type``, tag hints); ``formality`` ``less``/``more`` and ``ignore_tags`` get a 400."""
+    ``model_type``, tag hints); ``formality`` ``less``/``more`` and ``ignore_tags`` get a 400.
+    ``glossary_id`` names one of the key's glossaries (``/v2/glossaries``) and needs ``source_lang``."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -127,15 +129,19 @@ async def translate(request: Request) -> TranslateResponse:
     if body.ignore_tags:
         raise ApiError(400, "'ignore_tags' is not supported by this server: mark such elements translate=\"no\" "
                             "(HTML) instead")
-    if body.glossary_id is not None:
-        raise ApiError(404, "Glossary not found")
+    if params.get("glossary_ids"):
+        raise ApiError(400, "'glossary_ids' is not supported by this server: give one glossary as 'glossary_id'")
+    if body.glossary_id is not None and body.source_lang is None:
+        raise ApiError(400, "Use of a glossary requires the source_lang parameter to be specified")
     pairs = await run_in_threadpool(gateway.fleet.pairs)
     src, tgt = resolve_pair(body.source_lang, body.target_lang, pairs)
+    terms = () if body.glossary_id is None else await run_in_threadpool(
+        terms_for, gateway.glossaries, key_id, body.glossary_id, src, tgt)
     characters = sum(len(text) for text in body.text)
     await gateway.reserve(key_id, characters)
     try:
         texts = await gateway.fleet.translate(body.text, src, tgt, "html" if body.tag_handling else None,
-                                              gateway.settings.timeout, request.is_disconnected)
+                                              gateway.settings.timeout, request.is_disconnected, terms)
     except BaseException:
         await gateway.refund(key_id, characters)
         raise

@@ -13,6 +13,7 @@ import redis
 from starlette.concurrency import run_in_threadpool
 
 from client.client import ClientError, TranslationClient
+from queue_config.glossary import Terms
 from queue_config.jobstore import JobStatus
 from queue_config.messages import MessageError
 
@@ -31,13 +32,14 @@ class Fleet:
         return [tuple(pair.split("-", 1)) for pair in self.store.served_pairs(max_age=float("inf"))]  # type: ignore[misc]
 
     async def translate(self, texts: list[str], src: str, tgt: str, fmt: str | None, timeout: float,
-                        gone: Callable[[], Awaitable[bool]]) -> list[str]:
+                        gone: Callable[[], Awaitable[bool]], glossary: Terms = ()) -> list[str]:
         """Each text translated as one job (small ones are batched together by the workers); a text
         of only whitespace comes back as it is. ``ApiError`` 503 with Retry-After when the fleet has
         not answered them all within ``timeout`` seconds; the jobs are then cancelled, as they are
         when ``gone()`` says the client has left."""
         wanted = [i for i, text in enumerate(texts) if text.strip()]
-        documents = [{"text": texts[i], "src": src, "tgt": tgt, "format": fmt, "name": "api"} for i in wanted]
+        documents = [{"text": texts[i], "src": src, "tgt": tgt, "format": fmt, "name": "api",
+                      "glossary": glossary or None} for i in wanted]
         jobs = await _call(self.client.submit_many, documents) if documents else []
         ids = [job.id for job in jobs]
         deadline, delay = time.monotonic() + timeout, POLL_FIRST
@@ -74,11 +76,17 @@ class Fleet:
         for job_id in ids:
             self.client.job(job_id).cancel()
 
-    async def submit_document(self, data: str | bytes, src: str, tgt: str, fmt: str, name: str) -> str:
+    async def submit_document(self, data: str | bytes, src: str, tgt: str, fmt: str, name: str,
+                              glossary: Terms = (), options: dict | None = None, model: str | None = None) -> str:
         """Enqueue one document; its job id."""
         [job] = await _call(self.client.submit_many, [{"text": data, "src": src, "tgt": tgt, "format": fmt,
-                                                       "name": name}])
+                                                       "name": name, "glossary": glossary or None,
+                                                       "options": options, "model": model}])
         return job.id
+
+    async def cancel(self, job_id: str) -> bool:
+        """Cancel a job that has not ended (and revoke its task); False when it had ended."""
+        return await _call(self.client.job(job_id).cancel)
 
     async def status(self, job_id: str) -> JobStatus:
         return await _call(self.store.status, job_id)

@@ -1,5 +1,5 @@
-"""What every route shares: the settings, the key ring, the limits and the fleet, made once per
-gateway process from the environment."""
+"""What every route shares: the settings, the key ring, the limits, the fleet, the glossaries, the
+job records and the webhook outbox, made once per gateway process from the environment."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,9 +12,12 @@ from queue_config.settings import QueueSettings, load_settings
 
 from .errors import ApiError
 from .fleet import Fleet
+from .glossaries import GlossaryStore
+from .job_records import JobRecords
 from .keys import KeyRing
 from .limits import Limits
-from .settings import GatewaySettings, load_gateway_settings
+from .outbox import Outbox
+from .settings import GatewaySettings, WebhookSettings, load_gateway_settings, load_webhook_settings
 
 
 @dataclass(frozen=True)
@@ -24,13 +27,21 @@ class Gateway:
     keys: KeyRing
     limits: Limits
     fleet: Fleet
+    glossaries: GlossaryStore
+    records: JobRecords
+    outbox: Outbox
 
     @classmethod
-    def from_settings(cls, settings: GatewaySettings | None = None, queue: QueueSettings | None = None) -> "Gateway":
+    def from_settings(cls, settings: GatewaySettings | None = None, queue: QueueSettings | None = None,
+                      webhooks: WebhookSettings | None = None) -> "Gateway":
         settings = settings or load_gateway_settings()
+        webhooks = webhooks or load_webhook_settings()
         client = TranslationClient(settings=queue or load_settings())
-        return cls(settings, client.settings, KeyRing(settings.keys),
-                   Limits(client.store.redis, settings.character_quota, settings.rate_limit), Fleet(client))
+        store = client.store
+        limits = Limits(store.redis, settings.character_quota, settings.rate_limit)
+        records = JobRecords(store.redis, client.settings.result_expires)
+        return cls(settings, client.settings, KeyRing(settings.keys), limits, Fleet(client), GlossaryStore(store.redis),
+                   records, Outbox(store, records, limits, webhooks))
 
     async def admit(self, request: Request, key: str | None) -> str:
         """The key id of a request whose ``key`` is valid and within its rate; ``ApiError`` 403 or 429.

@@ -20,7 +20,8 @@ def _merge(out: dict[str, Any], items: list[tuple[str, Any]]) -> None:
         out[key] = values[0] if len(values) == 1 else values
 
 
-async def read_params(request: Request, max_part_bytes: int = 1024 * 1024) -> tuple[dict[str, Any], dict[str, UploadFile]]:
+async def read_params(request: Request, max_part_bytes: int = 1024 * 1024,
+                      max_files: int = 1) -> tuple[dict[str, Any], dict[str, UploadFile]]:
     """(parameters, uploaded files); the body's parameters win over the query string's."""
     params: dict[str, Any] = {}
     _merge(params, list(request.query_params.multi_items()))
@@ -38,7 +39,7 @@ async def read_params(request: Request, max_part_bytes: int = 1024 * 1024) -> tu
             params.update(payload)
     elif kind in ("application/x-www-form-urlencoded", "multipart/form-data"):
         try:
-            form = await request.form(max_files=1, max_fields=200, max_part_size=max_part_bytes)
+            form = await request.form(max_files=max_files, max_fields=200, max_part_size=max_part_bytes)
         except Exception as exc:  # python-multipart's and Starlette's parse errors share no base class
             if getattr(exc, "status_code", None) == 413:
                 raise ApiError(413, "Request Entity Too Large") from None

@@ -23,7 +23,7 @@ from .queue_harness import CeleryWorker, RedisServer, free_port, wait_for  # noq
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 BUNDLE = REPO_ROOT / "models" / "multi30k-en-de"
-KEY, QUOTA_KEY, RATE_KEY = "key-main-7f3c", "key-quota-91ab", "key-rate-55d0"
+KEY, QUOTA_KEY, RATE_KEY, OTHER_KEY = "key-main-7f3c", "key-quota-91ab", "key-rate-55d0", "key-other-2c4e"
 TEXTS = ["A man is riding a bicycle.", "Two dogs are playing in the snow."]
 
 
@@ -94,7 +94,7 @@ def gateways(fleet):
 
 @pytest.fixture(scope="module")
 def main(gateways) -> Gateway:
-    return gateways("main", keys=f"{KEY},sha256:{'0' * 64}")
+    return gateways("main", keys=f"{KEY},{OTHER_KEY},sha256:{'0' * 64}")
 
 
 def test_the_deepl_library_translates_a_list_of_texts_as_the_fleet_does(main, fleet):
@@ -240,7 +240,8 @@ def test_a_document_over_the_document_cap_gets_413_and_an_unknown_type_400(main)
 def test_openapi_docs_are_served(main):
     assert requests.get(main.url + "/docs", timeout=10).status_code == 200
     paths = requests.get(main.url + "/openapi.json", timeout=10).json()["paths"]
-    assert {"/v2/translate", "/v2/languages", "/v2/usage"} <= set(paths)
+    assert {"/v2/translate", "/v2/languages", "/v2/usage", "/v2/glossaries", "/v2/glossary-language-pairs",
+            "/v1/jobs", "/v1/jobs/{job_id}", "/v1/jobs/{job_id}/result"} <= set(paths)
     assert "application/x-www-form-urlencoded" in paths["/v2/translate"]["post"]["requestBody"]["content"]
 
 
@@ -264,3 +265,74 @@ def test_libretranslatepy_lists_languages_and_translates(main):
     refused = requests.post(main.url + "/translate", data={"q": "A dog.", "source": "en", "target": "de",
                                                            "api_key": "wrong"}, timeout=30)
     assert refused.status_code == 403 and "error" in refused.json()
+
+
+def test_a_glossary_made_with_the_deepl_library_is_applied_listed_read_and_deleted(main, tmp_path):
+    translator = deepl.Translator(KEY, server_url=main.url)
+    assert [(p.source_lang, p.target_lang) for p in translator.get_glossary_languages()] == [("en", "de")]
+    glossary = translator.create_glossary("animals", "EN", "DE", {"dog": "Köter", "ice cream": "Speiseeis"})
+    assert glossary.ready and glossary.entry_count == 2 and (glossary.source_lang, glossary.target_lang) == ("EN", "DE")
+    sentence = "A man sees a dog."
+    plain = translator.translate_text(sentence, source_lang="EN", target_lang="DE").text
+    forced = translator.translate_text(sentence, source_lang="EN", target_lang="DE", glossary=glossary).text
+    assert "Köter" not in plain and "Köter" in forced
+    from_csv = translator.create_glossary_from_csv("csv", "EN", "DE", 'dog,Köter\n"cat, big",Großkatze,en,de\n')
+    assert translator.get_glossary_entries(from_csv) == {"dog": "Köter", "cat, big": "Großkatze"}
+    assert translator.get_glossary_entries(glossary) == {"dog": "Köter", "ice cream": "Speiseeis"}
+    assert {g.glossary_id for g in translator.list_glossaries()} == {glossary.glossary_id, from_csv.glossary_id}
+    assert translator.get_glossary(glossary.glossary_id).name == "animals"
+    # A document translated with a glossary, through the same library.
+    page, out = tmp_path / "dog.html", tmp_path / "dog.de.html"
+    page.write_text("<html><body><p>A man sees a dog.</p></body></html>\n", encoding="utf-8")
+    translator.translate_document_from_filepath(page, out, source_lang="EN", target_lang="DE", glossary=glossary)
+    assert "Köter" in out.read_text(encoding="utf-8")
+    # Another key sees none of them and cannot use them.
+    other = deepl.Translator(OTHER_KEY, server_url=main.url)
+    assert other.list_glossaries() == []
+    with pytest.raises(deepl.GlossaryNotFoundException):
+        other.get_glossary(glossary.glossary_id)
+    with pytest.raises(deepl.DeepLException, match="Glossary not found") as caught:
+        other.translate_text(sentence, source_lang="EN", target_lang="DE", glossary=glossary.glossary_id)
+    assert caught.value.http_status_code == 404
+    with pytest.raises(deepl.GlossaryNotFoundException):
+        other.delete_glossary(glossary.glossary_id)
+    translator.delete_glossary(glossary)
+    assert [g.glossary_id for g in translator.list_glossaries()] == [from_csv.glossary_id]
+    with pytest.raises(deepl.GlossaryNotFoundException):
+        translator.get_glossary(glossary.glossary_id)
+    translator.delete_glossary(from_csv)
+
+
+@pytest.mark.parametrize("entries, entries_format, message", [
+    ("dog Köter", "tsv", "expected 'source<TAB>target'"),
+    ("dog\tKöter\nDog\tHund", "tsv", "gives it as"),
+    ("dog,Köter,en,fr", "csv", "differ from the glossary's en-de"),
+    ("dog", "csv", "expected 2 or 4"),
+    ("dog\tKöter", "xlsx", "entries_format"),
+])
+def test_glossary_entries_that_cannot_be_used_get_400_naming_the_problem(main, entries, entries_format, message):
+    answer = requests.post(main.url + "/v2/glossaries", headers={"Authorization": f"DeepL-Auth-Key {KEY}"},
+                           json={"name": "bad", "source_lang": "en", "target_lang": "de", "entries": entries,
+                                 "entries_format": entries_format}, timeout=10)
+    assert answer.status_code == 400 and message in answer.json()["message"]
+
+
+def test_a_glossary_needs_source_lang_and_its_own_pair(main):
+    translator = deepl.Translator(KEY, server_url=main.url)
+    with pytest.raises(deepl.DeepLException, match="Unsupported glossary source and target language pair"):
+        translator.create_glossary("fr", "EN", "FR", {"dog": "chien"})
+    glossary = translator.create_glossary("pair", "EN", "DE", {"dog": "Köter"})
+    try:
+        answer = requests.post(main.url + "/v2/translate", headers={"Authorization": f"DeepL-Auth-Key {KEY}"},
+                               json={"text": ["A dog."], "target_lang": "DE", "glossary_id": glossary.glossary_id},
+                               timeout=30)
+        assert answer.status_code == 400 and "requires the source_lang" in answer.json()["message"]
+    finally:
+        translator.delete_glossary(glossary)
+
+
+def test_webhooks_are_refused_with_a_clear_400_when_no_host_is_allowed(main):
+    answer = requests.post(main.url + "/v1/jobs", headers={"Authorization": f"Bearer {KEY}"},
+                           data={"target_lang": "de", "callback_url": "http://127.0.0.1:9/hook"},
+                           files={"file": ("a.txt", b"A dog.", "text/plain")}, timeout=10)
+    assert answer.status_code == 400 and "Webhooks are off" in answer.json()["error"]
