@@ -19,14 +19,14 @@ from .model import FormatError, OutputError, Parsed, Tag, TextUnit, rebreak
 READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po"),
            "html": ("html", "parse_html"), "xliff": ("xliff", "parse_xliff"),
            "markdown": ("markdown", "parse_markdown"), "docx": ("docx", "parse_docx")}
-BINARY = frozenset({"docx"})  # read as bytes and written as bytes; the others are UTF-8 text
+BINARY = frozenset({"docx"})  # read as bytes and written as bytes; the others are text, written as UTF-8
 EXTENSIONS = FORMAT_EXTENSIONS  # shared with clients (queue_config.names), which never import the worker
 FORMATS = ("txt", *READERS)
 
 
 def format_of(path: str | Path, name: str | None = None) -> str:
     """The format to read ``path`` as: ``name`` if given, else by extension; ``txt`` for any
-    unknown extension (plain text is read as UTF-8 and refused if it is not)."""
+    unknown extension (plain text: UTF-8, or as its byte-order mark or ``--encoding`` says)."""
     if name is not None:
         if name not in FORMATS:
             raise FormatError(f"unknown format {name!r}; choose one of {', '.join(FORMATS)}")

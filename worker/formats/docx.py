@@ -6,8 +6,13 @@ paragraph's own, and each stretch of runs formatted otherwise (bold, italic, ano
 character style) is a ``Tag`` that comes back around the aligned target words, as does each
 hyperlink (``formats.markup``). Tabs, breaks, drawings, fields, bookmarks, footnote references and
 anything else that is not text are point tags: the same XML elements, put back where the alignment
-says. Tracked insertions, content controls and simple fields are kept whole, untranslated, and the
-unit says so. Paragraph properties, styles, numbering, tables, sections, headers and footers and
+says. Tracked insertions and content controls are kept whole, untranslated, and the unit says so.
+
+Computed fields (PAGE, NUMPAGES, DATE, REF, TOC...: a ``w:fldSimple``, or the runs from a
+``w:fldChar`` begin through its field code and result to its end, across paragraphs too) are
+never written into: they are kept whole as one point, as the application recomputes their result.
+A HYPERLINK field is a link: its code is kept, and its result (the text shown) is translated
+inside it like a ``w:hyperlink``'s. Paragraph properties, styles, numbering, tables, sections, headers and footers and
 every other part of the package are left as they are. Proofing marks and Word's cached page-break
 hints are dropped (Word recomputes them).
 
@@ -34,7 +39,23 @@ from .model import FormatError, Parsed
 
 _SENTINEL = re.compile("\ue010(o|c|p)(\\d+)\ue011")  # open / close / point tag number, in markup pieces
 _DROPPED = {"proofErr", "lastRenderedPageBreak"}
-_KEPT_WHOLE = {"ins", "sdt", "fldSimple", "smartTag", "customXml", "del", "moveFrom", "moveTo"}
+_KEPT_WHOLE = {"ins", "sdt", "smartTag", "customXml", "del", "moveFrom", "moveTo"}
+
+
+def _is_hyperlink(instruction: str) -> bool:
+    return instruction.strip().upper().startswith("HYPERLINK")
+
+
+class _Fields:
+    """The complex fields open at a point of a story (``w:fldChar`` begin ... end), innermost last,
+    each [field code, in its result]: text is computed while any open field is in its code, or in
+    the result of a field that is not a HYPERLINK. Carried from paragraph to paragraph."""
+
+    def __init__(self) -> None:
+        self.open: list[list] = []
+
+    def computed(self) -> bool:
+        return any(not in_result or not _is_hyperlink(code) for code, in_result in self.open)
 
 
 def _w(name: str) -> str:
@@ -69,26 +90,38 @@ class _Paragraph:
     (tag number -> run properties), ``links`` (tag number -> hyperlink element) and ``points``
     (tag number -> (run properties or None, element))."""
 
-    def __init__(self, p) -> None:
+    def __init__(self, p, fields: _Fields | None = None) -> None:
         self.p, self.formats, self.links, self.points, self.warnings = p, {}, {}, {}, []
+        self.fields = fields or _Fields()
+        # tag number -> (the runs opening a HYPERLINK field, those closing it)
+        self.field_links: dict[int, tuple[list, list]] = {}
+        self.kept: list = []  # runs of a computed field being gathered into one point
         self.segments: list[tuple] = []  # ("text", text, rPr key, link number) | ("point", number, link number)
         self.base_key, self.keys = b"", {}
         self._read(p, None)
+        self._keep_gathered(None)
         counts = Counter()
         for segment in self.segments:
             if segment[0] == "text":
                 counts[segment[2]] += len(segment[1])
         self.base_key = counts.most_common(1)[0][0] if counts else b""
 
+    def _number(self) -> int:
+        return len(self.links) + len(self.points) + len(self.formats) + len(self.field_links)
+
     def _read(self, parent, link: int | None) -> None:
         for child in parent:
             name = _local(child)
             if name in ("pPr", "rPr") or name in _DROPPED:
                 continue
-            if name == "r":
+            if self.fields.computed() or (name == "r" and (child.find(_w("fldChar")) is not None
+                                                           or child.find(_w("instrText")) is not None)):
+                self._field_run(child, link)
+            elif name == "r":
                 self._run(child, link)
-            elif name == "hyperlink" and link is None:
-                number = len(self.links) + len(self.points) + len(self.formats)
+            elif link is None and (name == "hyperlink" or
+                                   (name == "fldSimple" and _is_hyperlink(child.get(_w("instr"), "")))):
+                number = self._number()
                 self.links[number] = child
                 self.segments.append(("link-open", number))
                 self._read(child, number)
@@ -112,11 +145,56 @@ class _Paragraph:
                 self._point(rpr, child, link, in_run=True)
 
     def _point(self, rpr, element, link: int | None, in_run: bool) -> None:
-        """A point tag: ``element`` as it is, in a run of its own with the properties ``rpr`` if
-        it stood in a run."""
-        number = len(self.links) + len(self.points) + len(self.formats)
+        """A point tag: ``element`` as it is (a list: these elements), in a run of its own with the
+        properties ``rpr`` if it stood in a run."""
+        number = self._number()
         self.points[number] = (in_run, rpr, element)
         self.segments.append(("point", number, link))
+
+    def _field_run(self, run, link: int | None) -> None:
+        """A run of a complex field's markup, or an element of its computed result. The elements
+        from a field's begin to its end are gathered into one point, except those of a HYPERLINK
+        field: its runs up to the separator open a link, its end run closes it, and its result is
+        text in between."""
+        closing = None
+        for child in run.iter(_w("instrText"), _w("fldChar")):
+            name = _local(child)
+            if name == "instrText" and self.fields.open:
+                self.fields.open[-1][0] += child.text or ""
+            elif name == "fldChar":
+                kind = child.get(_w("fldCharType"))
+                if kind == "begin":
+                    self.fields.open.append(["", False])
+                elif kind == "separate" and self.fields.open:
+                    self.fields.open[-1][1] = True
+                elif kind == "end" and self.fields.open:
+                    code, in_result = self.fields.open.pop()
+                    if in_result and _is_hyperlink(code) and not self.kept and _local(run) == "r":
+                        closing = code
+        if closing is not None:
+            opened = [n for n, (start, end) in self.field_links.items() if not end]
+            if opened:
+                self.field_links[opened[-1]][1].append(run)
+                self.segments.append(("link-close", opened[-1]))
+            else:  # opened in an earlier paragraph: its end is kept as it is
+                self._point(None, [run], link, in_run=False)
+            return
+        self.kept.append(run)
+        if not self.fields.computed():
+            top = self.fields.open[-1] if self.fields.open else None
+            self._keep_gathered(top is not None and top[1] and _is_hyperlink(top[0]))
+
+    def _keep_gathered(self, opens_link: bool | None) -> None:
+        """The gathered runs as one point, or as the opening of a HYPERLINK field's link."""
+        if not self.kept:
+            return
+        if opens_link:
+            number = self._number()
+            self.field_links[number] = (self.kept, [])
+            self.segments.append(("link-open", number))
+        else:
+            self._point(None, self.kept, None, in_run=False)
+        self.kept = []
 
     def items(self) -> list[tuple[str, str, str, str]]:
         """``inline_unit`` items: text, a paired tag for each stretch of text formatted otherwise
@@ -145,7 +223,8 @@ class _Paragraph:
                     close()
                 items.append(("data", "", text, text))
             elif kind == "point":  # a tab or a break also separates words
-                spacing = _local(self.points[segment[1]][2]) in ("tab", "br", "cr", "ptab")
+                element = self.points[segment[1]][2]
+                spacing = not isinstance(element, list) and _local(element) in ("tab", "br", "cr", "ptab")
                 items.append(("point", "br" if spacing else "", f"\ue010p{segment[1]}\ue011", ""))
             else:  # a hyperlink: format stretches never cross its ends
                 close()
@@ -175,7 +254,9 @@ class _Paragraph:
                 kind, number = match.group(1), int(match.group(2))
                 if kind == "p":
                     in_run, rpr, element = self.points[number]
-                    if in_run:
+                    if isinstance(element, list):
+                        containers[-1].extend(element)
+                    elif in_run:
                         run = self.p.makeelement(_w("r"), {})
                         if rpr is not None:
                             run.append(copy.deepcopy(rpr))
@@ -183,6 +264,8 @@ class _Paragraph:
                         containers[-1].append(run)
                     else:
                         containers[-1].append(element)
+                elif number in self.field_links:
+                    containers[-1].extend(self.field_links[number][0 if kind == "o" else 1])
                 elif number in self.links:
                     if kind == "o":
                         link = self.links[number]
@@ -224,8 +307,9 @@ def _walk(document) -> list[tuple[str, _Paragraph]]:
     """(where, paragraph) for every paragraph of every story, in a fixed order."""
     found = []
     for story, root in _stories(document):
+        fields = _Fields()
         for number, p in enumerate(root.iter(_w("p")), 1):
-            found.append((f"{story} paragraph {number}", _Paragraph(p)))
+            found.append((f"{story} paragraph {number}", _Paragraph(p, fields)))
     return found
 
 

@@ -7,7 +7,8 @@ text, whitespace collapsed as a browser shows it, and come back around the align
 (``formats.markup``). Everything else is copied byte for byte: the doctype, comments, every tag as
 written (attributes included), the whitespace around units, and whole elements that are not
 text to translate (``script``, ``style``, ``pre``, ``textarea``, ``svg``, ``math``, ``template``,
-and any element with ``translate="no"`` or class ``notranslate``).
+and any element with ``translate="no"`` or class ``notranslate``). The page is written as UTF-8,
+its ``<meta>`` charset and XML declaration saying so (``formats.declared``).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import html
 from html.parser import HTMLParser
 from typing import Sequence
 
+from .declared import utf8_html
 from .inline import inline_unit
 from .markup import Link, transfer
 from .model import FormatError, OutputError, Parsed, Skeleton, TextUnit
@@ -93,6 +95,7 @@ class _Events(HTMLParser):
 
 
 def parse_html(text: str) -> Parsed:
+    text = utf8_html(text)
     parser = _Events(text)
     try:
         parser.feed(text)
@@ -201,6 +204,27 @@ def parse_html(text: str) -> Parsed:
     return Parsed(units, render, marked=True)
 
 
+def markup_items(text: str) -> list[tuple[str, str, str, str]]:
+    """``inline_unit`` items of a run of text with HTML or XML markup in it (a message of a catalogue
+    made from a page, by html2po or po4a): every tag is inline, void elements and ``<x/>`` are
+    points, comments and declarations are points too."""
+    parser = _Events(text)
+    parser.feed(text)
+    parser.close()
+    items, events = [], parser.events
+    for k, (start, kind, tag, _attrs, data) in enumerate(events):
+        raw = text[start:events[k + 1][0] if k + 1 < len(events) else len(text)]
+        if kind == "data":
+            items.append(("data", "", raw, data))
+        elif kind == "start" and tag not in _Nesting.VOID:
+            items.append(("start", tag, raw, ""))
+        elif kind == "end":
+            items.append(("end", tag, raw, ""))
+        else:
+            items.append(("point", "br" if tag == "br" else tag, raw, ""))
+    return items
+
+
 class _Nesting(HTMLParser):
     """The first closing tag that does not close the innermost open element, or an element never closed."""
 
@@ -232,4 +256,4 @@ def nesting_problem(markup: str) -> str | None:
     return checker.problem
 
 
-__all__ = ["parse_html", "nesting_problem", "FormatError"]
+__all__ = ["parse_html", "markup_items", "nesting_problem", "FormatError"]

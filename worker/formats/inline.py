@@ -6,13 +6,17 @@ from __future__ import annotations
 from .model import Tag, TextUnit, collapsed
 
 
-def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[TextUnit | None, str, str]:
+def inline_unit(items: list[tuple[str, str, str, str]], where: str,
+                preserve: bool = False) -> tuple[TextUnit | None, str, str]:
     """The unit of one run of inline content, and the whitespace before and after it (verbatim);
-    None if it has no text to translate. ``items``: (kind, tag name, raw source, decoded text) in
+    None if it has no text to translate. ``preserve`` (XML's ``xml:space="preserve"``): the text
+    keeps its whitespace as it is, line breaks included, and the whitespace returned before and
+    after it is the decoded text's. ``items``: (kind, tag name, raw source, decoded text) in
     source order, kind one of "data" (text), "start"/"end" (a paired tag, matched by name),
     "point" (a tag that is one position: ``br`` also separates words) and "atom-start"/"atom"/
     "atom-end" (an inline element kept whole, as one point). A paired tag around no text (an icon
     link) is one point, its inner markup included; one never closed is a point where it opened."""
+    items = _glued(items)
     text = ""
     tags: list[Tag | None] = []  # a paired tag's place is taken when it opens, filled when it closes
     stack: list[tuple[str, str, int, int, int]] = []  # (tag name, raw start tag, text offset, tag index, item)
@@ -20,7 +24,12 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Tex
     atom_from = 0
 
     def spaced(first: int, last: int) -> tuple[bool, bool]:
-        """Whitespace right before items[first] and right after items[last], in the source."""
+        """Whitespace before items[first] and after items[last] in the source, past the tags that
+        open right before it and those that close right after it (``**`a`** b``: after)."""
+        while first > 0 and items[first - 1][0] == "start":
+            first -= 1
+        while last + 1 < len(items) and items[last + 1][0] == "end":
+            last += 1
         before = first > 0 and items[first - 1][0] == "data" and items[first - 1][2][-1:].isspace()
         after = last + 1 < len(items) and items[last + 1][0] == "data" and items[last + 1][2][:1].isspace()
         return before, after
@@ -37,7 +46,7 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Tex
             tags.append(Tag("".join(atom + [raw]), "", len(text), len(text), spaced(atom_from, number), parent()))
             atom = None
         elif kind == "data":
-            text = collapsed(text, data)
+            text = text + data if preserve else collapsed(text, data)
         elif kind == "start":
             stack.append((tag, raw, len(text), len(tags), number))
             tags.append(None)
@@ -59,7 +68,7 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Tex
                 tags.append(Tag(whole, "", at, at, spaced(item, number), parent()))
         else:  # point
             tags.append(Tag(raw, "", len(text), len(text), spaced(number, number), parent()))
-            if tag == "br" and text and not text.endswith(" "):  # a line break separates words
+            if tag == "br" and text and not text.endswith(" ") and not preserve:  # a line break separates words
                 text += " "
     if atom is not None:  # never closed before the unit ended
         tags.append(Tag("".join(atom), "", len(text), len(text), (False, False), parent()))
@@ -67,12 +76,41 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str) -> tuple[Tex
         tags[own] = Tag(opened, "", at, at, (False, False), stack[index - 1][3] if index else None)
     if not any(ch.isalpha() for ch in text):
         return None, "", ""
+    if preserve:
+        return _preserved(text, [t for t in tags if t is not None], where)
     stripped = text.rstrip(" ")
     fixed = settled([t for t in tags if t is not None], len(stripped))  # every place is filled by now
     first, last = items[0][2], items[-1][2]
     lead = first[:len(first) - len(first.lstrip())] if items[0][0] == "data" else ""
     trail = last[len(last.rstrip()):] if items[-1][0] == "data" else ""
     return TextUnit(stripped, where, tags=tuple(fixed)), lead, trail
+
+
+def _glued(items: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """``items`` with point tags joined by punctuation alone (``x86``/``x64``) made one point, the
+    punctuation in it: a point can only go between words, and the punctuation would be one word."""
+    out: list[tuple[str, str, str, str]] = []
+    for item in items:
+        if len(out) >= 2 and item[0] == "point" and item[1] != "br" and out[-2][0] == "point" and \
+                out[-2][1] != "br" and out[-1][0] == "data" and out[-1][3] and \
+                not any(ch.isspace() or ch.isalnum() for ch in out[-1][3]):
+            data = out.pop()
+            first = out.pop()
+            out.append(("point", first[1], first[2] + data[2] + item[2], ""))
+        else:
+            out.append(item)
+    return out
+
+
+def _preserved(text: str, tags: list[Tag], where: str) -> tuple[TextUnit, str, str]:
+    """The unit of text whose whitespace is kept: the whitespace at its edges (outside every tag)
+    is handed back to stay where it is, the rest is the unit's text."""
+    marks = [t.start for t in tags] + [t.end for t in tags]
+    lead = min([len(text) - len(text.lstrip())] + [m for m in marks])
+    trail = len(text) - max([len(text.rstrip())] + [m for m in marks])
+    body = text[lead:len(text) - trail]
+    shifted = [Tag(t.open, t.close, t.start - lead, t.end - lead, t.space, t.parent) for t in tags]
+    return TextUnit(body, where, tags=tuple(settled(shifted, len(body)))), text[:lead], text[len(text) - trail:]
 
 
 def settled(tags: list[Tag], length: int) -> list[Tag]:

@@ -2,9 +2,14 @@
 strikethrough and YAML/TOML front matter.
 
 Each paragraph, heading and table cell is one unit. Its inline markup (emphasis, strong,
-strikethrough, links) becomes ``Tag`` spans that come back around the aligned target words
+strikethrough, links: inline, full ``[text][label]``, collapsed ``[text][]`` and shortcut
+``[text]`` references) becomes ``Tag`` spans that come back around the aligned target words
 (``formats.markup``); code spans, images, autolinks, inline HTML and hard line breaks are point
-tags, kept verbatim. Everything else is copied byte for byte: front matter, fenced and indented
+tags, kept verbatim, and so are footnote references (``[^note]``) and a link whose text is
+only code (``[`nmt translate`](url)``, ``[`x`]``). A reference link whose text changes is written
+in the full form, naming its label (``[Text][label]``); one whose text stays is written as it was.
+Footnotes (``[^note]: text``, mdit-py-plugins' footnote syntax) are translated like paragraphs,
+their labels kept. Everything else is copied byte for byte: front matter, fenced and indented
 code, HTML blocks, link reference definitions, thematic breaks, list and quote markers, the
 indentation of continuation lines and the line endings. A paragraph keeps its number of source
 lines (the translation is broken again at spaces, never inside markup), and translated text is
@@ -25,6 +30,7 @@ from typing import Sequence
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import normalizeReference
 from markdown_it.helpers import parseLinkDestination, parseLinkTitle
+from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from .inline import inline_unit
@@ -47,7 +53,7 @@ class _Unmatched(Exception):
 
 
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin)
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin).use(footnote_plugin)
 
 
 def parse_markdown(text: str) -> Parsed:
@@ -62,12 +68,16 @@ def parse_markdown(text: str) -> Parsed:
     for line in text.splitlines(keepends=True):
         line_starts.append(line_starts[-1] + len(line))
     skeleton, units, layouts = Skeleton(), [], []
-    cursor, block = 0, "paragraph"
+    cursor, block, inlines, footnote = 0, "paragraph", [], False
     for token in tokens:
+        if token.type in ("footnote_open", "footnote_close"):
+            footnote = token.type == "footnote_open"
         if token.type in _BLOCKS or token.type == "heading_open":
             block = _BLOCKS.get(token.type) or f"heading {len(token.markup) if token.markup[0] == '#' else ''}".strip()
-        if token.type != "inline" or token.map is None or not token.content.strip():
-            continue
+            block = "footnote" if footnote and block == "paragraph" else block
+        if token.type == "inline" and token.map is not None and token.content.strip():
+            inlines.append((token, block))
+    for token, block in sorted(inlines, key=lambda pair: pair[0].map[0]):  # footnotes come last: file order
         found = _source_lines(text, token, line_starts, cursor)
         if found is None:
             continue
@@ -189,7 +199,8 @@ def _items(raw: str, children, env: dict):
         kind = token.type
         if kind == "text":
             end = _match_text(raw, p, token.content)
-            items.append(("data", "", raw[p:end], token.content))
+            if end > p:  # markdown-it leaves empty text tokens where delimiters were
+                items.append(("data", "", raw[p:end], token.content))
         elif kind == "softbreak":
             m = re.compile(r"[ \t]*\n[ \t]*").match(raw, p)
             if not m:
@@ -217,6 +228,11 @@ def _items(raw: str, children, env: dict):
                 raise _Unmatched
             end = p + len(token.content)
             items.append(("point", "html", raw[p:end].replace("\n", " "), ""))
+        elif kind == "footnote_ref":
+            if not raw.startswith("[^", p):
+                raise _Unmatched
+            end = raw.index("]", p) + 1
+            items.append(("point", "footnote", raw[p:end], ""))
         elif kind == "image":
             if not raw.startswith("![", p):
                 raise _Unmatched

@@ -5,39 +5,67 @@ messages ``msgstr[0]`` from ``msgid`` and the other forms from ``msgid_plural``.
 already have a translation, fuzzy or not, and obsolete ones are left alone. New translations
 are marked ``fuzzy`` (machine output for a translator to review) unless ``mark_fuzzy`` is off.
 Only the ``msgstr`` lines of translated messages (and their flag comment) change; every other
-byte, the header and comments included, is kept.
+byte, the header and comments included, is kept, but for the header's charset: the catalogue is
+written as UTF-8 and says so. A catalogue without a header entry (its first entry a message, as
+xgettext fragments and hand-written examples have it) is read and written alike.
+
+A message made from a page (html2po, po4a: ``<a href="...">Read</a> the <code>docs</code>``) holds
+markup: its tags are inline codes (``Tag``), placed around the aligned target words as in an HTML
+page (``formats.markup``), and its translated text is escaped as HTML text. A message counts as
+markup when it has an HTML element, a tag closed in the message, or a ``<x/>``; a lone ``<file>``
+in a usage string is text.
 """
 from __future__ import annotations
 
+import html
+import re
 from typing import Sequence
 
 import polib
 
+from .declared import utf8_po_header
+from .inline import inline_unit
+from .markup import Link, transfer
 from .model import FormatError, Parsed, TextUnit
+
+_TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)((?:\s+[^<>]*?)?)(/?)>")
+_HTML_NAMES = frozenset(
+    "a abbr b bdi bdo big blockquote br cite code dd del dfn div dl dt em font h1 h2 h3 h4 h5 h6 hr i img ins "
+    "kbd li mark ol p pre q s samp small span strong sub sup table td th time tr tt u ul var wbr".split())
+_HEADER = re.compile(r'^(?:#[^\n]*\n|[ \t]*\n)*msgid[ \t]+""[ \t]*\r?\n(?:[ \t]*"[^\n]*\n)*?msgstr[ \t]+""[ \t]*\r?\n'
+                     r'(?:[ \t]*"[^\n]*(?:\n|$))*')
 
 
 def parse_po(text: str, mark_fuzzy: bool = True) -> Parsed:
+    header = _HEADER.match(text)
+    if header:
+        text = utf8_po_header(header.group()) + text[header.end():]
     try:
         catalogue = polib.pofile(text)
     except (OSError, ValueError) as exc:  # polib raises IOError/OSError for syntax errors
         raise FormatError(f"not a valid gettext PO file: {exc}") from None
     lines = text.splitlines(keepends=True)
     units: list[TextUnit] = []
-    edits: list[tuple[polib.POEntry, int, int]] = []  # entry, first unit, units of the entry
+    edges: list[tuple[str, str] | None] = []  # per unit: whitespace around a markup message's text; None: plain
+    edits: list[tuple[polib.POEntry, int, int, int]] = []  # entry, its first line, first unit, units of the entry
     for entry in catalogue:
         if entry.obsolete or not entry.msgid or entry.translated() or _has_translation(entry):
             continue
-        first = len(units)
-        units.append(TextUnit(entry.msgid, f"line {entry.linenum}"))
-        if entry.msgid_plural:
-            units.append(TextUnit(entry.msgid_plural, f"line {entry.linenum} (plural)"))
-        edits.append((entry, first, len(units) - first))
+        first, start = len(units), _entry_start(lines, entry)
+        for source, where in ((entry.msgid, f"line {start + 1}"), (entry.msgid_plural, f"line {start + 1} (plural)")):
+            if source:
+                unit, around = _unit(source, where)
+                units.append(unit)
+                edges.append(around)
+        edits.append((entry, start, first, len(units) - first))
     nplurals = _nplurals(catalogue)
 
-    def render(translations: Sequence[str]) -> str:
+    def render(translations: Sequence[str], links: Sequence[Sequence[Link]] | None = None,
+               notes: dict[int, list[str]] | None = None) -> str:
+        translations = [_with_markup(units[k], edges[k], t, links[k] if links else (), k, notes)
+                        for k, t in enumerate(translations)]
         out = list(lines)
-        for entry, first, _count in reversed(edits):  # from the end: line numbers stay valid
-            start = entry.linenum - 1
+        for entry, start, first, _count in reversed(edits):  # from the end: line numbers stay valid
             end = _entry_end(out, start)
             block = out[start:end]
             newline = "\r\n" if block and block[0].endswith("\r\n") else "\n"
@@ -52,7 +80,47 @@ def parse_po(text: str, mark_fuzzy: bool = True) -> Parsed:
             out[start:end] = kept + msgstr
         return "".join(out)
 
-    return Parsed(units, render)
+    return Parsed(units, render, marked=any(around is not None for around in edges))
+
+
+def _unit(source: str, where: str) -> tuple[TextUnit, tuple[str, str] | None]:
+    """A message's unit, with the whitespace around its text if it holds markup (None if not)."""
+    if not _is_markup(source):
+        return TextUnit(source, where), None
+    from .html import markup_items
+
+    unit, lead, trail = inline_unit(markup_items(source), where)
+    if unit is None:  # markup and no words: nothing to place, the message is translated as it is
+        return TextUnit(source, where), None
+    return unit, (lead, trail)
+
+
+def _is_markup(source: str) -> bool:
+    tags = list(_TAG.finditer(source))
+    opened = {m.group(2) for m in tags if not m.group(1)}
+    return any(m.group(2).lower() in _HTML_NAMES or m.group(4) or (m.group(1) and m.group(2) in opened) for m in tags)
+
+
+def _with_markup(unit: TextUnit, around: tuple[str, str] | None, translation: str, links: Sequence[Link],
+                 index: int, notes: dict[int, list[str]] | None) -> str:
+    """A markup message's translation with its tags placed and its text escaped as HTML."""
+    if around is None:
+        return translation
+    pieces, unit_notes = transfer(unit.text, unit.tags, translation, links)
+    if unit_notes and notes is not None:
+        notes[index] = unit_notes
+    return around[0] + "".join(p.text if p.markup else html.escape(p.text, quote=False) for p in pieces) + around[1]
+
+
+def _entry_start(lines: list[str], entry: polib.POEntry) -> int:
+    """The index of an entry's first line. polib numbers the first entry of a catalogue without a
+    header 0: its start is found as the comments before its first keyword line."""
+    if entry.linenum > 0:
+        return entry.linenum - 1
+    at = next((i for i, line in enumerate(lines) if line.startswith(("msgctxt", "msgid"))), 0)
+    while at > 0 and lines[at - 1].startswith("#") and not lines[at - 1].startswith("#~"):
+        at -= 1
+    return at
 
 
 def _has_translation(entry: polib.POEntry) -> bool:

@@ -7,6 +7,13 @@ native code). The translation goes into the target with the source's inline code
 alignment (``formats.markup``); a new 1.2 target gets ``state="needs-review-translation"``.
 Units marked ``translate="no"``, units that already have a target, and every other byte of the
 file (header, notes, contexts, attributes, whitespace) are kept as they are.
+
+A unit under ``xml:space="preserve"`` (on the unit, its source, or an element around them) keeps
+its whitespace: line breaks and runs of spaces go to the translation as they are, and the
+whitespace at the source's edges comes back at the target's. An entity reference declared in the
+file's DTD (``&sec;``) is an inline code, kept as written and never expanded: external entities
+are never loaded, and the file must still parse with expat's guard against entity expansion bombs.
+The file is written as UTF-8, its XML declaration saying so (``formats.declared``).
 """
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ from typing import Sequence
 from xml.parsers import expat
 from xml.sax.saxutils import escape
 
+from .declared import utf8_xml
 from .inline import inline_unit
 from .markup import Link, transfer
 from .model import FormatError, OutputError, Parsed, Skeleton, TextUnit
@@ -52,6 +60,11 @@ class _Reader:
         self.parser.StartElementHandler = self.start
         self.parser.EndElementHandler = self.end
         self.parser.CharacterDataHandler = self.chars
+        # reported, not expanded: an entity reference is kept as an inline code
+        self.parser.DefaultHandler = self.default
+        self.parser.SkippedEntityHandler = self.skipped
+        self.entities: set[str] = set()  # names of the entity references kept
+        self.space: list[str] = ["default"]  # xml:space in force, per open element
         self.version = ""
         self.units: list[dict] = []  # per translatable container: offsets and source items
         self.container: dict | None = None  # the trans-unit / segment being read
@@ -65,6 +78,7 @@ class _Reader:
 
     def start(self, name: str, attrs: dict) -> None:
         local, at = _local(name), self.at()
+        self.space.append(attrs.get("xml:space", self.space[-1]))
         if local == "xliff":
             self.version = attrs.get("version", "")
         if self.skip:
@@ -81,6 +95,7 @@ class _Reader:
         elif local == "source" and not self.in_source:
             self.in_source = 1
             self.container["source_start"] = at
+            self.container["preserve"] = self.space[-1] == "preserve"
         elif self.in_source:
             self.in_source += 1
             end = _tag_end(self.data, at)
@@ -97,6 +112,7 @@ class _Reader:
 
     def end(self, name: str) -> None:
         local, at = _local(name), self.at()
+        self.space.pop()
         if self.skip:
             self.skip -= 1
             return
@@ -126,24 +142,35 @@ class _Reader:
 
     def chars(self, text: str) -> None:
         if self.container is not None and self.in_source and not self.skip and not self.point:
-            self.container["items"].append(("data", "", escape(text), text))
+            self.container["items"].append(("data", "", _escaped(text), text))
+
+    def default(self, data: str) -> None:
+        if data.startswith("&") and data.endswith(";"):  # an external entity's reference
+            self.skipped(data[1:-1], False)
+
+    def skipped(self, name: str, is_parameter: bool) -> None:
+        if self.container is not None and self.in_source and not self.skip and not self.point and not is_parameter:
+            self.entities.add(name)
+            self.container["items"].append(("point", "entity", f"&{name};", ""))
 
 
 def parse_xliff(text: str) -> Parsed:
-    data = text.encode("utf-8")
+    data = utf8_xml(text).encode("utf-8")
     reader = _Reader(data)
     try:
+        expat.ParserCreate(encoding="UTF-8").Parse(data, True)  # expanding entities: bombs are refused
         reader.parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise FormatError(f"not a valid XLIFF file: {exc}") from None
     if not reader.version:
         raise FormatError("not an XLIFF file: no <xliff version=...> root")
     skeleton, units, cursor = Skeleton(), [], 0
+    around: list[tuple[str, str]] = []  # per unit: the whitespace its target keeps at its edges (preserve)
     for container in reader.units:
         target = container["target"]
         if container["source_end"] is None or (target and not _target_is_empty(data, target, container)):
             continue
-        unit = _unit(container)
+        unit, edges = _unit(container)
         if unit is None:
             continue
         if target:  # an empty <target/> or <target ...></target>: its content goes in
@@ -167,6 +194,7 @@ def parse_xliff(text: str) -> Parsed:
             skeleton.text("</target>")
             cursor = end
         units.append(unit)
+        around.append(edges)
     skeleton.text(data[cursor:].decode("utf-8"))
 
     def render(translations: Sequence[str], links: Sequence[Sequence[Link]], notes: dict[int, list[str]]) -> str:
@@ -175,8 +203,10 @@ def parse_xliff(text: str) -> Parsed:
             pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index])
             if unit_notes:
                 notes[index] = unit_notes
-            values.append("".join(p.text if p.markup else escape(p.text) for p in pieces))
-            _check_fragment(values[-1], unit.where)
+            lead, trail = around[index]
+            values.append(_escaped(lead) + "".join(p.text if p.markup else _escaped(p.text) for p in pieces)
+                          + _escaped(trail))
+            _check_fragment(values[-1], unit.where, reader.entities)
         out = skeleton.fill(values)
         try:
             expat.ParserCreate(encoding="UTF-8").Parse(out.encode("utf-8"), True)
@@ -187,10 +217,19 @@ def parse_xliff(text: str) -> Parsed:
     return Parsed(units, render, marked=True)
 
 
-def _check_fragment(value: str, where: str) -> None:
-    """``OutputError`` naming the unit unless its target content is well-formed XML."""
+def _escaped(text: str) -> str:
+    """Text as XML character data; a carriage return as a reference, which a parser would
+    otherwise read as a line feed."""
+    return escape(text).replace("\r", "&#13;")
+
+
+def _check_fragment(value: str, where: str, entities: set[str]) -> None:
+    """``OutputError`` naming the unit unless its target content is well-formed XML (the entity
+    references kept from the source declared)."""
+    declared = "".join(f'<!ENTITY {name} "">' for name in sorted(entities))
+    fragment = (f"<!DOCTYPE target [{declared}]>" if declared else "") + f"<target>{value}</target>"
     try:
-        expat.ParserCreate(encoding="UTF-8").Parse(f"<target>{value}</target>".encode("utf-8"), True)
+        expat.ParserCreate(encoding="UTF-8").Parse(fragment.encode("utf-8"), True)
     except expat.ExpatError as exc:
         raise OutputError(f"{where}: the target would not be well-formed XML ({exc}): {value[:200]!r}") from None
 
@@ -209,7 +248,11 @@ def _with_state(open_tag: str, version: str) -> str:
     return open_tag
 
 
-def _unit(container: dict) -> TextUnit | None:
+def _unit(container: dict) -> tuple[TextUnit | None, tuple[str, str]]:
+    """A container's unit, and the whitespace its target keeps before and after the translation
+    (only under ``xml:space="preserve"``)."""
     if not container["items"]:
-        return None
-    return inline_unit(container["items"], container["where"])[0]
+        return None, ("", "")
+    preserve = container.get("preserve", False)
+    unit, lead, trail = inline_unit(container["items"], container["where"], preserve)
+    return unit, ((lead, trail) if preserve else ("", ""))

@@ -12,7 +12,7 @@ from typing import Callable
 from queue_config.document_tree import BulkRun, TreeError, file_sha256, select_documents
 from queue_config.outputs import output_stem, write_atomically, write_translation
 from queue_config.summary import FlagSummary
-from queue_config.textfiles import DocumentError, decode_text, read_text_file
+from queue_config.textfiles import DocumentError, decode_document, decode_text, read_text_file
 from worker.engine.bundle import DEFAULT_BUNDLE, resolve_bundle_path
 from worker.formats import FORMATS
 
@@ -43,6 +43,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="read every FILE as this format (default: by extension: .srt/.vtt subtitles, .po/.pot gettext "
                         "catalogues, .html/.htm pages, .xlf/.xliff, anything else plain UTF-8 text); a file in a format is written "
                         "back in it")
+    t.add_argument("--encoding", metavar="NAME", default=None,
+                   help="read files (and stdin) in this encoding (latin-1, cp1252, ...): for files that declare none "
+                        "and are not UTF-8; it goes over a declaration, a byte-order mark goes over it (default: what "
+                        "a file declares: byte-order mark, XML declaration, HTML <meta> charset, PO header charset; "
+                        "else UTF-8). Outputs are always UTF-8, their declarations saying so")
     t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
     t.add_argument("--refuse-foreign", type=float, default=None, metavar="SHARE",
                    help="with FILEs: refuse a file (not translated, reported, exit status 1) when more than SHARE (0-1) "
@@ -166,7 +171,8 @@ def run_translate(args: argparse.Namespace) -> int:
             reported.append((name, payload))
 
     if not args.files:
-        status = _translate_stream(translator, options, sys.stdin.buffer, sys.stdout, _text_options(args), collect)
+        status = _translate_stream(translator, options, sys.stdin.buffer, sys.stdout, _text_options(args), collect,
+                                   args.encoding)
         _write_report(args.report, reported)
         print(f"nmt translate: {summary.line()}", file=sys.stderr)
         return status
@@ -192,10 +198,11 @@ def run_translate(args: argparse.Namespace) -> int:
     try:
         if plain:
             _translate_files(translator, options, plain, run, args.attention, _text_options(args), collect,
-                             args.refuse_foreign, summary.add, args.stream_above)
+                             args.refuse_foreign, summary.add, args.stream_above, args.encoding)
         for path in paths:
             if formats[path] != "txt":
-                _translate_formatted(translator, options, path, formats[path], run, _text_options(args), collect)
+                _translate_formatted(translator, options, path, formats[path], run, _text_options(args), collect,
+                                     args.encoding)
     finally:
         run.close()
     _write_report(args.report, reported)
@@ -211,7 +218,8 @@ def _request(args: argparse.Namespace, translator, options) -> dict:
     from dataclasses import asdict
 
     return {"bundle": translator.bundle.signature, "decoding": asdict(options), "shortlist": args.shortlist,
-            "format": args.format, "attention": args.attention, "refuse_foreign": args.refuse_foreign,
+            "format": args.format, "encoding": args.encoding, "attention": args.attention,
+            "refuse_foreign": args.refuse_foreign,
             "text": {"protect_spans": not args.no_protect_spans, "restore_case": not args.no_case_handling,
                      "check_language": not args.no_language_check},
             "glossary": file_sha256(Path(args.glossary)) if args.glossary else None}
@@ -233,7 +241,8 @@ GROUP_SENTENCES = 2000
 def _translate_files(translator, options, paths: list[Path], run: BulkRun, with_attention: bool,
                      text_options=None, collect: Callable[[str, dict], None] | None = None,
                      refuse_foreign: float | None = None,
-                     summarize: Callable[[list[dict]], None] | None = None, stream_above: int = STREAM_SENTENCES) -> int:
+                     summarize: Callable[[list[dict]], None] | None = None, stream_above: int = STREAM_SENTENCES,
+                     encoding: str | None = None) -> int:
     """Translate and write each file into ``run.folder(path)``, telling ``run`` of each finished or
     failed; returns how many failed. A file that cannot be read is
     skipped with its reason; a group that fails is retried file by file, so one bad document
@@ -284,7 +293,7 @@ def _translate_files(translator, options, paths: list[Path], run: BulkRun, with_
         pending = 0
         for path in paths:
             try:
-                text = read_text_file(path)
+                text = read_text_file(path, encoding, "txt")
             except DocumentError as exc:
                 fail(path, "skipped", str(exc))
                 continue
@@ -324,7 +333,7 @@ def _translate_files(translator, options, paths: list[Path], run: BulkRun, with_
 
 
 def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun, text_options=None,
-                         collect: Callable[[str, dict], None] | None = None) -> bool:
+                         collect: Callable[[str, dict], None] | None = None, encoding: str | None = None) -> bool:
     """Translate one file in a format (``worker.formats``) and write ``<stem>.<tgt><ext>`` in the
     same format plus ``<stem>.<tgt>.json`` (its units, each with its segments) into
     ``run.folder(path)``, telling ``run``; False on failure."""
@@ -336,7 +345,7 @@ def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
     try:
-        parsed = parse(fmt, path.read_bytes() if fmt in BINARY else read_text_file(path))
+        parsed = parse(fmt, path.read_bytes() if fmt in BINARY else read_text_file(path, encoding, fmt))
     except OSError as exc:
         reason = f"cannot read: {exc.strerror or exc}"
     except (DocumentError, FormatError) as exc:
@@ -369,7 +378,7 @@ def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun
 
 
 def _translate_stream(translator, options, stdin, stdout, text_options=None,
-                      collect: Callable[[str, dict], None] | None = None) -> int:
+                      collect: Callable[[str, dict], None] | None = None, encoding: str | None = None) -> int:
     """One output line per input line, each line a document. From a terminal each line is
     translated as it comes; from a pipe, blocks of lines share batches. A line that is not UTF-8
     text gives an empty output line (so line numbers still match), a message naming it, and exit
@@ -392,7 +401,8 @@ def _translate_stream(translator, options, stdin, stdout, text_options=None,
 
     for number, raw in enumerate(stdin, 1):
         try:
-            lines.append(decode_text(raw.rstrip(b"\n").rstrip(b"\r")))
+            line = raw.rstrip(b"\n").rstrip(b"\r")
+            lines.append(decode_document(line, "txt", encoding) if encoding else decode_text(line))
         except DocumentError as exc:
             bad += 1
             reason = re.sub(r"\(line 1, (byte offset \d+)\)", r"at \1", str(exc))  # offsets within this line

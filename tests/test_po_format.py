@@ -1,0 +1,130 @@
+"""gettext catalogues as tools make them: without a header entry (gawk's example catalogue,
+xgettext fragments), and made from web pages by html2po, whose messages hold HTML markup that
+must come back as inline codes, never translated as text. Real files come from this machine's
+Debian packages; msgfmt (gettext) checks the outputs."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import polib
+import pytest
+
+from worker.formats import parse
+
+GAWK_EXAMPLE = Path("/usr/share/doc/gawk/examples/data/guide.po")
+MANUAL = Path("/usr/share/doc/libffi8/html/The-Basics.html")
+HEADERLESS = '''# A fragment, as xgettext writes one for a single file.
+#: src/main.c:10
+msgid "A man sees a dog."
+msgstr ""
+
+#: src/main.c:12
+#, c-format
+msgid "The cat runs home."
+msgstr ""
+
+#: src/main.c:20
+msgid "A red ball."
+msgstr "Ein roter Ball."
+'''
+MARKUP = '''msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+
+#: guide.html+p[1]
+msgid ""
+"Read <a href=\\"guide.html\\">the <em>full</em> guide</a> &amp; the <code>ls</code> "
+"page<br/>first."
+msgstr ""
+
+#: main.c:3
+#, c-format
+msgid "Usage: %s <file> [options]"
+msgstr ""
+'''
+
+
+def words(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
+
+def shouted(parsed) -> str:
+    translations = [unit.text.upper() for unit in parsed.units]
+    if not parsed.marked:
+        return parsed.render(translations)
+    return parsed.render(translations, [list(zip(words(u.text), words(u.text))) for u in parsed.units])
+
+
+def msgfmt(path: Path, check: bool = True) -> subprocess.CompletedProcess:
+    tool = shutil.which("msgfmt")
+    if tool is None:
+        pytest.skip("msgfmt is not installed (Debian: gettext)")
+    return subprocess.run([tool, *(["-c"] if check else []), "--use-fuzzy", "-o", "/dev/null", str(path)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_catalogue_without_a_header_puts_each_translation_under_its_own_message(tmp_path):
+    parsed = parse("po", HEADERLESS)
+    assert [(u.text, u.where) for u in parsed.units] == [("A man sees a dog.", "line 1"),
+                                                         ("The cat runs home.", "line 6")]
+    out = parsed.render(["Ein Mann sieht einen Hund.", "Die Katze läuft heim."])
+    entries = {e.msgid: (e.msgstr, e.flags, e.occurrences) for e in polib.pofile(out)}
+    assert entries["A man sees a dog."] == ("Ein Mann sieht einen Hund.", ["fuzzy"], [("src/main.c", "10")])
+    assert entries["The cat runs home."] == ("Die Katze läuft heim.", ["fuzzy", "c-format"], [("src/main.c", "12")])
+    assert entries["A red ball."][0] == "Ein roter Ball."
+    assert out.startswith("# A fragment, as xgettext writes one for a single file.\n#: src/main.c:10\n#, fuzzy\n")
+    (tmp_path / "out.po").write_text(out, encoding="utf-8")
+    assert msgfmt(tmp_path / "out.po", check=False).returncode == 0
+
+
+def test_gawks_example_catalogue_is_translated_in_place(tmp_path):
+    if not GAWK_EXAMPLE.exists():
+        pytest.skip(f"no {GAWK_EXAMPLE} (Debian: gawk)")
+    source = GAWK_EXAMPLE.read_text(encoding="utf-8")
+    out = shouted(parse("po", source))
+    catalogue = polib.pofile(out)
+    assert [(e.msgid, e.msgstr) for e in catalogue] == [(e.msgid, e.msgid.upper()) for e in polib.pofile(source)]
+    assert out.count("msgstr") == source.count("msgstr")  # no dangling msgstr
+    (tmp_path / "guide.de.po").write_text(out, encoding="utf-8")
+    assert msgfmt(tmp_path / "guide.de.po", check=False).returncode == 0
+
+
+def test_html_markup_in_a_message_is_inline_codes_and_a_usage_placeholder_is_text():
+    parsed = parse("po", MARKUP)
+    page, usage = parsed.units
+    assert parsed.marked and page.text == "Read the full guide & the ls page first."
+    assert [t.open for t in page.tags] == ['<a href="guide.html">', "<em>", "<code>", "<br/>"]
+    assert usage.text == "Usage: %s <file> [options]" and not usage.tags
+    out = {e.msgid: e.msgstr for e in polib.pofile(shouted(parsed))}
+    assert out[page_msgid()] == ('READ <a href="guide.html">THE <em>FULL</em> GUIDE</a> &amp; THE <code>LS</code> '
+                                 'PAGE<br/>FIRST.')
+    assert out["Usage: %s <file> [options]"] == "USAGE: %S <FILE> [OPTIONS]"  # text: the caller's spans keep it
+
+
+def page_msgid() -> str:
+    return ('Read <a href="guide.html">the <em>full</em> guide</a> &amp; the <code>ls</code> page<br/>first.')
+
+
+def _tags(text: str) -> Counter:
+    return Counter(m.group(1).lower() for m in re.finditer(r"<(/?[A-Za-z][\w-]*)", text))
+
+
+def test_a_real_html2po_catalogue_keeps_every_tag_of_every_message(tmp_path):
+    html2po = Path(sys.executable).parent / "html2po"
+    if not html2po.exists() or not MANUAL.exists():
+        pytest.skip("html2po (translate-toolkit) or the libffi manual is missing")
+    subprocess.run([str(html2po), str(MANUAL), str(tmp_path / "page.po")], check=True, capture_output=True, timeout=120)
+    source = (tmp_path / "page.po").read_text(encoding="utf-8")
+    parsed = parse("po", source)
+    assert sum(len(u.tags) for u in parsed.units) > 40
+    catalogue = polib.pofile(shouted(parsed))
+    marked = [e for e in catalogue if "<" in e.msgid]
+    assert len(marked) > 10
+    for entry in marked:
+        assert _tags(entry.msgstr) == _tags(entry.msgid), entry.msgid
+        assert entry.msgstr != entry.msgid

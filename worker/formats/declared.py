@@ -1,0 +1,37 @@
+"""A document's own word on its encoding, made to say UTF-8: files are read in the encoding they
+declare (``queue_config.textfiles.decode_document``) and always written as UTF-8, so the XML
+declaration, an HTML page's ``<meta>`` charset and a PO header's ``charset`` are changed to match."""
+from __future__ import annotations
+
+import re
+
+_XML_DECLARATION = re.compile(r"""^(\s*<\?xml\s[^>]*?\bencoding\s*=\s*["'])([A-Za-z][A-Za-z0-9._-]*)(["'])""")
+_META = re.compile(r"<meta\b[^>]*>", re.I)
+_META_CHARSET = re.compile(r"""(\bcharset\s*=\s*["']?\s*)([A-Za-z0-9._:-]+)""", re.I)
+_PO_CHARSET = re.compile(r"(charset=)([A-Za-z0-9._:-]+)")
+
+
+def utf8_xml(text: str) -> str:
+    """``text`` with its XML declaration's encoding (if it names one) made UTF-8."""
+    return _XML_DECLARATION.sub(lambda m: m.group(1) + "UTF-8" + m.group(3), text, count=1)
+
+
+def utf8_html(text: str) -> str:
+    """``text`` with each ``<meta charset>`` and ``http-equiv`` Content-Type charset, and an XHTML
+    page's XML declaration, made UTF-8 (``<meta name=... content="...charset=...">`` is left alone)."""
+    def meta(match: re.Match) -> str:
+        tag = match.group()
+        lowered = tag.lower()
+        if "http-equiv" in lowered and "content-type" not in lowered:
+            return tag
+        if "http-equiv" not in lowered and re.search(r"\bcontent\s*=", lowered):
+            return tag
+        return _META_CHARSET.sub(lambda m: m.group(1) + "utf-8", tag, count=1)
+
+    return _META.sub(meta, utf8_xml(text))
+
+
+def utf8_po_header(header: str) -> str:
+    """A PO header entry's lines with the Content-Type charset made UTF-8 (a template's ``CHARSET``
+    placeholder stays)."""
+    return _PO_CHARSET.sub(lambda m: m.group(0) if m.group(2) == "CHARSET" else m.group(1) + "UTF-8", header, count=1)
