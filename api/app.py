@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from . import deepl_documents, deepl_glossaries, deepl_routes, job_routes, libre_routes, metrics
+from . import deepl_documents, deepl_glossaries, deepl_routes, job_routes, libre_files, libre_routes, metrics
 from .errors import ApiError
 from .gateway import Gateway
 
@@ -129,6 +129,7 @@ def create_app(gateway: Gateway | None = None) -> FastAPI:
     app.include_router(deepl_documents.router)
     app.include_router(deepl_glossaries.router)
     app.include_router(libre_routes.router)
+    app.include_router(libre_files.router)
     app.include_router(job_routes.router)
 
     @app.exception_handler(ApiError)

@@ -19,7 +19,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from queue_config.names import BINARY_FORMATS, FORMAT_EXTENSIONS, KEY_PREFIX
-from queue_config.textfiles import DocumentError, decode_text
+from queue_config.textfiles import DocumentError, decode_document
 
 from .deepl_routes import deepl_key
 from .errors import ApiError
@@ -69,7 +69,7 @@ async def upload(request: Request) -> dict:
         raise ApiError(413, f"Request Entity Too Large: a document may hold at most {cap} bytes (NMT_MAX_DOCUMENT_BYTES)")
     fmt = FORMAT_EXTENSIONS[suffix]
     try:
-        content: str | bytes = data if fmt in BINARY_FORMATS else decode_text(data)
+        content: str | bytes = data if fmt in BINARY_FORMATS else decode_document(data, fmt)
     except DocumentError as exc:
         raise ApiError(400, f"Invalid file data: {exc}") from None
     if params.get("glossary_ids"):

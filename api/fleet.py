@@ -34,25 +34,36 @@ class Fleet:
     async def translate(self, texts: list[str], src: str, tgt: str, fmt: str | None, timeout: float,
                         gone: Callable[[], Awaitable[bool]], glossary: Terms = ()) -> list[str]:
         """Each text translated as one job (small ones are batched together by the workers); a text
-        of only whitespace comes back as it is. ``ApiError`` 503 with Retry-After when the fleet has
-        not answered them all within ``timeout`` seconds; the jobs are then cancelled, as they are
-        when ``gone()`` says the client has left."""
+        of only whitespace comes back as it is. Waits as ``wait`` does."""
         wanted = [i for i, text in enumerate(texts) if text.strip()]
         documents = [{"text": texts[i], "src": src, "tgt": tgt, "format": fmt, "name": "api",
                       "glossary": glossary or None} for i in wanted]
         jobs = await _call(self.client.submit_many, documents) if documents else []
         ids = [job.id for job in jobs]
+        await self.wait(ids, timeout, gone)
+        raws = await _call(self.store.redis.mget, [self.store.key(job_id, "result") for job_id in ids])
+        out = list(texts)
+        for i, raw in zip(wanted, raws):
+            if raw is None:
+                raise ApiError(500, "A finished translation has no stored result")
+            out[i] = json.loads(raw)["text"]
+        return out
+
+    async def wait(self, ids: list[str], timeout: float, gone: Callable[[], Awaitable[bool]]) -> None:
+        """Return when every job of ``ids`` is done. ``ApiError`` 500 when one failed or was
+        cancelled, 503 with Retry-After when the fleet has not finished them all within ``timeout``
+        seconds; the jobs are then cancelled, as they are when ``gone()`` says the client has left."""
         deadline, delay = time.monotonic() + timeout, POLL_FIRST
         try:
-            while True:
-                states = await _call(self.store.states, ids) if ids else {}
+            while ids:
+                states = await _call(self.store.states, ids)
                 ended = {i: s for i, s in states.items() if s in ("failed", "cancelled", "unknown")}
                 if ended:
                     job_id, state = next(iter(ended.items()))
                     status: JobStatus = await _call(self.store.status, job_id)
                     raise ApiError(500, f"Translation {state}: {status.error or 'no reason given'}")
                 if all(s == "done" for s in states.values()):
-                    break
+                    return
                 if time.monotonic() >= deadline:
                     raise ApiError(503, f"The translation fleet did not answer within {timeout:g} s; retry later",
                                    retry_after=max(1, math.ceil(timeout)))
@@ -64,13 +75,6 @@ class Fleet:
             if ids:
                 await _call(self._cancel, ids)
             raise
-        raws = await _call(self.store.redis.mget, [self.store.key(job_id, "result") for job_id in ids])
-        out = list(texts)
-        for i, raw in zip(wanted, raws):
-            if raw is None:
-                raise ApiError(500, "A finished translation has no stored result")
-            out[i] = json.loads(raw)["text"]
-        return out
 
     def _cancel(self, ids: list[str]) -> None:
         for job_id in ids:

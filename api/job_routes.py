@@ -21,7 +21,7 @@ from starlette.datastructures import UploadFile
 from queue_config.glossary import GlossaryError, Terms, parse_glossary
 from queue_config.jobstore import JobStatus
 from queue_config.names import BINARY_FORMATS, FORMAT_EXTENSIONS, FORMAT_SUFFIXES, FORMATS
-from queue_config.textfiles import DocumentError, decode_text
+from queue_config.textfiles import DocumentError, decode_document, decode_text
 
 from .callbacks import check_callback
 from .errors import ApiError
@@ -66,7 +66,7 @@ async def _document(upload: UploadFile | None, params: dict[str, Any], cap: int)
     if fmt not in FORMATS:
         raise ApiError(400, f"'format' must be one of {', '.join(FORMATS)}, got {str(fmt)[:40]!r}")
     try:
-        content: str | bytes = data if fmt in BINARY_FORMATS else decode_text(data)
+        content: str | bytes = data if fmt in BINARY_FORMATS else decode_document(data, fmt)
     except DocumentError as exc:
         raise ApiError(400, f"The document cannot be read: {exc}") from None
     return content, fmt, PurePosixPath(filename).name[:200]

@@ -19,6 +19,7 @@ class GatewaySettings:
     # comma-separated API keys, each in clear or as "sha256:<hex digest>"; empty: no key is asked for
     keys: str = ""
     timeout: float = 30.0  # seconds a text request waits for the fleet before it gets 503 + Retry-After
+    file_timeout: float = 300.0  # seconds a LibreTranslate /translate_file request waits for its document
     # bytes of a text request's body (DeepL's limit for /v2/translate); documents are capped by
     # NMT_MAX_DOCUMENT_BYTES
     max_request_bytes: int = 128 * 1024
@@ -31,8 +32,9 @@ class GatewaySettings:
     metrics_host: str = "127.0.0.1"  # the metrics endpoint's address; 0.0.0.0 exposes it to the network
 
     def validate(self) -> "GatewaySettings":
-        if not self.timeout > 0:  # nan fails too
-            raise SettingsError(f"{PREFIX}TIMEOUT must be > 0 seconds, got {self.timeout}")
+        for name in ("timeout", "file_timeout"):
+            if not getattr(self, name) > 0:  # nan fails too
+                raise SettingsError(f"{PREFIX}{name.upper()} must be > 0 seconds, got {getattr(self, name)}")
         for name in ("max_request_bytes", "max_texts", "max_glossary_bytes", "max_glossaries"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{PREFIX}{name.upper()} must be >= 1, got {getattr(self, name)}")

@@ -3,6 +3,7 @@ shipped multi30k-en-de bundle and real uvicorn gateways, driven by the official 
 (and plain HTTP where the library would retry on its own)."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -195,7 +196,7 @@ def test_a_request_the_fleet_cannot_answer_in_time_gets_503_and_its_jobs_are_can
     store = JobStore.from_url(fleet[0], 3600)
     store.announce_pairs(["en-fr"])  # announced, but no worker consumes nmt.en-fr
     try:
-        gateway = gateways("slow", keys=KEY, timeout="2")
+        gateway = gateways("slow", keys=KEY, timeout="2", file_timeout="2")
         started = time.monotonic()
         answer = requests.post(gateway.url + "/v2/translate", headers={"Authorization": f"DeepL-Auth-Key {KEY}"},
                                json={"text": ["A dog.", "A cat."], "source_lang": "EN", "target_lang": "FR"}, timeout=30)
@@ -206,6 +207,26 @@ def test_a_request_the_fleet_cannot_answer_in_time_gets_503_and_its_jobs_are_can
     fr_jobs = [key for key in store.redis.scan_iter("nmt:job:*") if key.count(":") == 2
                and store.redis.hget(key, "tgt") == "fr"]
     assert len(fr_jobs) == 2 and {store.redis.hget(key, "state") for key in fr_jobs} == {"cancelled"}
+
+
+def test_a_file_the_fleet_cannot_translate_in_time_gets_503_its_job_is_cancelled_and_refunded(gateways, fleet):
+    store = JobStore.from_url(fleet[0], 3600)
+    store.announce_pairs(["en-fr"])  # announced, but no worker consumes nmt.en-fr
+    try:
+        gateway = gateways("slow", keys=KEY, timeout="2", file_timeout="2")
+        usage = deepl.Translator(KEY, server_url=gateway.url).get_usage().character.count
+        started = time.monotonic()
+        answer = requests.post(gateway.url + "/translate_file", data={"source": "en", "target": "fr", "api_key": KEY},
+                               files={"file": ("late-letter.txt", b"A dog runs.")}, timeout=30)
+        elapsed = time.monotonic() - started
+    finally:
+        store.redis.hdel("nmt:pairs", "en-fr")
+    assert answer.status_code == 503 and int(answer.headers["Retry-After"]) >= 1 and "error" in answer.json()
+    assert 2 <= elapsed < 10
+    [job] = [key for key in store.redis.scan_iter("nmt:job:*") if key.count(":") == 2
+             and store.redis.hget(key, "name") == "late-letter"]
+    assert store.redis.hget(job, "state") == "cancelled"
+    assert deepl.Translator(KEY, server_url=gateway.url).get_usage().character.count == usage
 
 
 def test_an_html_document_round_trips_through_translate_document_from_filepath(main, tmp_path):
@@ -265,6 +286,119 @@ def test_libretranslatepy_lists_languages_and_translates(main):
     refused = requests.post(main.url + "/translate", data={"q": "A dog.", "source": "en", "target": "de",
                                                            "api_key": "wrong"}, timeout=30)
     assert refused.status_code == 403 and "error" in refused.json()
+
+
+def test_libretranslatepy_detects_languages_and_api_key_is_asked_for_as_libretranslate_asks(main):
+    import urllib.error
+
+    from libretranslatepy import LibreTranslateAPI
+
+    libre = LibreTranslateAPI(main.url, api_key=KEY)
+    [english] = libre.detect("Two dogs are playing in the snow.")
+    assert english["language"] == "en" and 90 <= english["confidence"] <= 100
+    assert libre.detect("Zwei Hunde spielen im Schnee, während ein Mann zuschaut.")[0]["language"] == "de"
+    # every language the detector knows, not only those the fleet serves
+    assert libre.detect("Tout le monde aime les vacances au bord de la mer en été.")[0]["language"] == "fr"
+    # a list is judged as a whole, each text weighted by its length
+    mixed = requests.post(main.url + "/detect", json={"api_key": KEY, "q": [
+        "A man in a blue shirt is standing on a ladder and cleaning windows.", "Ein Hund läuft."]}, timeout=10).json()
+    assert [g["language"] for g in mixed] == ["en", "de"] and mixed[0]["confidence"] > mixed[1]["confidence"] > 0
+    # nothing to tell: the fleet's source language with no confidence, as LibreTranslate answers
+    assert libre.detect("12345 !!!") == [{"confidence": 0.0, "language": "en"}]
+    missing = requests.post(main.url + "/detect", data={"api_key": KEY}, timeout=10)
+    assert missing.status_code == 400 and missing.json() == {"error": "Invalid request: missing q parameter"}
+    assert requests.get(main.url + "/detect", params={"q": "A dog.", "api_key": KEY}, timeout=10).status_code == 405
+    keyless = requests.post(main.url + "/detect", data={"q": "A dog runs."}, timeout=10)
+    assert keyless.status_code == 400 and "get an API key" in keyless.json()["error"]
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        LibreTranslateAPI(main.url, api_key="wrong").detect("A dog runs.")
+    assert caught.value.code == 403 and json.loads(caught.value.read()) == {"error": "Invalid API key"}
+
+
+def test_libre_auto_source_uses_the_detected_language_and_refuses_one_the_fleet_does_not_translate(main):
+    answer = requests.post(main.url + "/translate", json={"q": "Zwei Hunde spielen im Schnee, während ein Mann zuschaut.",
+                                                          "source": "auto", "target": "de", "api_key": KEY}, timeout=30)
+    assert answer.status_code == 400 and answer.json() == {"error": "de is not supported"}
+    # A text too short to tell reliably goes to the one source the fleet translates into the target from.
+    short = requests.post(main.url + "/translate", json={"q": "Hello", "source": "auto", "target": "de",
+                                                         "api_key": KEY}, timeout=60).json()
+    assert short["detectedLanguage"]["language"] == "en" and short["translatedText"]
+    unknown = requests.post(main.url + "/translate", json={"q": "A dog.", "source": "en", "target": "zz",
+                                                           "api_key": KEY}, timeout=30)
+    assert unknown.status_code == 400 and unknown.json() == {"error": "zz is not supported"}
+
+
+def _translate_file(url: str, name: str, data: bytes, source: str = "en", key: str | None = KEY, **extra):
+    fields = {"source": source, "target": "de"} | ({"api_key": key} if key else {}) | extra
+    return requests.post(url + "/translate_file", data=fields, files={"file": (name, data)}, timeout=120)
+
+
+def test_translate_file_gives_a_download_url_of_the_same_translation_as_a_deepl_document(main, tmp_path):
+    page = ("<!DOCTYPE html>\n<html><body>\n<h1>A man is riding a bicycle.</h1>\n"
+            "<p>Two dogs are playing in the <b>snow</b>.</p>\n</body></html>\n")
+    before = deepl.Translator(KEY, server_url=main.url).get_usage().character.count
+    answer = _translate_file(main.url, "my page.html", page.encode("utf-8"), source="auto")
+    assert answer.status_code == 200, answer.text
+    url = answer.json()["translatedFileUrl"]
+    assert url.startswith(main.url + "/download_file/") and url.endswith(".my_page.de.html")
+    download = requests.get(url, params={"api_key": KEY}, timeout=30)
+    assert download.status_code == 200 and download.headers["content-type"].startswith("text/html")
+    assert 'filename="my_page.de.html"' in download.headers["content-disposition"]
+    (tmp_path / "page.html").write_text(page, encoding="utf-8")
+    deepl.Translator(KEY, server_url=main.url).translate_document_from_filepath(
+        tmp_path / "page.html", tmp_path / "page.de.html", source_lang="EN", target_lang="DE")
+    assert download.content == (tmp_path / "page.de.html").read_bytes() and b"<b>" in download.content
+    after = deepl.Translator(KEY, server_url=main.url).get_usage().character.count
+    assert after - before == 2 * len(page)  # the file, then the DeepL document
+    # The URL is its uploader's: no key, another key, a forged token or a changed name get nothing.
+    assert requests.get(url, timeout=10).status_code == 400
+    assert requests.get(url, params={"api_key": OTHER_KEY}, timeout=10).status_code == 404
+    token, name = url.rsplit("/", 1)[1].split(".", 1)
+    forged = f"{main.url}/download_file/{'A' * len(token)}.{name}"
+    assert requests.get(forged, params={"api_key": KEY}, timeout=10).status_code == 404
+    renamed = f"{main.url}/download_file/{token}.other.de.html"
+    assert requests.get(renamed, params={"api_key": KEY}, timeout=10).status_code == 404
+    bad = requests.get(f"{main.url}/download_file/not-a-token.txt", params={"api_key": KEY}, timeout=10)
+    assert bad.status_code == 400 and bad.json() == {"error": "Invalid filename"}
+
+
+def test_translate_file_round_trips_a_docx_file(main, tmp_path):
+    docx = pytest.importorskip("docx")
+    document = docx.Document()
+    document.add_paragraph("A man is riding a bicycle.")
+    document.add_paragraph("Two dogs are playing in the snow.")
+    document.save(tmp_path / "letter.docx")
+    answer = _translate_file(main.url, "letter.docx", (tmp_path / "letter.docx").read_bytes())
+    assert answer.status_code == 200, answer.text
+    download = requests.get(answer.json()["translatedFileUrl"], params={"api_key": KEY}, timeout=30)
+    assert download.status_code == 200 and 'filename="letter.de.docx"' in download.headers["content-disposition"]
+    (tmp_path / "letter.de.docx").write_bytes(download.content)
+    translated = [p.text for p in docx.Document(tmp_path / "letter.de.docx").paragraphs]
+    direct = [deepl.Translator(KEY, server_url=main.url).translate_text(p.text, source_lang="EN", target_lang="DE").text
+              for p in document.paragraphs]
+    assert translated == direct and all(translated)
+
+
+@pytest.mark.parametrize("name, fields, message", [
+    ("a.exe", {}, "Invalid request: file format not supported"),
+    ("a.txt", {"source": ""}, "Invalid request: missing source parameter"),
+    ("a.txt", {"target": "zz"}, "zz is not supported"),
+    ("a.txt", {"source": "fr"}, "fr is not supported"),
+])
+def test_translate_file_refuses_what_libretranslate_refuses(main, name, fields, message):
+    answer = requests.post(main.url + "/translate_file", data={"source": "en", "target": "de", "api_key": KEY} | fields,
+                           files={"file": (name, b"A dog runs.")}, timeout=30)
+    assert answer.status_code == 400 and answer.json() == {"error": message}
+
+
+def test_translate_file_needs_a_file_and_a_key(main):
+    no_file = requests.post(main.url + "/translate_file", data={"source": "en", "target": "de", "api_key": KEY},
+                            timeout=30)
+    assert no_file.status_code == 400 and no_file.json() == {"error": "Invalid request: missing file parameter"}
+    keyless = _translate_file(main.url, "a.txt", b"A dog runs.", key=None)
+    assert keyless.status_code == 400 and "get an API key" in keyless.json()["error"]
+    wrong = _translate_file(main.url, "a.txt", b"A dog runs.", key="wrong")
+    assert wrong.status_code == 403 and wrong.json() == {"error": "Invalid API key"}
 
 
 def test_a_glossary_made_with_the_deepl_library_is_applied_listed_read_and_deleted(main, tmp_path):
