@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from .english_words import COMMON
 from .spans import Span
 
 IDENTIFIERS, COMMAND, CODE = "identifiers", "command", "code"
@@ -47,8 +48,12 @@ def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) ->
     if any(s.kind == "command" and s.start <= len(text) - len(bare) and s.end >= len(sentence.rstrip()) for s in spans):
         return COMMAND
     if len(words) >= 2 and all(_IDENTIFIER.fullmatch(w) for w in words) and not text.endswith("."):
-        coded = sum(bool(_CODE_TOKEN.fullmatch(w)) or w in commands for w in words)
-        if 2 * coded >= len(words):
+        tokens = sum(bool(_CODE_TOKEN.fullmatch(w)) for w in words)
+        named = [w for w in words if w in commands and not _CODE_TOKEN.fullmatch(w)]
+        # A command word that is also an English word ("cat", "find", "head") marks a list only
+        # beside another mark: "small cat" is prose, "cat ls grep" and "chmod chown touch" are not.
+        strong = tokens + sum(w not in COMMON for w in named)
+        if 2 * (tokens + len(named)) >= len(words) and (strong or len(named) == len(words)):
             return IDENTIFIERS
     if len(_SQL.findall(text)) >= 2 and text.split()[0].isupper():
         return CODE
