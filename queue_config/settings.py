@@ -47,6 +47,7 @@ class QueueSettings:
     threads: int = 0  # ONNX Runtime intra-op threads per worker child (0: default)
     batch_workers: int = 1  # batches of one job decoded at once per worker child, one thread each
     max_batch_tokens: int = 6000
+    segment_seconds: float = 20.0  # an over-long segment's decoding time; past it, kept and flagged time_budget
     shutdown_timeout: float = 30.0  # soft-shutdown seconds for running jobs on SIGTERM
     proc_alive_timeout: float = 60.0  # seconds a new worker child may take to report up
     socket_timeout: float = 30.0
@@ -104,6 +105,8 @@ class QueueSettings:
             raise SettingsError(f"{PREFIX}BATCH_BYTES, {PREFIX}BATCH_CHARS and {PREFIX}BATCH_WAIT_MS must be >= 0 "
                                 f"(0 bytes: no job is batched; 0 characters: no budget), got {self.batch_bytes}, "
                                 f"{self.batch_chars} and {self.batch_wait_ms}")
+        if not self.segment_seconds > 0:
+            raise SettingsError(f"{PREFIX}SEGMENT_SECONDS must be > 0, got {self.segment_seconds}")
         if self.cache_size < 0:
             raise SettingsError(f"{PREFIX}CACHE_SIZE must be >= 0 (0: no local cache), got {self.cache_size}")
         if self.shortlist not in ("auto", "on", "off"):

@@ -114,7 +114,8 @@ class Runtime:
                 self.cache = SegmentCache(s.cache_size, s.cache_ttl, shared)
             engine = worker_child_settings(EngineSettings(
                 provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens,
-                batch_workers=s.batch_workers, shortlist=s.shortlist), self.pool_children)
+                batch_workers=s.batch_workers, shortlist=s.shortlist, segment_seconds=s.segment_seconds),
+                self.pool_children)
             log.info("loading %s: %d ONNX Runtime thread(s) x %d batch worker(s) in this child (%s, %d children)",
                      served.name, engine.intra_op_threads, engine.batch_workers,
                      f"NMT_THREADS={s.threads}" if s.threads else "derived from the cores", self.pool_children)

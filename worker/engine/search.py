@@ -227,6 +227,11 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
                 ended[b].append(_Ended(t, origin, float(top_scores[i, rank]), attention[i, origin],
                                        float(top_scores[i, rank] - scores[i, origin])))
         done = (n_finished[active] >= k) | (extend.sum(1) == 0) | (t >= max_lens[active])
+        for i in np.flatnonzero(done):
+            b = active[i]
+            if not ended[b]:  # every candidate banned (n-gram blocking on a shortlist): end the best row as it stands
+                origin = int(np.argmax(scores[i]))
+                ended[b].append(_Ended(t, origin, float(scores[i, origin]), attention[i, origin], 0.0))
         keep = np.flatnonzero(~done)
         if keep.size == 0:
             break

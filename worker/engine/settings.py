@@ -17,6 +17,9 @@ class EngineSettings:
     max_batch_tokens: int = 6000  # padded source tokens per batch, before beam expansion
     max_batch_sentences: int = 64
     max_sentence_tokens: int = 200  # longer sentences are split at word boundaries, with a warning
+    # Seconds a segment split into parts may spend decoding; past it, the segment is kept
+    # untranslated and flagged time_budget, and the job goes on.
+    segment_seconds: float = 20.0
     # Lexical shortlist (worker.shortlist): "auto" uses the bundle's if its manifest turns it on,
     # "on" requires one, "off" always projects onto the whole vocabulary.
     shortlist: str = "auto"
@@ -29,6 +32,8 @@ class EngineSettings:
         for name in ("max_batch_tokens", "max_batch_sentences", "max_sentence_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not self.segment_seconds > 0:
+            raise ValueError(f"segment_seconds must be > 0, got {self.segment_seconds}")
         if self.intra_op_threads < 0:
             raise ValueError(f"intra_op_threads must be >= 0, got {self.intra_op_threads}")
         if self.batch_workers < 1:

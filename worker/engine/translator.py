@@ -5,6 +5,7 @@ budget, decoded, and returned in input order with scores, word alignments and pr
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -22,7 +23,7 @@ from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
 from worker.text.pipeline import Prepared, TextOptions, prepare, restore
 from worker.text.quality import DecodedChunk, assess, decoder_facts, model_for
-from worker.text.segment import WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
+from worker.text.segment import TIME_BUDGET, WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
 
 from .alignment import align
 from .bundle import SHORTLIST, Bundle, BundleError, load_bundle
@@ -31,6 +32,7 @@ from .ort_model import OrtStepModel
 from .search import Hypothesis, SearchOptions, search_in_batches
 from .settings import EngineSettings
 
+PARTS_PER_SLICE = 16  # parts of an over-long sentence decoded between time-budget checks, per batch worker
 NO_CONTENT = "sentence has no translatable content (no subword tokens): left untranslated"
 # Characters with no visible form (control, format, unassigned, separators): SentencePiece drops
 # most of them and maps the rest to unk, so they give the decoder nothing to translate.
@@ -73,6 +75,9 @@ class Translator:
         # Words an ALL-CAPS or Title Case sentence keeps capitalised in sentence case ("I", names).
         self.capitalised = vocabulary_capitals([(self.source_sp.id_to_piece(i), self.source_sp.get_score(i))
                                                 for i in range(self.source_sp.get_piece_size())])
+        # Characters both vocabularies carry; the others (emoji, rare symbols) are masked as spans.
+        self.represented = functools.cache(lambda c: all(
+            sp.unk_id() not in sp.encode(c) for sp in (self.source_sp, self.target_sp)))
         # The manifest's settings (stand-ins, confidence model, defaults) shape results but not the
         # signature, which names the model files: cached results are keyed by both.
         self.manifest_digest = hashlib.sha256(json.dumps(self.bundle.manifest, sort_keys=True).encode()).hexdigest()
@@ -127,25 +132,65 @@ class Translator:
     def _translate(self, sentences: Sequence[str], options: SearchOptions, with_attention: bool,
                    progress: Callable[[int], None] | None,
                    text_options: TextOptions) -> tuple[list[SegmentResult], list[bool]]:
-        """Each sentence's result, and whether it went through the decoder."""
+        """Each sentence's result, and whether it went through the decoder (a sentence over its
+        time budget did not: it is kept as it is, flagged, and never cached)."""
         prepared = [prepare(sentence, text_options, self.bundle.source_language, self.stand_ins,
-                            self.capitalised) for sentence in sentences]
+                            self.capitalised, self.represented) for sentence in sentences]
         decoded = iter(self._decode([p.text for p in prepared if p.decode], options, with_attention, progress))
-        return ([assess(restore(p, next(decoded) if p.decode else _undecoded(p)), p, self.confidence_model)
-                 for p in prepared], [p.decode for p in prepared])
+        results = []
+        for p in prepared:
+            result = next(decoded) if p.decode else _undecoded(p)
+            result = _kept(p, result) if TIME_BUDGET in result.flags else restore(p, result)
+            results.append(assess(result, p, self.confidence_model))
+        return results, [p.decode and TIME_BUDGET not in r.flags for p, r in zip(prepared, results)]
 
     def _decode(self, sentences: Sequence[str], options: SearchOptions, with_attention: bool,
                 progress: Callable[[int], None] | None) -> list[SegmentResult]:
-        """The model's translations of ``sentences``, as they are."""
+        """The model's translations of ``sentences``, as they are; a sentence whose parts take
+        longer than ``settings.segment_seconds`` comes back empty, flagged TIME_BUDGET."""
         units, warnings = self._units(sentences)
-        hypotheses = search_in_batches(self.model, [u.ids for u in units], options,
+        own: dict[int, list[_SourceChunk]] = defaultdict(list)
+        for unit in units:
+            own[unit.segment].append(unit)
+        whole = [u for u in units if len(own[u.segment]) == 1]
+        hypotheses = search_in_batches(self.model, [u.ids for u in whole], options,
                                        self.settings.max_batch_sentences, self.settings.max_batch_tokens,
                                        self.settings.batch_workers, progress)
         by_segment: dict[int, list[tuple[_SourceChunk, list[Hypothesis]]]] = defaultdict(list)
-        for unit, hyps in zip(units, hypotheses):
+        for unit, hyps in zip(whole, hypotheses):
             by_segment[unit.segment].append((unit, hyps))
-        return [self._segment(sentence, by_segment[index], warnings.get(index, ()), with_attention)
+        over: dict[int, tuple[float, int, int]] = {}  # segment -> (seconds, parts decoded, parts)
+        for segment, parts in own.items():
+            if len(parts) > 1:
+                decoded, seconds = self._decode_parts(parts, options, progress)
+                if len(decoded) < len(parts):
+                    over[segment] = (seconds, len(decoded), len(parts))
+                by_segment[segment] = decoded
+        budget = self.settings.segment_seconds
+        return [_over_budget(sentence, over[index], warnings.get(index, ()), budget) if index in over
+                else self._segment(sentence, by_segment[index], warnings.get(index, ()), with_attention)
                 for index, sentence in enumerate(sentences)]
+
+    def _decode_parts(self, parts: list[_SourceChunk], options: SearchOptions, progress: Callable[[int], None] | None
+                      ) -> tuple[list[tuple[_SourceChunk, list[Hypothesis]]], float]:
+        """The parts of one over-long sentence decoded in slices while the next slice, at the pace
+        so far, still ends within ``settings.segment_seconds`` (every part, unless it would not),
+        and the seconds taken."""
+        started = time.perf_counter()
+        step = max(1, self.settings.batch_workers) * PARTS_PER_SLICE
+        decoded: list[tuple[_SourceChunk, list[Hypothesis]]] = []
+        for first in range(0, len(parts), step):
+            spent = time.perf_counter() - started
+            ahead = spent / len(decoded) * min(step, len(parts) - first) if decoded else 0.0  # the next slice's
+            if spent + ahead > self.settings.segment_seconds:
+                if progress:
+                    progress(len(parts) - first)  # the parts left count as done: the sentence is finished, kept
+                break
+            chunk = parts[first:first + step]
+            decoded += zip(chunk, search_in_batches(self.model, [u.ids for u in chunk], options,
+                                                    self.settings.max_batch_sentences, self.settings.max_batch_tokens,
+                                                    self.settings.batch_workers, progress))
+        return decoded, time.perf_counter() - started
 
     def translate_document(self, text: str, options: SearchOptions | None = None,
                            with_attention: bool = False, text_options: TextOptions | None = None) -> DocumentResult:
@@ -214,7 +259,7 @@ class Translator:
             if len(pieces) + 1 <= limit:
                 units.append(self._unit(index, sentence, 0, pieces))
                 continue
-            chunks = _word_chunks(sentence, lambda t: len(self.source_sp.encode(t)) + 1, limit)
+            chunks = _word_chunks(sentence, lambda texts: [len(p) for p in self.source_sp.encode(list(texts))], limit)
             inside = any(start and not sentence[start - 1].isspace() for _, start in chunks)
             where = "at word boundaries and inside over-long words" if inside else "at word boundaries"
             warnings[index] = (f"sentence of {len(pieces)} subword tokens exceeds the limit of {limit}: "
@@ -271,6 +316,24 @@ class Translator:
         return SegmentResult(sentence, translation, score, alignment, n_best, attention, warnings, facts=facts)
 
 
+def _over_budget(sentence: str, spent: tuple[float, int, int], warnings: tuple[str, ...],
+                 budget: float) -> SegmentResult:
+    """The engine result of a sentence whose decoding was stopped at its time budget."""
+    seconds, done, parts = spent
+    warning = (f"translating this segment would take over its budget of {budget:g} s ({done} of {parts} parts "
+               f"in {seconds:.1f} s): its source is kept untranslated")
+    return SegmentResult(sentence, "", 0.0, Alignment((), (), ()), warnings=warnings + (warning,),
+                         flags=(TIME_BUDGET,), details={"time_budget": {"seconds": round(seconds, 2), "parts": parts,
+                                                                        "decoded_parts": done}})
+
+
+def _kept(prepared: Prepared, result: SegmentResult) -> SegmentResult:
+    """``result`` (over its time budget) with the source as its translation, word for word."""
+    words = tuple(word_spans(prepared.source))
+    return replace(result, source=prepared.source, translation=prepared.source,
+                   alignment=Alignment(tuple((i, i) for i in range(len(words))), words, words))
+
+
 def _undecoded(prepared: Prepared) -> SegmentResult:
     """The stand-in engine result for a sentence that is not decoded (``restore`` fills it)."""
     return SegmentResult(prepared.source, "", 0.0, Alignment((), (), ()))
@@ -312,24 +375,45 @@ def assemble_document(layout: Layout, results: Sequence[SegmentResult], provenan
     return DocumentResult(layout.text, translated, segments, provenance)
 
 
-def _word_chunks(sentence: str, cost, limit: int) -> list[tuple[str, int]]:
-    """Split at whitespace into (chunk, start) whose ``cost`` stays within ``limit`` where possible;
-    a single word over the limit is cut into character pieces."""
+def _word_chunks(sentence: str, count: Callable[[Sequence[str]], list[int]], limit: int) -> list[tuple[str, int]]:
+    """Split at whitespace into (chunk, start) of at most ``limit`` tokens (pieces + eos) where
+    possible; a single word over the limit is cut into character pieces. ``count(texts)``: the
+    pieces of each text. Each character is encoded a bounded number of times (linear cost)."""
+    words = word_spans(sentence)
+    counts = count([sentence[a:b] for a, b in words])
     chunks: list[tuple[str, int]] = []
-    current_start, current_end = None, None
-    for start, end in word_spans(sentence):
-        if current_start is not None and cost(sentence[current_start:end]) <= limit:
-            current_end = end
+    start = end = total = 0
+    for (a, b), n in zip(words, counts):
+        if end > start and total + n + 1 <= limit:
+            end, total = b, total + n
             continue
-        if current_start is not None:
-            chunks.append((sentence[current_start:current_end], current_start))
-        current_start, current_end = start, end
-        while cost(sentence[current_start:current_end]) > limit and current_end - current_start > 1:
-            cut = current_start + max(1, (current_end - current_start) // 2)
-            while cut > current_start + 1 and cost(sentence[current_start:cut]) > limit:
-                cut = current_start + max(1, (cut - current_start) // 2)
-            chunks.append((sentence[current_start:cut], current_start))
-            current_start = cut
-    if current_start is not None:
-        chunks.append((sentence[current_start:current_end], current_start))
+        if end > start:
+            chunks.append((sentence[start:end], start))
+        if n + 1 > limit:
+            chunks += _cut_word(sentence, a, b, n, count, limit)
+            start = end = total = 0
+        else:
+            start, end, total = a, b, n
+    if end > start:
+        chunks.append((sentence[start:end], start))
     return chunks
+
+
+def _cut_word(sentence: str, start: int, end: int, pieces: int, count: Callable[[Sequence[str]], list[int]],
+              limit: int) -> list[tuple[str, int]]:
+    """sentence[start:end] (``pieces`` pieces) in character slices of at most ``limit`` tokens:
+    cut in proportion to its pieces, and any slice still over the limit halved."""
+    size = max(1, (end - start) * (limit - 1) // max(1, pieces) * 3 // 4)
+    todo = [(a, min(a + size, end)) for a in range(start, end, size)]
+    out: list[tuple[int, int]] = []
+    while todo:
+        counts = count([sentence[a:b] for a, b in todo])
+        again = []
+        for (a, b), n in zip(todo, counts):
+            if n + 1 <= limit or b - a == 1:
+                out.append((a, b))
+            else:
+                middle = a + (b - a) // 2
+                again += [(a, middle), (middle, b)]
+        todo = again
+    return [(sentence[a:b], a) for a, b in sorted(out)]

@@ -2,7 +2,9 @@
 translations with the original paragraphs, line breaks, empty lines and surrounding whitespace.
 
 Each line is its own unit (a line break is never moved or dropped); inside a line, sentences come
-from ``sentencex`` (Wikimedia's maintained rule-based segmenter, ~300 languages).
+from ``sentencex`` (Wikimedia's maintained rule-based segmenter, ~300 languages). sentencex 0.x
+panics on whitespace outside ASCII before a full stop ("I\u00a0."), so it reads each line with
+such whitespace as ASCII spaces (same offsets); a line it still cannot split is one unit.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Sequence
 from sentencex import segment
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
+_WIDE_SPACE = re.compile(r"[^\S \t\n\r\f\v]")  # whitespace outside ASCII
 
 
 @dataclass(frozen=True)
@@ -58,13 +61,26 @@ def split_document(text: str, language: str) -> Layout:
     cursor = 0  # end of the last sentence
     for line_number, match in enumerate(_LINE.finditer(text)):
         offset = match.start()
-        for piece in segment(language, match.group().rstrip("\n")):
+        line = _WIDE_SPACE.sub(" ", match.group().rstrip("\n"))
+        for piece in _sentences(language, line):
             stripped = piece.strip()
             if not stripped:
                 continue
-            start = text.index(stripped, max(offset, cursor))
+            start = match.start() + line.index(stripped, max(offset, cursor) - match.start())
+            stripped = text[start:start + len(stripped)]
             gaps.append(text[cursor:start])
             sentences.append(Sentence(stripped, start, start + len(stripped), line_number))
             cursor = offset = start + len(stripped)
     gaps.append(text[cursor:])
     return Layout(text, tuple(sentences), tuple(gaps))
+
+
+def _sentences(language: str, line: str) -> list[str]:
+    """``line``'s sentences by sentencex; the line alone where sentencex panics (a Rust panic is
+    raised as ``pyo3_runtime.PanicException``, a BaseException)."""
+    try:
+        return list(segment(language, line))
+    except BaseException as exc:  # noqa: BLE001 - only sentencex's panic is caught
+        if type(exc).__name__ != "PanicException":
+            raise
+        return [line]

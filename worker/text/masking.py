@@ -17,9 +17,12 @@ from typing import Sequence
 
 from .names import KEPT_NAME
 from .segment import word_at, word_spans
-from .spans import GLOSSARY, Span
+from .spans import GLOSSARY, LONG, RUN, SYMBOL, Span
 
 KEPT_KINDS = (GLOSSARY, KEPT_NAME)  # spans left in the text as kept slots
+# Spans the model cannot carry at all (characters its vocabulary lacks, runs, over-long words):
+# when a sentence has more spans than stand-ins, these get stand-ins first.
+UNCARRIED = (SYMBOL, LONG, RUN)
 
 # Single SentencePiece pieces of the shipped vocabulary, spelt alike in English and German, best
 # copied first: as the first stand-in of each sentence of bench/data/span_probe.en the Multi30k
@@ -73,6 +76,7 @@ def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_IN
     worse than they translate the term (docs/quality.md, Glossary); so do names left to the model
     (worker.text.names). No stand-in is a word of a kept slot's target (Mary -> Maria)."""
     free = free_stand_ins(source, spans, stand_ins)
+    chosen = _to_stand_in([s for s in spans if s.kind not in KEPT_KINDS], len(free))
     parts: list[str] = []
     origin: list[int] = []
     slots: list[Slot] = []
@@ -87,14 +91,14 @@ def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_IN
             length += len(text)
             cursor = span.end
             continue
-        if used == len(free):
+        if span not in chosen:
             unmasked.append(span)
             continue
         gap = source[cursor:span.start]
         parts.append(gap)
         origin += range(cursor, span.start)
         length += len(gap)
-        if length and (parts[-1][-1:].isalnum() or (not gap and slots and slots[-1].end == length)):
+        if length and (_word_char(parts[-1][-1:]) or (not gap and slots and slots[-1].end == length)):
             parts.append(" ")
             origin.append(span.start)
             length += 1
@@ -104,7 +108,7 @@ def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_IN
         parts.append(stand_in)
         origin += [span.start] * len(stand_in)
         length += len(stand_in)
-        if source[span.end:span.end + 1].isalnum():
+        if _word_char(source[span.end:span.end + 1]):
             parts.append(" ")
             origin.append(span.end)
             length += 1
@@ -112,6 +116,20 @@ def mask(source: str, spans: Sequence[Span], stand_ins: Sequence[str] = STAND_IN
     parts.append(source[cursor:])
     origin += range(cursor, len(source) + 1)
     return Masked(source, "".join(parts), tuple(slots), tuple(unmasked), tuple(origin))
+
+
+def _word_char(c: str) -> bool:
+    """Whether ``c`` is a word character as ``stand_in_pattern`` sees one (``\\w``: "_" too), so a
+    stand-in next to it needs a space to be found again."""
+    return c.isalnum() or c == "_"
+
+
+def _to_stand_in(spans: Sequence[Span], stand_ins: int) -> set[Span]:
+    """The spans that get one of ``stand_ins`` stand-ins: all, or UNCARRIED kinds first, then in text order."""
+    if len(spans) <= stand_ins:
+        return set(spans)
+    ranked = sorted(range(len(spans)), key=lambda i: (spans[i].kind not in UNCARRIED, i))
+    return {spans[i] for i in ranked[:stand_ins]}
 
 
 def stand_in_pattern(stand_ins: Sequence[str]) -> re.Pattern:

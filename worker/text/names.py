@@ -19,7 +19,9 @@ import gzip
 import re
 import sys
 import textwrap
+from bisect import bisect_left
 from collections import Counter
+from itertools import accumulate
 from typing import Sequence
 
 from .english_words import COMMON, TRANSLATED
@@ -53,11 +55,25 @@ _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?")
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 
+def _overlap_test(ranges: Sequence[tuple[int, int]]):
+    """``overlaps(start, end)``: whether [start, end) overlaps any of ``ranges``, in log time (a
+    line may hold thousands of spans)."""
+    ordered = sorted(ranges)
+    starts = [a for a, _ in ordered]
+    reach = list(accumulate((b for _, b in ordered), max))  # the furthest end among the first k ranges
+
+    def overlaps(start: int, end: int) -> bool:
+        k = bisect_left(starts, end)  # ranges[:k] start before ``end``
+        return k > 0 and reach[k - 1] > start
+
+    return overlaps
+
+
 def find_names(sentence: str, taken: Sequence[tuple[int, int]] = ()) -> list[Span]:
     """The names of ``sentence`` outside the ``taken`` ranges, as KEPT_NAME spans (a run of name
     words is one span; its ``target`` is its German form, if it has one, else itself)."""
-    words = [(m.start(), m.end()) for m in _WORD.finditer(sentence)
-             if not any(a < m.end() and m.start() < b for a, b in taken)]
+    overlaps = _overlap_test(taken)
+    words = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if not overlaps(m.start(), m.end())]
     runs: list[list[tuple[int, int]]] = []
     joinable = False  # whether the next name word continues the last run ("Priya Raman")
     for k, (a, b) in enumerate(words):

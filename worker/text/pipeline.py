@@ -25,6 +25,7 @@ from .spans import COMMAND_WORDS, GLOSSARY, PLACEHOLDER, Span, find_spans
 from .verbatim import not_prose
 
 _NOTHING_ELSE = re.compile(r"[\W_]*")
+_WORD_CHAR = re.compile(r"\w")
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,14 @@ class Prepared:
 
 
 def prepare(sentence: str, options: TextOptions = TextOptions(), source_language: str | None = None,
-            stand_ins: Sequence[str] = STAND_INS, capitalised: Callable[[str], bool] | None = None) -> Prepared:
+            stand_ins: Sequence[str] = STAND_INS, capitalised: Callable[[str], bool] | None = None,
+            represented: Callable[[str], bool] | None = None) -> Prepared:
     """The text to decode for ``sentence`` (in ``source_language``, when known, for the language check).
     ``stand_ins``: the words that mask spans, best copied first (a bundle's own, else ``STAND_INS``);
     ``capitalised``: which words keep a capital when an ALL-CAPS or Title Case sentence is put in
-    sentence case (``casing.vocabulary_capitals`` of the bundle's vocabulary)."""
-    spans = tuple(find_spans(sentence))
+    sentence case (``casing.vocabulary_capitals`` of the bundle's vocabulary); ``represented``:
+    whether the bundle's vocabularies carry a character (others are masked as ``symbol`` spans)."""
+    spans = tuple(find_spans(sentence, represented))
     reason = not_prose(sentence, spans, COMMAND_WORDS) if options.protect_spans else None
     if reason is not None:
         return Prepared(sentence, sentence, False, spans, None, None, not_prose=reason)
@@ -132,7 +135,10 @@ def _names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...], opti
     (docs/quality.md, Names, numbers and code)."""
     if not (options.protect_spans and options.keep_names) or case is not None:
         return ()
-    return tuple(find_names(sentence, [(s.start, s.end) for s in spans + terms]))
+    # A "name" inside a longer word ("0À", "x86Linux", "_Vh") is not one: the word around it is the model's.
+    names = find_names(sentence, [(s.start, s.end) for s in spans + terms])
+    return tuple(n for n in names if not (_WORD_CHAR.match(sentence[n.start - 1:n.start])
+                                          or _WORD_CHAR.match(sentence[n.end:n.end + 1])))
 
 
 def _extra_placeholders(source: str, translation: str) -> bool:

@@ -1,5 +1,6 @@
 """Quality estimate per segment: a confidence in [0, 1] and the flags ``low_confidence``,
-``untranslated_span`` and ``repetition``, from what the decoder already knows.
+``untranslated_span``, ``repetition`` and ``dropped_text``, from what the decoder already knows
+and how much of the source the translation carries (worker.text.coverage).
 
 ``decoder_facts`` reads one decoded sentence (its units' pieces, token log-probabilities and
 attention) into ``DecoderFacts``: the features below plus source words that got no attention.
@@ -21,10 +22,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .coverage import DROPPED_BELOW, coverage
 from .pipeline import Prepared
 from .segment import (
+    DROPPED_TEXT,
     LOW_CONFIDENCE,
     REPETITION,
+    TIME_BUDGET,
     UNTRANSLATED_SPAN,
     WORD_MARKER,
     DecoderFacts,
@@ -50,6 +54,7 @@ UNATTENDED = 0.3  # summed attention below which a source piece counts as unatte
 UNTRANSLATED_MIN_LETTERS = 3  # a word reported untranslated holds at least this many letters
 REPEAT_RUN = 3  # an n-gram (n <= 4) of output pieces this many times in a row is a loop
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
+DROPPED_CONFIDENCE = 0.1  # the most confidence a segment flagged dropped_text keeps
 
 
 @dataclass(frozen=True)
@@ -179,11 +184,15 @@ def assess(result: SegmentResult, prepared: Prepared, model: ConfidenceModel) ->
     """``result`` (restored: spans and case back) with its confidence and quality flags.
 
     A segment that was not decoded is as good as its source: confidence 1 for one made of
-    verbatim spans (or nothing to translate), 0 for one copied through in another language.
+    verbatim spans (or nothing to translate), 0 for one copied through in another language or
+    over its time budget. A decoded one that carries less than half of its source's visible
+    characters is flagged ``dropped_text``, its confidence at most ``DROPPED_CONFIDENCE``.
     """
     facts: DecoderFacts | None = result.facts
     if facts is None:
-        return replace(result, confidence=0.0 if prepared.language is not None else 1.0)
+        untranslated = prepared.language is not None or TIME_BUDGET in result.flags
+        result = replace(result, confidence=0.0 if untranslated else 1.0)
+        return _with_coverage(result, model) if prepared.decode else result
     confidence = model.confidence(facts.features)
     flags, details = list(result.flags), dict(result.details)
     if model.name == "default":
@@ -197,7 +206,20 @@ def assess(result: SegmentResult, prepared: Prepared, model: ConfidenceModel) ->
     if facts.loop is not None:
         flags.append(REPETITION)
         details["loop"] = facts.loop
-    return replace(result, confidence=confidence, flags=tuple(flags), details=details)
+    return _with_coverage(replace(result, confidence=confidence, flags=tuple(flags), details=details), model)
+
+
+def _with_coverage(result: SegmentResult, model: ConfidenceModel) -> SegmentResult:
+    """``result`` flagged ``dropped_text`` (and ``low_confidence``) when it carries too little of its source."""
+    covered = coverage(result.source, result.translation, result.alignment)
+    if covered >= DROPPED_BELOW:
+        return result
+    confidence = min(result.confidence if result.confidence is not None else 1.0, DROPPED_CONFIDENCE)
+    flags = result.flags + (DROPPED_TEXT,)
+    if confidence < model.threshold and LOW_CONFIDENCE not in flags:
+        flags += (LOW_CONFIDENCE,)
+    return replace(result, confidence=confidence, flags=flags,
+                   details=dict(result.details) | {"coverage": round(covered, 4)})
 
 
 def _source_ranges(ranges: Sequence[tuple[int, int]], prepared: Prepared) -> list[tuple[int, int]]:

@@ -200,11 +200,13 @@ def _inserted(slot: Slot, words: set[int], target: list[tuple[int, int]], transl
 def _invented(masked: Masked, translation: str, target: list[tuple[int, int]], edits: list[_Edit],
               kinds: Collection[str] | None = None) -> list[_Edit]:
     """Deletions of spans in the model's output that the source does not hold (of ``kinds``; None:
-    every kind). A placeholder may stand as often as the source holds it unmasked, no more: a
+    every kind). A placeholder may stand as often as the decoded text holds it, no more: a
     translation never gains a ``%s``."""
-    known = [t for s in masked.slots for t in (s.span.text, s.span.replacement)] + [s.text for s in masked.unmasked]
-    budget = Counter(s.text for s in masked.unmasked if s.kind == PLACEHOLDER)
+    known = {t for s in masked.slots for t in (s.span.text, s.span.replacement)} | {s.text for s in masked.unmasked}
+    # placeholders the model was shown (unmasked spans, or inside one: "{}" of an unmasked "\x7f{}")
+    budget = Counter(s.text for s in find_spans(masked.text) if s.kind == PLACEHOLDER)
     out = []
+    ours: dict[str, bool] = {}  # span text -> whether the source holds it (texts repeat)
     for span in find_spans(translation):
         if kinds is not None and span.kind not in kinds:
             continue
@@ -214,10 +216,21 @@ def _invented(masked: Masked, translation: str, target: list[tuple[int, int]], e
             if budget[span.text] > 0:
                 budget[span.text] -= 1
                 continue
-        elif any(span.text in k or k in span.text for k in known):
-            continue
+        elif ours.setdefault(span.text, span.text in masked.source or _related(span.text, known)):
+            continue  # the source's own text ("0800" glued to a masked word), or a known span's
         out.append(_deletion(translation, span.start, span.end))
     return out
+
+
+def _related(text: str, known: set[str]) -> bool:
+    """Whether ``text`` is in one of ``known`` or holds one; in time linear in ``text`` for short
+    texts (a document may hold thousands of known numbers)."""
+    if any(text in k for k in known if len(k) >= len(text)):
+        return True
+    lengths = {len(k) for k in known if len(k) <= len(text)}
+    if len(text) > 64:
+        return any(k in text for k in known if len(k) <= len(text))
+    return any(text[i:i + n] in known for n in lengths for i in range(len(text) - n + 1))
 
 
 def _deletion(translation: str, start: int, end: int) -> _Edit:
@@ -258,10 +271,13 @@ def _apply(masked: Masked, translation: str, target: list[tuple[int, int]], pair
     new_ranges: list[tuple[_Edit, int, int]] = []
     length = 0
     for edit in edits:
-        if edit.start < cursor:  # overlaps an earlier edit: skip it; a deletion keeps what lies beyond
-            if edit.text or edit.slot or edit.end <= cursor:
+        if edit.start < cursor:  # overlaps an earlier edit: a span goes right after it, a deletion
+            if edit.slot:  # keeps what lies beyond, other edits are skipped
+                edit = _Edit(cursor, max(cursor, edit.end), edit.text, edit.slot, edit.method)
+            elif edit.text or edit.end <= cursor:
                 continue
-            edit = _Edit(cursor, edit.end, "")
+            else:
+                edit = _Edit(cursor, edit.end, "")
         parts.append(translation[cursor:edit.start])
         length += edit.start - cursor
         text = edit.text

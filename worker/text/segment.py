@@ -57,7 +57,10 @@ LANGUAGE = "language"  # the segment is not in the source language: copied throu
 GLOSSARY_MISS = "glossary_miss"  # a glossary term of the source is not in the translation
 NOT_PROSE = "not_prose"  # identifiers, a command line or code: copied through untranslated
 KEPT_SOURCE = "kept_source"  # the model gave no words for a segment with words: its source text is kept
-FLAGS = (RESTORED_SPAN, LOW_CONFIDENCE, UNTRANSLATED_SPAN, REPETITION, LANGUAGE, GLOSSARY_MISS, NOT_PROSE, KEPT_SOURCE)
+DROPPED_TEXT = "dropped_text"  # the translation covers less than half of the source's visible characters
+TIME_BUDGET = "time_budget"  # decoding would take longer than the segment's time budget: its source is kept
+FLAGS = (RESTORED_SPAN, LOW_CONFIDENCE, UNTRANSLATED_SPAN, REPETITION, LANGUAGE, GLOSSARY_MISS, NOT_PROSE, KEPT_SOURCE,
+         DROPPED_TEXT, TIME_BUDGET)
 
 
 @dataclass(frozen=True)

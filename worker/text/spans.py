@@ -1,14 +1,25 @@
 """Verbatim spans: the parts of a sentence a translation must carry over unchanged (URLs, e-mail
 addresses, file paths and names, command lines, phone numbers, IBANs and other grouped numbers,
-numbers, codes, versions, hashtags, @handles, IP addresses, placeholders and printf directives).
+numbers, codes, versions, hashtags, @handles, IP addresses, placeholders and printf directives),
+and what no model should be asked to translate: runs of one non-letter character or short unit
+(``-----``, ``1 1 1 1``), words over ``MAX_WORD`` characters, and characters the bundle's
+vocabulary cannot represent (emoji, rare symbols: ``symbol``).
 
 ``find_spans`` returns non-overlapping spans in text order. Each kind is one regular expression;
 where matches overlap, the earliest wins, then the longest, then the kind listed first in ``KINDS``.
+A word over ``MAX_WORD`` characters that no single span covers becomes one ``long`` span. Every
+pattern is linear in the text's length (docs/quality.md, Pathological input).
 """
 from __future__ import annotations
 
 import re
+import unicodedata
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from typing import Callable
+
+RUN_LENGTH = 50  # repeats of one character (half as many of a 2-4 character unit) that make a run span
+MAX_WORD = 100  # characters: a longer word is copied through as one span
 
 # A span never runs into a neighbouring word: these lookarounds stand in for \b where a kind can
 # begin or end with punctuation.
@@ -71,7 +82,8 @@ PATTERNS: dict[str, str] = {
     "path": (
         r"(?<![\w/\\.])(?:~|\.{1,2})?/(?:[\w.+@-]+/)*[\w.+@-]+/?"  # /usr/bin/x, ~/x, ./x
         r"|\b[A-Za-z]:\\(?:[\w .+@-]*[\w+@-]\\)*[\w.+@-]*"  # C:\Users\x
-        r"|" + _L + r"(?=[\w./+@-]*[A-Za-z])[\w.-]+(?:/[\w.+@-]+){2,}/?"  # src/app/main, a/b/c/
+        # src/app/main, a/b/c/ (the look-ahead is bounded: unbounded, a run of "+" costs its square)
+        r"|" + _L + r"(?=[\w./+@-]{0,200}?[A-Za-z])[\w.-]+(?:/[\w.+@-]+){2,}/?"
         r"|" + _L + r"[\w.-]+(?:/[\w.+@-]+)*/[\w+@-]+\.[A-Za-z0-9]{1,5}(?![\w.]\w|\w)"  # src/main.py
         r"|" + _L + r"[\w-]+(?:\.[\w-]+)*\.(?i:" + _EXTENSIONS + r")(?![\w.]\w|\w)"  # report.pdf
         r"|(?<![\w.-])(?:Makefile|Dockerfile|Containerfile|Jenkinsfile|Vagrantfile|Gemfile|Procfile|Rakefile"
@@ -113,10 +125,16 @@ PATTERNS: dict[str, str] = {
     ),
 }
 KINDS = tuple(PATTERNS)
+RUN = "run"  # a run of one character or short unit (find_spans adds these, LONG and SYMBOL after KINDS)
+LONG = "long"  # a word over MAX_WORD characters
+SYMBOL = "symbol"  # characters the vocabulary cannot represent (find_spans with ``represented``)
 COMMAND_WORDS = frozenset(_COMMANDS.split("|"))
 PLACEHOLDER = "placeholder"
 GLOSSARY = "glossary"  # the kind of a glossary term's span (worker.text.glossary); find_spans never returns it
 _COMPILED = {kind: re.compile(pattern) for kind, pattern in PATTERNS.items()}
+# A run: one non-letter character (or a unit of 2-4) repeated, single spaces allowed between.
+_RUN = re.compile(r"(?P<one>[^\w\s]|[\d_])(?:\s?(?P=one)){%d,}"
+                  r"|(?P<unit>(?:[^\w\s]|[\d_]){2,4}?)(?:\s?(?P=unit)){%d,}" % (RUN_LENGTH - 1, RUN_LENGTH // 2 - 1))
 
 
 @dataclass(frozen=True)
@@ -136,8 +154,9 @@ class Span:
         return {"kind": self.kind, "text": self.text, "source": [self.start, self.end]}
 
 
-def find_spans(text: str) -> list[Span]:
-    """The verbatim spans of ``text``, non-overlapping, in order."""
+def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> list[Span]:
+    """The verbatim spans of ``text``, non-overlapping, in order. ``represented(character)``:
+    whether the vocabulary can carry it (None: every character)."""
     candidates = []
     for rank, (kind, pattern) in enumerate(_COMPILED.items()):
         for match in pattern.finditer(text):
@@ -146,11 +165,93 @@ def find_spans(text: str) -> list[Span]:
                 end = _trim(text, start, end)
             if end > start:
                 candidates.append((start, -(end - start), rank, Span(kind, start, end, text[start:end])))
+    candidates += [(m.start(), m.start() - m.end(), len(KINDS), Span(RUN, *m.span(), m.group()))
+                   for m in _RUN.finditer(text)]
+    if represented is not None:
+        candidates += [(a, a - b, len(KINDS) + 1, Span(SYMBOL, a, b, text[a:b]))
+                       for a, b in _unrepresented(text, represented)]
     spans: list[Span] = []
     for _, _, _, span in sorted(candidates):
         if not spans or span.start >= spans[-1].end:
             spans.append(span)
-    return spans
+    return _long_words(text, spans)
+
+
+_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_WORD + 1))
+_EDGE = _TRAIL + "()[]{}<>"
+
+
+def _long_words(text: str, spans: list[Span]) -> list[Span]:
+    """``spans`` with each word over MAX_WORD characters as one ``long`` span (with the spans it
+    overlaps), unless one span covers it but for punctuation around it (a long URL)."""
+    starts = [s.start for s in spans]
+    ranges: list[list[int]] = []  # [start, end) of the long spans, in order, merged
+    for match in _LONG_WORD.finditer(text):
+        start, end = match.span()
+        core = match.group().strip(_EDGE)
+        core_start = start + match.group().find(core[:1]) if core else start
+        inside = spans[max(0, bisect_right(starts, start) - 1):bisect_left(starts, end)]
+        inside = [s for s in inside if s.start < end and start < s.end]
+        if core and any(s.start <= core_start and s.end >= core_start + len(core) for s in inside):
+            continue
+        start, end = min([start] + [s.start for s in inside]), max([end] + [s.end for s in inside])
+        if ranges and start < ranges[-1][1]:
+            ranges[-1][1] = max(ranges[-1][1], end)
+        else:
+            ranges.append([start, end])
+    if not ranges:
+        return spans
+    out, k = [], 0
+    for span in spans:
+        while k < len(ranges) and ranges[k][1] <= span.start:
+            k += 1
+        if k == len(ranges) or span.end <= ranges[k][0]:
+            out.append(span)
+    out += [Span(LONG, a, b, text[a:b]) for a, b in ranges]
+    return sorted(out, key=lambda s: s.start)
+
+
+# Characters that join or modify the symbol before them (emoji ZWJ sequences, skin tones,
+# variation selectors, combining marks): a symbol span takes them along.
+_JOINING = {"Mn", "Me", "Cf", "Sk"}
+
+
+def _unrepresented(text: str, represented: Callable[[str], bool]) -> list[tuple[int, int]]:
+    """[start, end) of runs of characters ``represented`` refuses (with the joiners, modifiers and
+    single spaces between them); a run of invisible characters alone is none."""
+    runs: list[tuple[int, int]] = []
+    k, n = 0, len(text)
+    while k < n:
+        if text[k].isspace() or represented(text[k]):
+            k += 1
+            continue
+        start = end = k
+        while k < n:
+            c = text[k]
+            if not c.isspace() and not represented(c):
+                k += 1
+                end = k
+            elif unicodedata.category(c) in _JOINING:
+                k += 1
+                end = k
+            elif c == " " and k + 1 < n and not text[k + 1].isspace() and not represented(text[k + 1]):
+                k += 1
+            else:
+                break
+        if any(unicodedata.category(c) not in ("Cf", "Cc") for c in text[start:end] if not c.isspace()):
+            if unicodedata.category(text[start])[0] in "LM" or unicodedata.category(text[end - 1])[0] in "LM":
+                # a letter it lacks ("Gdańsk"): the model cannot spell the word, so the word is the span
+                while start and _in_word(text[start - 1]):
+                    start -= 1
+                while end < n and _in_word(text[end]):
+                    end += 1
+            runs.append((start, end))
+        k = max(k, end)
+    return runs
+
+
+def _in_word(c: str) -> bool:
+    return c.isalnum() or c == "_" or unicodedata.category(c) in ("Mn", "Mc")
 
 
 def _trim(text: str, start: int, end: int) -> int:

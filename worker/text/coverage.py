@@ -1,0 +1,72 @@
+"""How much of its source a translation carries: the share of the source's visible characters
+(not spaces, control or format characters) that reappear in the translation or are aligned to
+its words. A translation that carries less than ``DROPPED_BELOW`` of them is flagged
+``dropped_text`` (worker.text.quality): "Einnamen" for 20,000 braces and a name, emoji gone.
+
+A source word counts in full when it reappears as a word of the translation (a span, a number, a
+name); else for up to ``ALIGNED_RATIO`` characters per visible character of the target words
+aligned to it, so a 20,000-character word aligned to one short word counts for little. Attention
+alignments skip words ("are", "the"): an unaligned word of at most ``GAP_WORD`` characters in a
+gap of at most ``GAP_WORDS`` words between aligned ones counts in full.
+"""
+from __future__ import annotations
+
+import unicodedata
+from collections import defaultdict
+
+from .segment import Alignment
+
+ALIGNED_RATIO = 2
+DROPPED_BELOW = 0.5
+GAP_WORDS = 3
+GAP_WORD = 12
+_PUNCTUATION = ".,;:!?\"'()[]{}<>«»„“”‘’-"
+
+
+def visible(text: str) -> int:
+    """Characters of ``text`` that are neither space nor control or format characters."""
+    return sum(1 for c in text if not c.isspace() and unicodedata.category(c) not in ("Cc", "Cf"))
+
+
+def coverage(source: str, translation: str, alignment: Alignment) -> float:
+    """The share in [0, 1] of ``source``'s visible characters the translation carries (1 for a
+    source with none). ``alignment``: word pairs and character spans of both, in their offsets."""
+    total = visible(source)
+    if not total:
+        return 1.0
+    target_words = [translation[a:b] for a, b in alignment.target_spans]
+    present = set(target_words) | {w.strip(_PUNCTUATION) for w in target_words}
+    aligned: dict[int, int] = defaultdict(int)
+    for i, j in alignment.pairs:
+        if j < len(target_words):
+            aligned[i] += visible(target_words[j])
+    spans = alignment.source_spans
+    gap = _in_short_gaps([i in aligned for i in range(len(spans))])
+    covered = 0
+    for i, (a, b) in enumerate(spans):
+        word = source[a:b]
+        n = visible(word)
+        core = word.strip(_PUNCTUATION)
+        if word in present or (core and core in present) or (gap[i] and n <= GAP_WORD):
+            covered += n
+        else:
+            covered += min(n, ALIGNED_RATIO * aligned[i])
+    return min(1.0, covered / total)
+
+
+def _in_short_gaps(aligned: list[bool]) -> list[bool]:
+    """For each word, whether it is unaligned in a run of at most GAP_WORDS such words with an
+    aligned word on both sides."""
+    out = [False] * len(aligned)
+    i = 0
+    while i < len(aligned):
+        if aligned[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(aligned) and not aligned[j]:
+            j += 1
+        if i > 0 and j < len(aligned) and j - i <= GAP_WORDS:
+            out[i:j] = [True] * (j - i)
+        i = j
+    return out
