@@ -20,7 +20,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                                           "rates through Redis")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="log level of the gateway and its access log (default info)")
+    p.add_argument("--hash-key", action="store_true",
+                   help="print the 'sha256:<hex>' digest of the key read from standard input (for NMT_API_KEYS or "
+                        "NMT_API_KEYS_FILE, so the clear key is stored nowhere on the gateway's host) and exit")
     p.set_defaults(handler=run)
+
+
+def hash_key() -> int:
+    from .keys import digest
+
+    key = sys.stdin.readline().rstrip("\r\n")
+    if not key:
+        print("nmt serve: error: --hash-key reads a key from standard input, and got none", file=sys.stderr)
+        return 2
+    print(f"sha256:{digest(key)}")
+    return 0
 
 
 def loopback(host: str) -> bool:
@@ -49,6 +63,8 @@ def _serve_metrics(port: int, host: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.hash_key:
+        return hash_key()
     import logging
 
     import uvicorn
@@ -61,15 +77,15 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         settings = load_gateway_settings()
-        keys = KeyRing(settings.keys)
+        keys = KeyRing.from_settings(settings)
         webhooks = AllowList.parse(load_webhook_settings().allow)
         load_settings()
     except SettingsError as exc:
         print(f"nmt serve: error: {exc}", file=sys.stderr)
         return 2
     if not keys.required and not loopback(args.host):
-        print(f"nmt serve: error: refusing to listen on {args.host} without API keys: set NMT_API_KEYS, or listen "
-              "on 127.0.0.1 behind a proxy that authenticates", file=sys.stderr)
+        print(f"nmt serve: error: refusing to listen on {args.host} without API keys: set NMT_API_KEYS or "
+              "NMT_API_KEYS_FILE, or listen on 127.0.0.1 behind a proxy that authenticates", file=sys.stderr)
         return 2
     if args.workers < 1:
         print("nmt serve: error: --workers must be >= 1", file=sys.stderr)

@@ -40,7 +40,7 @@ class Gateway:
         store = client.store
         limits = Limits(store.redis, settings.character_quota, settings.rate_limit)
         records = JobRecords(store.redis, client.settings.result_expires)
-        return cls(settings, client.settings, KeyRing(settings.keys), limits, Fleet(client), GlossaryStore(store.redis),
+        return cls(settings, client.settings, KeyRing.from_settings(settings), limits, Fleet(client), GlossaryStore(store.redis),
                    records, Outbox(store, records, limits, webhooks))
 
     async def admit(self, request: Request, key: str | None) -> str:

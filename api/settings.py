@@ -18,6 +18,7 @@ SECRET_FIELDS = ("keys", "secret")  # never echoed in an error message
 class GatewaySettings:
     # comma-separated API keys, each in clear or as "sha256:<hex digest>"; empty: no key is asked for
     keys: str = ""
+    keys_file: str = ""  # a file of "sha256:<hex>" key digests, one a line; added to ``keys``
     timeout: float = 30.0  # seconds a text request waits for the fleet before it gets 503 + Retry-After
     file_timeout: float = 300.0  # seconds a LibreTranslate /translate_file request waits for its document
     # bytes of a text request's body (DeepL's limit for /v2/translate); documents are capped by

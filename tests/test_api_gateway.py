@@ -149,8 +149,10 @@ def test_a_wrong_or_missing_key_is_refused_and_no_key_is_logged(main):
     form = requests.post(main.url + "/v2/translate", params={"auth_key": KEY},
                          data={"text": ["A dog.", "A cat."], "target_lang": "DE"}, timeout=60)
     assert form.status_code == 200 and len(form.json()["translations"]) == 2
+    # The access log line is written as the response ends: wait for it rather than race it.
+    wait_for(lambda: "/v2/translate 200" in main.log.read_text(), 10, "the access log line of the 200")
     logged = main.log.read_text()
-    assert "/v2/translate 200" in logged and "/v2/translate 403" in logged
+    assert "/v2/translate 403" in logged
     assert KEY not in logged and "not-a-key" not in logged
 
 
@@ -264,6 +266,19 @@ def test_openapi_docs_are_served(main):
     assert {"/v2/translate", "/v2/languages", "/v2/usage", "/v2/glossaries", "/v2/glossary-language-pairs",
             "/v1/jobs", "/v1/jobs/{job_id}", "/v1/jobs/{job_id}/result"} <= set(paths)
     assert "application/x-www-form-urlencoded" in paths["/v2/translate"]["post"]["requestBody"]["content"]
+
+
+def test_a_keys_file_of_digests_admits_its_keys_only(gateways, fleet):
+    key = "key-from-file-31d7"
+    digest = subprocess.run([sys.executable, "-m", "nmt", "serve", "--hash-key"], input=key + "\n", cwd=REPO_ROOT,
+                            capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+    path = fleet[1] / "api-keys"
+    path.write_text(f"# the gateway's keys, as digests\n{digest}\n")
+    gateway = gateways("keys-file", keys_file=str(path))
+    assert deepl.Translator(key, server_url=gateway.url).translate_text("A dog.", target_lang="DE").text
+    with pytest.raises(deepl.AuthorizationException):
+        deepl.Translator(KEY, server_url=gateway.url).translate_text("A dog.", target_lang="DE")
+    assert key not in gateway.log.read_text()
 
 
 def test_serve_refuses_a_public_address_without_keys():
