@@ -12,9 +12,7 @@ at once, one job each:
   DeepL-Auth-Key`` over its own keep-alive connection (``requests``);
 - direct (the baseline): one ``TranslationClient.submit_many`` of the N texts, then their states
   polled together on the gateway's own schedule (``api.fleet.POLL_FIRST`` growing 1.5x to
-  ``POLL_MAX``) and their results read: the fleet without HTTP. (N threads sharing one
-  ``TranslationClient`` are no baseline: past 10 at once its sends fail with
-  ``MaxConnectionsError``, kombu's Redis connection pool being 10.)
+  ``POLL_MAX``) and their results read: the fleet without HTTP, polled as the gateway polls.
 A warm-up pass of each comes first (model loaded, connections open); then ``--rounds`` rounds of
 one pass each, the order swapped every round.
 
