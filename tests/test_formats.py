@@ -59,13 +59,16 @@ def test_rebreak_balances_lines_and_keeps_every_word():
 def test_srt_units_and_an_identity_render_keeps_every_byte():
     parsed = parse("srt", SRT)
     assert [(u.text, u.where, u.lines) for u in parsed.units] == [
-        ("A man sees a dog.", "cue 1", 2), ("The cat runs home.", "cue 2", 1), ("A <b>big</b> red ball.", "cue 3", 1)]
-    assert parsed.units[2].warnings == ("cue 3: inline markup is translated as text",)
+        ("A man sees a dog.", "cue 1", 2), ("The cat runs home.", "cue 2", 1), ("A big red ball.", "cue 3", 1)]
+    # Inline markup inside a cue is an inline code, placed by the alignment like any format's.
+    assert parsed.units[2].warnings == ()
+    assert [(t.open, t.close, parsed.units[2].text[t.start:t.end]) for t in parsed.units[2].tags] == [
+        ("<b>", "</b>", "big")]
     assert parsed.render([u.text for u in parsed.units]).replace("A man sees a dog.", "") == SRT.replace(
         "A man sees\r\na dog.", "A man sees\r\na dog.").replace("A man sees a dog.", "")
     out = parsed.render(["Ein Mann sieht einen Hund.", "Die Katze rennt.", "Ein Ball."])
     assert out == SRT.replace("A man sees\r\na dog.", "Ein Mann sieht\r\neinen Hund.").replace(
-        "<i>The cat runs home.</i>", "<i>Die Katze rennt.</i>").replace("A <b>big</b> red ball.", "Ein Ball.")
+        "<i>The cat runs home.</i>", "<i>Die Katze rennt.</i>").replace("A <b>big</b> red ball.", "<b>Ein</b> Ball.")
 
 
 VTT = ("WEBVTT - toy\n\nSTYLE\n::cue { color: yellow }\n\nNOTE reviewed --- keep\n\n"

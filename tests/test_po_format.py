@@ -128,3 +128,50 @@ def test_a_real_html2po_catalogue_keeps_every_tag_of_every_message(tmp_path):
     for entry in marked:
         assert _tags(entry.msgstr) == _tags(entry.msgid), entry.msgid
         assert entry.msgstr != entry.msgid
+
+
+REORDERED = '''msgid ""
+msgstr ""
+"Project-Id-Version: opcodes\\n"
+"Language: de\\n"
+"MIME-Version: 1.0\\n"
+"Content-Type: text/plain; charset=UTF-8\\n"
+"Content-Transfer-Encoding: 8bit\\n"
+"Plural-Forms: nplurals=2; plural=(n != 1);\\n"
+
+#, c-format
+msgid "bad case %d (%s) in %s:%d"
+msgstr ""
+
+#, c-format
+msgid "Address 0x%<PRIx64> is out of bounds for %s.\\n"
+msgid_plural "Addresses 0x%<PRIx64> are out of bounds for %s.\\n"
+msgstr[0] ""
+msgstr[1] ""
+
+#, c-format
+msgid "%s: %d%% done"
+msgstr ""
+
+msgid "%s then %d, not a format"
+msgstr ""
+'''
+
+
+def test_a_c_format_translation_that_reorders_directives_numbers_them_and_passes_msgfmt_check(tmp_path):
+    # binutils' opcodes catalogue: the model wrote "%s:%d" as "%d %s:", which printf would read as
+    # an int where a string is (msgfmt -c: "format specifications ... for argument 3 are not the same")
+    parsed = parse("po", REORDERED)
+    out = parsed.render(["Fall %d (%s) in %d %s:", "Für %s ist 0x%<PRIx64> außerhalb.\n",
+                         "Für %s sind 0x%<PRIx64> außerhalb.\n", "%d%% von %s fertig", "%d, dann %s"])
+    entries = polib.pofile(out)
+    assert [e.msgstr or e.msgstr_plural[1] for e in entries] == [
+        "Fall %1$d (%2$s) in %4$d %3$s:", "Für %2$s sind 0x%1$<PRIx64> außerhalb.\n",
+        "%2$d%% von %1$s fertig", "%d, dann %s"]  # the message without c-format is left as it is
+    assert entries[1].msgstr_plural[0] == "Für %2$s ist 0x%1$<PRIx64> außerhalb.\n"
+    (tmp_path / "de.po").write_text(out, encoding="utf-8")
+    done = msgfmt(tmp_path / "de.po")
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "unnumbered.po").write_text(out.replace("%1$d (%2$s) in %4$d %3$s:", "%d (%s) in %d %s:"), "utf-8")
+    done = msgfmt(tmp_path / "unnumbered.po")  # as the model wrote it, the catalogue fails the check
+    assert done.returncode != 0 and "format specifications in 'msgid' and 'msgstr' for argument 3" in done.stderr

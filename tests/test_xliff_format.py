@@ -106,3 +106,37 @@ def test_nmt_translate_fills_an_xliff_file(tiny_bundle, tmp_path):
     for unit in ("greet", "save", "dogs[0]", "dogs[1]"):
         assert targets[unit].get("state") == "needs-review-translation" and "".join(targets[unit].itertext()).strip()
     assert targets["greet"].find("x:g", ns) is not None and targets["save"].find("x:x", ns) is not None
+
+
+def test_the_translation_languages_are_written_where_the_file_names_none():
+    bare20 = XLIFF20.replace(' srcLang="en" trgLang="de"', "")
+    out = identity(parse("xliff", bare20, ("en", "de")))
+    root = ET.fromstring(out.encode("utf-8"))
+    assert (root.get("srcLang"), root.get("trgLang")) == ("en", "de")
+    assert out.replace(' srcLang="en" trgLang="de"', "") == identity(parse("xliff", bare20))  # nothing else moves
+    bare12 = XLIFF12.replace(' target-language="de"', "")
+    file = ET.fromstring(identity(parse("xliff", bare12, ("en", "de"))).encode("utf-8")).find(
+        "{urn:oasis:names:tc:xliff:document:1.2}file")
+    assert (file.get("source-language"), file.get("target-language")) == ("en", "de")
+    # A region or script subtag is the same language; the file's own spelling is kept.
+    regional = identity(parse("xliff", XLIFF20.replace('srcLang="en"', 'srcLang="en-US"'), ("en", "de")))
+    assert 'srcLang="en-US" trgLang="de"' in regional
+
+
+@pytest.mark.parametrize("text, named", [
+    (XLIFF20.replace('trgLang="de"', 'trgLang="fr"'), 'trgLang="fr"'),
+    (XLIFF12.replace('source-language="en"', 'source-language="de-DE"'), 'source-language="de-DE"'),
+])
+def test_a_file_for_other_languages_is_refused_with_them_named(text, named):
+    with pytest.raises(FormatError, match=f"{named}, but this translation is en->de"):
+        parse("xliff", text, ("en", "de"))
+
+
+def test_nmt_translate_names_the_target_language_of_a_file_without_one(tiny_bundle, tmp_path):
+    (tmp_path / "bare.xlf").write_text(XLIFF20.replace(' srcLang="en" trgLang="de"', ' srcLang="en"'), encoding="utf-8")
+    (tmp_path / "french.xlf").write_text(XLIFF20.replace('trgLang="de"', 'trgLang="fr"'), encoding="utf-8")
+    done = run_nmt("translate", "--bundle", str(tiny_bundle), "--device", "cpu", str(tmp_path / "bare.xlf"),
+                   str(tmp_path / "french.xlf"), "--out", str(tmp_path / "out"))
+    assert done.returncode != 0 and 'trgLang="fr"' in done.stderr
+    root = ET.fromstring((tmp_path / "out" / "bare.de.xlf").read_bytes())
+    assert root.get("trgLang") == "de" and not (tmp_path / "out" / "french.de.xlf").exists()

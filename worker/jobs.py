@@ -293,7 +293,7 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
 
     store = runtime.store
     try:
-        parsed = parse(fmt, text)
+        parsed = parse(fmt, text, (request.src, request.tgt))
     except FormatError as exc:
         raise JobError(f"{request.path or request.name}: {exc}") from None
     store.start(request.job_id, len(parsed.units))

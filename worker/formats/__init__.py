@@ -64,11 +64,16 @@ def translate_parsed(parsed: Parsed, results, links_of) -> tuple[str, dict]:
     return rendered, {"units": units, "segments": segments, "warnings": warnings}
 
 
-def parse(fmt: str, text: str | bytes) -> Parsed:
+LANGUAGE_AWARE = frozenset({"xliff"})  # readers that name the translation's languages in the file
+
+
+def parse(fmt: str, text: str | bytes, languages: tuple[str, str] | None = None) -> Parsed:
     """``text`` (a decoded file, or the bytes of a ``BINARY`` one) read as ``fmt``; ``FormatError``
-    names what is malformed."""
+    names what is malformed. ``languages``: the translation's (source, target) languages, which a
+    format that names them (XLIFF) checks against the file's and writes where the file has none."""
     module, reader = READERS[fmt]
-    return getattr(importlib.import_module(f".{module}", __name__), reader)(text)
+    read = getattr(importlib.import_module(f".{module}", __name__), reader)
+    return read(text, languages) if languages is not None and fmt in LANGUAGE_AWARE else read(text)
 
 
 __all__ = ["translate_parsed", "BINARY", "EXTENSIONS", "FORMATS", "FormatError", "KEPT_SOURCE", "OutputError", "Parsed", "Tag", "TextUnit", "format_of", "parse", "rebreak"]

@@ -35,7 +35,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from .inline import inline_unit
 from .markup import Link, transfer
-from .model import FormatError, Parsed, Skeleton, TextUnit, rebreak
+from .model import FormatError, Parsed, Skeleton, Tag, TextUnit, rebreak
 
 _BLOCKS = {"paragraph_open": "paragraph", "th_open": "table header", "td_open": "table cell"}
 _PAIRED = {"em": "em", "strong": "strong", "s": "s"}  # token type prefix -> tag name
@@ -98,13 +98,41 @@ def parse_markdown(text: str) -> Parsed:
     def render(translations: Sequence[str], links: Sequence[Sequence[Link]], notes: dict[int, list[str]]) -> str:
         values = []
         for index, (unit, layout, translation) in enumerate(zip(units, layouts, translations)):
-            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index], empty_pairs=False)
+            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index], empty_pairs=_is_link,
+                                          nests=_nests, respell=_respelled)
             if unit_notes:
                 notes[index] = unit_notes
             values.append(layout.lay_out(pieces))
         return skeleton.fill(values)
 
     return Parsed(units, render, marked=True)
+
+
+_RESPELLED = {"*": "_", "_": "*", "**": "__", "__": "**", "~~": "<s>"}
+
+
+def _is_link(tag: Tag) -> bool:
+    """A link can hold no text (``[](url)``); emphasis around nothing is not Markdown."""
+    return tag.open == "["
+
+
+def _nests(outer: Tag, inner: Tag) -> bool:
+    """Whether ``inner`` reads as its own markup written right inside ``outer`` (around the same
+    words): not a link in a link, not a delimiter in the same delimiter (``*`` in ``*`` reads as
+    ``**``, and ``~~~~`` at a line's start opens a code fence)."""
+    if _is_link(outer) and _is_link(inner):
+        return False
+    return not (outer.open == inner.open and outer.open in _RESPELLED)
+
+
+def _respelled(tag: Tag) -> Tag | None:
+    """The same markup written another way (``_`` for ``*``, ``<s>`` for ``~~``), for a tag that
+    must nest in one spelled as it is; None for a link."""
+    other = _RESPELLED.get(tag.open)
+    if other is None or tag.close != tag.open:
+        return None
+    close = "</s>" if other == "<s>" else other
+    return Tag(other, close, tag.start, tag.end, tag.space, tag.parent)
 
 
 def _source_lines(text: str, token, line_starts: list[int], cursor: int):

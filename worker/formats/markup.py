@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from worker.text.segment import word_spans
 
@@ -35,6 +36,8 @@ from .model import Tag
 CharRange = tuple[int, int]
 Link = tuple[CharRange, CharRange]
 _OPEN, _CLOSE, _POINT = "open", "close", "point"
+# printf directives, {name}/${name}, %(name)s: punctuation that belongs to the placeholder
+_PLACEHOLDER = re.compile(r"%(?:\d+\$|\(\w+\))?[-+ #0]*\d*(?:\.\d+)?[a-zA-Z%]|\$?\{\w*\}")
 
 
 class PlacementError(RuntimeError):
@@ -65,18 +68,35 @@ class _Alignment:
     aligned: dict[int, set[int]]  # source word start -> target word indexes
     rule: str
     notes: list[str]
-    empty_pairs: bool
+    empty_pairs: bool | Callable[[Tag], bool]
+    nests: Callable[[Tag, Tag], bool] | None = None
+    respell: Callable[[Tag], Tag | None] | None = None
+    spelled: dict[int, Tag] = field(default_factory=dict)  # tag index -> how it is written instead
+
+    def can_be_empty(self, tag: Tag) -> bool:
+        return self.empty_pairs if isinstance(self.empty_pairs, bool) else self.empty_pairs(tag)
+
+    def written(self, tags: Sequence[Tag], index: int) -> Tag:
+        return self.spelled.get(index, tags[index])
 
 
 def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence[Link],
-             rule: str = "hull", empty_pairs: bool = True) -> tuple[list[Piece], list[str]]:
+             rule: str = "hull", empty_pairs: bool | Callable[[Tag], bool] = True,
+             nests: Callable[[Tag, Tag], bool] | None = None,
+             respell: Callable[[Tag], Tag | None] | None = None) -> tuple[list[Piece], list[str]]:
     """The translation with ``tags`` placed in it, as pieces of text and markup, and notes about
     tags placed without alignment. Tags are given on ``source`` character offsets. ``rule``: a
     paired tag spans all its aligned target words ("hull"), or only their largest run ("cluster":
     runs may skip one word), which bench/tag_placement.py measured as no better with the "grow"
     links the format writers use. ``empty_pairs``: a paired tag left without a word holds nothing
     (``<g id="3"></g>``); if False (Markdown cannot write emphasis around nothing) it goes in the
-    sibling nearest its place instead, around the same words, with a note."""
+    sibling nearest its place instead, around the same words, with a note; a predicate on the tag
+    says which tags can hold nothing. ``nests(outer, inner)``: whether ``inner`` can be written
+    directly inside ``outer`` around the same words (``~~~~Haus~~~~`` starts a code fence in
+    Markdown, ``*`` in ``*`` reads as ``**``); a host it cannot nest in is taken only with the tag
+    written as ``respell(tag)`` says (``_`` for ``*``), and a tag no sibling can host and that
+    cannot hold nothing is placed around nothing in source order, flagged. Without ``nests`` any
+    sibling hosts."""
     root = tag_tree(source, tags)
     words = word_spans(translation)
     notes: list[str] = []
@@ -88,11 +108,12 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
         target = bisect.bisect_right(starts, t0) - 1
         if target >= 0:
             aligned.setdefault(s0, set()).add(target)
-    alignment = _Alignment(source, sorted({s for s, _ in links}), aligned, rule, notes, empty_pairs)
+    alignment = _Alignment(source, sorted({s for s, _ in links}), aligned, rule, notes, empty_pairs, nests, respell)
     _place(root, 0, len(words), tags, alignment)
     events: dict[int, list[tuple[str, int]]] = defaultdict(list)
     _emit(root, events)
-    pieces, order = _pieces(translation, words, tags, events, _punctuation_outside(source, tags))
+    written = [alignment.written(tags, i) for i in range(len(tags))]
+    pieces, order = _pieces(translation, words, written, events, _punctuation_outside(source, tags))
     _check(order, tags, root)
     return pieces, notes
 
@@ -151,8 +172,9 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
             span = _free_part(wanted, [(c.lo, c.hi) for c in placed], found)
         if span is None:
             span = _by_position(child, node, lo, hi, placed)
-            if span[0] == span[1] and not al.empty_pairs and placed:
-                host = min(placed, key=lambda c: (min(abs(c.lo - span[0]), abs(c.hi - span[0])), c.index))
+            host = _host(child, placed, span[0], tags, al) if span[0] == span[1] and \
+                not al.can_be_empty(tags[child.index]) and placed else None
+            if host is not None:
                 node.children.remove(child)
                 host.children.append(child)
                 al.notes.append(f"tag {tags[child.index].open.strip()[:40]} placed inside "
@@ -168,6 +190,21 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
     for child in node.children:
         if not child.paired:
             child.lo = child.hi = _gap(child, node, tags[child.index], pairs, al)
+
+
+def _host(child: _Node, placed: list[_Node], gap: int, tags: Sequence[Tag], al: _Alignment) -> _Node | None:
+    """The placed sibling nearest ``gap`` that ``child`` can be written in (as it is, else as
+    respelled, which is then recorded); None if there is none."""
+    tag = tags[child.index]
+    for candidate in sorted(placed, key=lambda c: (min(abs(c.lo - gap), abs(c.hi - gap)), c.index)):
+        outer = al.written(tags, candidate.index)
+        if al.nests is None or al.nests(outer, tag):
+            return candidate
+        other = al.respell(tag) if al.respell is not None else None
+        if other is not None and al.nests(outer, other):
+            al.spelled[child.index] = other
+            return candidate
+    return None
 
 
 def _cluster(targets: list[int]) -> CharRange:
@@ -353,8 +390,11 @@ def _run(marks: list[tuple[str, int]], kind: str, wants) -> int:
 
 
 def _punctuation(translation: str, word: CharRange, from_end: bool) -> int:
-    """Characters of punctuation at the start (end) of a word, leaving at least one character."""
+    """Characters of punctuation at the start (end) of a word, leaving at least one character;
+    none in a placeholder (``%1$s``, ``{name}``), which markup never splits."""
     start, end = word
+    if _PLACEHOLDER.fullmatch(translation, start, end):
+        return 0
     count = 0
     while end - start - count > 1:
         ch = translation[end - 1 - count] if from_end else translation[start + count]

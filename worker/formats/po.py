@@ -14,6 +14,11 @@ markup: its tags are inline codes (``Tag``), placed around the aligned target wo
 page (``formats.markup``), and its translated text is escaped as HTML text. A message counts as
 markup when it has an HTML element, a tag closed in the message, or a ``<x/>``; a lone ``<file>``
 in a usage string is text.
+
+In a ``c-format`` message whose translation has the msgid's printf directives in another order
+(``%s:%d`` translated as ``%d %s:``), each directive is numbered by its argument (``%2$d %1$s:``),
+the form gettext gives translators for reordering, so that ``msgfmt -c`` accepts it and printf
+reads each argument as its type.
 """
 from __future__ import annotations
 
@@ -32,6 +37,10 @@ _TAG = re.compile(r"<(/?)([A-Za-z][\w:.-]*)((?:\s+[^<>]*?)?)(/?)>")
 _HTML_NAMES = frozenset(
     "a abbr b bdi bdo big blockquote br cite code dd del dfn div dl dt em font h1 h2 h3 h4 h5 h6 hr i img ins "
     "kbd li mark ol p pre q s samp small span strong sub sup table td th time tr tt u ul var wbr".split())
+# A C printf directive as gettext reads one (%% aside): argument number, flags, width, precision,
+# size and conversion, or a size from <inttypes.h> as xgettext writes it (%<PRIu64>, %08<PRIx64>)
+_C_DIRECTIVE = re.compile(r"%%|%(?P<argument>\d+\$)?(?P<spec>[-+ #0'I]*(?:\d+|\*)?(?:\.(?:\d+|\*))?"
+                          r"(?:(?:hh|h|ll|l|L|q|j|z|Z|t)?[diouxXeEfFgGaAcspn]|<PRI\w+>))")
 _HEADER = re.compile(r'^(?:#[^\n]*\n|[ \t]*\n)*msgid[ \t]+""[ \t]*\r?\n(?:[ \t]*"[^\n]*\n)*?msgstr[ \t]+""[ \t]*\r?\n'
                      r'(?:[ \t]*"[^\n]*(?:\n|$))*')
 
@@ -69,11 +78,15 @@ def parse_po(text: str, mark_fuzzy: bool = True) -> Parsed:
             end = _entry_end(out, start)
             block = out[start:end]
             newline = "\r\n" if block and block[0].endswith("\r\n") else "\n"
+            c_format = "c-format" in entry.flags
+            singular = _numbered(entry.msgid, translations[first]) if c_format else translations[first]
             if entry.msgid_plural:
-                forms = [translations[first]] + [translations[first + 1]] * (max(nplurals, 2) - 1)
+                plural = translations[first + 1]
+                plural = _numbered(entry.msgid_plural, plural) if c_format else plural
+                forms = [singular] + [plural] * (max(nplurals, 2) - 1)
                 msgstr = [f'msgstr[{i}] "{polib.escape(form)}"{newline}' for i, form in enumerate(forms)]
             else:
-                msgstr = [f'msgstr "{polib.escape(translations[first])}"{newline}']
+                msgstr = [f'msgstr "{polib.escape(singular)}"{newline}']
             kept = _without_msgstr(block)
             if mark_fuzzy and "fuzzy" not in entry.flags:
                 kept = _with_fuzzy_flag(kept, newline)
@@ -110,6 +123,26 @@ def _with_markup(unit: TextUnit, around: tuple[str, str] | None, translation: st
     if unit_notes and notes is not None:
         notes[index] = unit_notes
     return around[0] + "".join(p.text if p.markup else html.escape(p.text, quote=False) for p in pieces) + around[1]
+
+
+def _numbered(msgid: str, translation: str) -> str:
+    """``translation`` with each printf directive numbered by its argument in ``msgid`` (``%2$s``)
+    if it holds the msgid's directives in another order; else as it is (also when the msgid numbers
+    its own, or takes a width or precision from an argument, ``%*d``)."""
+    source = [m for m in _C_DIRECTIVE.finditer(msgid) if m.group("spec")]
+    target = [m for m in _C_DIRECTIVE.finditer(translation) if m.group("spec")]
+    specs = [m.group("spec") for m in source]
+    if any(m.group("argument") or "*" in m.group("spec") for m in source + target) or \
+            [m.group("spec") for m in target] == specs or sorted(m.group("spec") for m in target) != sorted(specs):
+        return translation
+    arguments: dict[str, list[int]] = {}  # a directive -> its arguments, in the msgid's order
+    for number, spec in enumerate(specs, 1):
+        arguments.setdefault(spec, []).append(number)
+    out, at = [], 0
+    for m in target:  # the k-th %s of the translation takes the argument of the msgid's k-th %s
+        out += [translation[at:m.start()], f"%{arguments[m.group('spec')].pop(0)}${m.group('spec')}"]
+        at = m.end()
+    return "".join(out) + translation[at:]
 
 
 def _entry_start(lines: list[str], entry: polib.POEntry) -> int:

@@ -17,6 +17,7 @@ The file is written as UTF-8, its XML declaration saying so (``formats.declared`
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence
 from xml.parsers import expat
 from xml.sax.saxutils import escape
@@ -154,8 +155,14 @@ class _Reader:
             self.container["items"].append(("point", "entity", f"&{name};", ""))
 
 
-def parse_xliff(text: str) -> Parsed:
+def parse_xliff(text: str, languages: tuple[str, str] | None = None) -> Parsed:
+    """``languages``: the (source, target) language of the translation. A file that names other
+    languages is refused; one that names none gets them (1.2: ``source-language`` and
+    ``target-language`` on each ``<file>``; 2.x: ``srcLang`` and ``trgLang`` on the root), since
+    a target in a file without a target language breaks the standard."""
     data = utf8_xml(text).encode("utf-8")
+    if languages is not None:
+        data = _declare_languages(data, *languages)
     reader = _Reader(data)
     try:
         expat.ParserCreate(encoding="UTF-8").Parse(data, True)  # expanding entities: bombs are refused
@@ -217,6 +224,57 @@ def parse_xliff(text: str) -> Parsed:
     return Parsed(units, render, marked=True)
 
 
+# Where each version names the languages: the element and its (source, target) attributes.
+_LANGUAGE_ATTRIBUTES = {"1": ("file", ("source-language", "target-language")), "2": ("xliff", ("srcLang", "trgLang"))}
+
+
+def _primary(tag: str) -> str:
+    """A BCP 47 tag's language subtag, lower-cased ("en-US" -> "en", "de_DE" -> "de")."""
+    return re.split(r"[-_]", tag.strip(), 1)[0].lower()
+
+
+def _declare_languages(data: bytes, source: str, target: str) -> bytes:
+    """``data`` with the translation's languages named where the file's version names them;
+    ``FormatError`` when the file names other ones."""
+    found: list[tuple[int, str, dict]] = []  # (offset, local name, attributes) of the root and each <file>
+    parser = expat.ParserCreate(encoding="UTF-8")
+
+    def start(name: str, attrs: dict) -> None:
+        if _local(name) in ("xliff", "file"):
+            found.append((parser.CurrentByteIndex, _local(name), attrs))
+
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as exc:
+        raise FormatError(f"not a valid XLIFF file: {exc}") from None
+    if not found or found[0][1] != "xliff":
+        raise FormatError("not an XLIFF file: no <xliff version=...> root")
+    version = found[0][2].get("version", "")[:1]
+    if version not in _LANGUAGE_ATTRIBUTES:
+        return data
+    element, names = _LANGUAGE_ATTRIBUTES[version]
+    inserts = []
+    for offset, local, attrs in found:
+        if local != element:
+            continue
+        missing = []
+        for name, wanted in zip(names, (source, target)):
+            declared = attrs.get(name)
+            if declared is None or not declared.strip():
+                missing.append(f'{name}="{wanted}"')
+            elif _primary(declared) != _primary(wanted):
+                raise FormatError(f"the file's <{element}> has {name}=\"{declared}\", but this translation is "
+                                  f"{source}->{target}: translate it with a model for its languages")
+        if missing:
+            end = _tag_end(data, offset)
+            at = end - 2 if data[end - 2:end] == b"/>" else end - 1
+            inserts.append((at, (" " + " ".join(missing)).encode("utf-8")))
+    for at, text in reversed(inserts):
+        data = data[:at] + text + data[at:]
+    return data
+
+
 def _escaped(text: str) -> str:
     """Text as XML character data; a carriage return as a reference, which a parser would
     otherwise read as a line feed."""
@@ -248,11 +306,44 @@ def _with_state(open_tag: str, version: str) -> str:
     return open_tag
 
 
+_ID = re.compile(r"""\s(id|startRef)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+
+
+def _attribute(raw: str, name: str) -> str | None:
+    found = [m.group(2) if m.group(2) is not None else m.group(3) for m in _ID.finditer(raw) if m.group(1) == name]
+    return found[0] if found else None
+
+
+def _paired_codes(items: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """``items`` with each 2.0 ``<sc id="n"/>`` and its ``<ec startRef="n"/>`` made one paired
+    tag where the codes between them nest (they are placed as a pair then, the ``<ec>`` after its
+    ``<sc>``); an isolated or crossing one stays a point."""
+    out = list(items)
+    for first, (kind, name, raw, _) in enumerate(items):
+        if kind != "point" or _local(name) != "sc" or "isolated=" in raw or _attribute(raw, "id") is None:
+            continue
+        ref, depth = _attribute(raw, "id"), 0
+        for last in range(first + 1, len(items)):
+            other_kind, other_name, other_raw, _ = out[last]
+            if other_kind == "start":
+                depth += 1
+            elif other_kind == "end":
+                depth -= 1
+                if depth < 0:
+                    break
+            elif other_kind == "point" and _local(other_name) == "ec" and _attribute(other_raw, "startRef") == ref:
+                if depth == 0:
+                    out[first] = ("start", f"sc#{ref}", raw, "")
+                    out[last] = ("end", f"sc#{ref}", other_raw, "")
+                break
+    return out
+
+
 def _unit(container: dict) -> tuple[TextUnit | None, tuple[str, str]]:
     """A container's unit, and the whitespace its target keeps before and after the translation
     (only under ``xml:space="preserve"``)."""
     if not container["items"]:
         return None, ("", "")
     preserve = container.get("preserve", False)
-    unit, lead, trail = inline_unit(container["items"], container["where"], preserve)
+    unit, lead, trail = inline_unit(_paired_codes(container["items"]), container["where"], preserve)
     return unit, ((lead, trail) if preserve else ("", ""))

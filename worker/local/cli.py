@@ -345,7 +345,8 @@ def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun
 
     source, target = translator.bundle.source_language, translator.bundle.target_language
     try:
-        parsed = parse(fmt, path.read_bytes() if fmt in BINARY else read_text_file(path, encoding, fmt))
+        parsed = parse(fmt, path.read_bytes() if fmt in BINARY else read_text_file(path, encoding, fmt),
+                       (source, target))
     except OSError as exc:
         reason = f"cannot read: {exc.strerror or exc}"
     except (DocumentError, FormatError) as exc:
