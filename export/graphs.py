@@ -19,7 +19,7 @@ from torch import Tensor, nn
 from training.aligner import AlignmentHead
 from training.greedy import pad_batch
 from training.model import Seq2Seq
-from training.vocab import BOS_ID
+from training.vocab import BOS_ID, EOS_ID, PAD_ID
 from worker.engine.bundle import (
     ALIGNER_INPUTS,
     ALIGNER_OUTPUTS,
@@ -39,6 +39,8 @@ TOPK = 40
 EXAMPLE_LENGTHS = (11, 6, 3)
 # Decoder rows per sentence in the step example (a beam), so rows and sentences differ.
 EXAMPLE_BEAM = 2
+# Target lengths (eos included) of the aligner example: padded, unlike any model dimension.
+EXAMPLE_TARGET_LENGTHS = (7, 3, 5)
 
 
 class EncoderGraph(nn.Module):
@@ -145,14 +147,19 @@ class AlignerGraph(nn.Module):
         return self.head(annotations, src_mask, states, target_ids, attention).exp()
 
 
-def aligner_inputs(model: Seq2Seq, lengths: tuple[int, ...], target_length: int, seed: int = 0) -> tuple[Tensor, ...]:
+def aligner_inputs(model: Seq2Seq, lengths: tuple[int, ...], target_lengths: tuple[int, ...],
+                   seed: int = 0) -> tuple[Tensor, ...]:
     """Inputs of ``AlignerGraph`` for random sources of ``lengths`` and random targets of
-    ``target_length`` tokens, from the model's own teacher-forced run."""
+    ``target_lengths`` tokens (eos included; PAD_ID after it, as forced decoding pads a batch),
+    from the model's own teacher-forced run."""
     generator = torch.Generator().manual_seed(seed)
     vocab_src = model.encoder.embed.num_embeddings
     vocab_tgt = model.decoder.embed.num_embeddings
     src, src_lengths = pad_batch([torch.randint(4, vocab_src, (n,), generator=generator).tolist() for n in lengths])
-    targets = torch.randint(4, vocab_tgt, (len(lengths), target_length), generator=generator)
+    targets = torch.full((len(lengths), max(target_lengths)), PAD_ID, dtype=torch.long)
+    for row, n in enumerate(target_lengths):
+        targets[row, : n - 1] = torch.randint(4, vocab_tgt, (n - 1,), generator=generator)
+        targets[row, n - 1] = EOS_ID
     prev = torch.cat([torch.full((len(lengths), 1), BOS_ID, dtype=torch.long), targets[:, :-1]], 1)
     with torch.no_grad():
         enc = model.encode(src, src_lengths)
@@ -164,10 +171,11 @@ def export_aligner(model: Seq2Seq, head: AlignmentHead, out_dir: Path) -> Path:
     """Write ``aligner.onnx`` (fp32) into ``out_dir``; returns its path."""
     path = Path(out_dir) / "aligner.onnx"
     batch, src_len, tgt_len = torch.export.Dim("batch"), torch.export.Dim("src_len"), torch.export.Dim("tgt_len")
-    _export(AlignerGraph(head.eval()).eval(), aligner_inputs(model.eval(), EXAMPLE_LENGTHS, 7), path, ALIGNER_INPUTS,
-            ALIGNER_OUTPUTS, {"annotations": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len},
-                              "states": {0: batch, 1: tgt_len}, "target_ids": {0: batch, 1: tgt_len},
-                              "attention": {0: batch, 1: tgt_len, 2: src_len}})
+    example = aligner_inputs(model.eval(), EXAMPLE_LENGTHS, EXAMPLE_TARGET_LENGTHS)
+    _export(AlignerGraph(head.eval()).eval(), example, path, ALIGNER_INPUTS, ALIGNER_OUTPUTS,
+            {"annotations": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len},
+             "states": {0: batch, 1: tgt_len}, "target_ids": {0: batch, 1: tgt_len},
+             "attention": {0: batch, 1: tgt_len, 2: src_len}})
     return path
 
 

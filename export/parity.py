@@ -91,23 +91,33 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
     return diffs
 
 
+# Target lengths (eos included) per row of each PARITY_LENGTHS batch: padded, never the export example's.
+PARITY_TARGET_LENGTHS = ((4, 9, 1, 6), (1,), (13, 2, 13), (9, 16))
+
+
 def aligner_parity(model: Seq2Seq, head: AlignmentHead, session, tolerance: float = 1e-4) -> float:
     """Max abs difference of the alignment head's output, torch vs ONNX Runtime (``session``: an
-    InferenceSession of ``aligner.onnx``), over batches with lengths never seen at export.
+    InferenceSession of ``aligner.onnx``), over batches padded on both sides with lengths never seen
+    at export, then of each sentence's real rows run alone against the same rows in its padded batch
+    (a head reading the target's other positions must not read padding or other sentences).
     Raises ``ParityError``."""
-    worst = 0.0
-    for seed, (lengths, target_length) in enumerate(zip(PARITY_LENGTHS, (4, 1, 13, 9))):
-        inputs = aligner_inputs(model, lengths, target_length, seed + 1)
+    names = [i.name for i in session.get_inputs()]
+    diffs: dict[str, float] = {}
+    for seed, (lengths, target_lengths) in enumerate(zip(PARITY_LENGTHS, PARITY_TARGET_LENGTHS)):
+        inputs = aligner_inputs(model, lengths, target_lengths, seed + 1)
         with torch.no_grad():
             expected = head(*inputs).exp()
-        names = [i.name for i in session.get_inputs()]
         (actual,) = session.run(None, {n: x.numpy() for n, x in zip(names, inputs)})
-        diffs: dict[str, float] = {}
         _record(diffs, "aligner.alignment", expected, actual)
-        worst = max(worst, diffs["aligner.alignment"])
-    if worst > tolerance:
-        raise ParityError(f"ONNX output 'aligner.alignment' differs from torch by {worst:.3g} (max abs; tolerance {tolerance:g})")
-    return worst
+        for row, (s, t) in enumerate(zip(lengths, target_lengths)):
+            annotations, mask, states, targets, attention = (x[row: row + 1] for x in inputs)
+            alone = (annotations[:, :s], mask[:, :s], states[:, :t], targets[:, :t], attention[:, :t, :s])
+            (single,) = session.run(None, {n: x.numpy() for n, x in zip(names, alone)})
+            _record(diffs, "aligner.alignment_alone", torch.from_numpy(actual[row: row + 1, :t, :s]), single)
+    worst = max(diffs, key=diffs.get)
+    if diffs[worst] > tolerance:
+        raise ParityError(f"ONNX output '{worst}' differs from torch by {diffs[worst]:.3g} (max abs; tolerance {tolerance:g})")
+    return diffs[worst]
 
 
 def search_parity(model: Seq2Seq, ort_model: OrtStepModel, sources: Sequence[Sequence[int]], beam: int = 5,

@@ -6,8 +6,9 @@ The translation attention alpha_i is read with s_{i-1}, before y_i is chosen: it
 decoder looked, not what y_i translates, and on long sentences it is diffuse. The head scores
 every source piece against what is known once y_i is there, with the translation model frozen:
 
-    query  q_i = MLP_q([s_i ; E y_i ; c_i])          s_i the top decoder state after step i,
-                                                    E y_i the target embedding, c_i the context
+    query  q_i = MLP_q([s_i ; E y_i ; c_i ; r_i])    s_i the top decoder state after step i,
+                                                    E y_i the target embedding, c_i the context,
+                                                    r_i the target context (below)
     key    k_j = MLP_k(h_j)                          h_j the encoder annotation
     score  a_ij = q_i . k_j / sqrt(K) + w log(alpha_ij + 1e-6) + b_j
     p_i    = softmax_j(a_ij)                         over real source pieces and the source eos
@@ -15,6 +16,19 @@ every source piece against what is known once y_i is there, with the translation
 (b_j is a learned bias on the source eos column only, which the head uses for "aligned to
 nothing"). Trained by cross-entropy against silver links spread over the pieces of the linked
 words (``piece_targets``); translations are unchanged.
+
+s_i has seen y_1 .. y_i only, but the head runs once the whole target is known, and what y_i
+translates often shows in the words after it (Garg et al. 2019; Zenkel et al. 2020, "End-to-End
+Neural Word Alignment Outperforms GIZA++"). ``AlignerConfig.target_context`` picks r_i:
+
+    none       no r_i (heads trained before the option existed)
+    bigru      a bidirectional GRU over [s_1 ; E y_1] .. [s_T ; E y_T], its backward direction
+               started at each target's own eos (``reverse_within_length``), so padding is never read
+    attention  one pre-norm self-attention layer (``self_attention.EncoderLayer``) over the
+               projected [s_t ; E y_t] plus sinusoidal positions, padded positions masked
+
+Target padding is where target_ids is PAD_ID (after the eos), so the graph needs no length input
+and a sentence's rows are the same alone or padded in a batch.
 
 Dimension letters: B batch, S source length (eos included), T target length (eos included),
 D decoder hidden, E embedding, H encoder hidden per direction, K head width.
@@ -28,7 +42,11 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from .aligner_options import DEFAULT_CONTEXT_HIDDEN, TARGET_CONTEXTS
 from .config import ModelConfig
+from .model import reversal_index, reverse_within_length
+from .self_attention import EncoderLayer, sinusoidal_positions
+from .vocab import PAD_ID
 
 PRIOR_FLOOR = 1e-6
 
@@ -37,6 +55,62 @@ PRIOR_FLOOR = 1e-6
 class AlignerConfig:
     hidden: int = 512  # width of the query and key MLPs' hidden layer
     width: int = 256  # K: the dot-product space
+    target_context: str = "none"  # r_i: one of TARGET_CONTEXTS; "none" is what old checkpoints hold
+    context_hidden: int = DEFAULT_CONTEXT_HIDDEN  # bigru: per direction; attention: the layer's width
+    context_heads: int = 4  # attention only
+
+    def __post_init__(self) -> None:
+        if self.target_context not in TARGET_CONTEXTS:
+            raise ValueError(f"target_context must be one of {', '.join(TARGET_CONTEXTS)}, got {self.target_context!r}")
+        if self.context_hidden < 1 or self.context_hidden % self.context_heads:
+            raise ValueError(f"context_hidden must be a positive multiple of context_heads ({self.context_heads}), "
+                             f"got {self.context_hidden}")
+
+
+class BiGRUContext(nn.Module):
+    """r_t from both sides: x float [B, T, F], mask bool [B, T] (True at real positions) -> float
+    [B, T, 2C], 0 at padding. The forward GRU reads padding only after the real positions; the
+    backward one reads each row reversed within its own length (``training.model.Encoder``'s way,
+    which the ONNX exporter handles, unlike ``pack_padded_sequence``)."""
+
+    def __init__(self, features: int, hidden: int) -> None:
+        super().__init__()
+        self.forward_rnn = nn.GRU(features, hidden, batch_first=True)
+        self.backward_rnn = nn.GRU(features, hidden, batch_first=True)
+        self.width = 2 * hidden
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        index = reversal_index(mask.sum(1), mask.shape[1])  # shaped by target_ids, never by a GRU output
+        forward_out, _ = self.forward_rnn(x)
+        backward_out, _ = self.backward_rnn(reverse_within_length(x, index))
+        out = torch.cat([forward_out, reverse_within_length(backward_out, index)], dim=-1)
+        return out * mask.unsqueeze(-1).to(out.dtype)
+
+
+class SelfAttentionContext(nn.Module):
+    """r_t from one self-attention layer over the whole target: x float [B, T, F], mask bool [B, T]
+    -> float [B, T, C], 0 at padding; padded positions are masked as keys."""
+
+    def __init__(self, features: int, width: int, heads: int) -> None:
+        super().__init__()
+        self.project = nn.Linear(features, width)
+        self.layer = EncoderLayer(width, heads, 2 * width, dropout=0.0)
+        self.norm = nn.LayerNorm(width)
+        self.width = width
+
+    def forward(self, x: Tensor, mask: Tensor) -> Tensor:
+        x = self.project(x) + sinusoidal_positions(x.shape[1], self.width, x.device)
+        out = self.norm(self.layer(x, mask))
+        return out * mask.unsqueeze(-1).to(out.dtype)
+
+
+def build_target_context(cfg: AlignerConfig, features: int) -> nn.Module | None:
+    """The module computing r_i from [s_i ; E y_i] (``features`` wide), or None for "none"."""
+    if cfg.target_context == "bigru":
+        return BiGRUContext(features, cfg.context_hidden)
+    if cfg.target_context == "attention":
+        return SelfAttentionContext(features, cfg.context_hidden, cfg.context_heads)
+    return None
 
 
 class AlignmentHead(nn.Module):
@@ -47,8 +121,10 @@ class AlignmentHead(nn.Module):
         annotation_dim = model_cfg.annotation_dim
         self.cfg = cfg
         self.embed = nn.Embedding.from_pretrained(target_embedding.detach().clone(), freeze=True)
-        self.query = nn.Sequential(nn.Linear(model_cfg.dec_hidden + model_cfg.emb_dim + annotation_dim, cfg.hidden),
-                                   nn.Tanh(), nn.Linear(cfg.hidden, cfg.width))
+        step_features = model_cfg.dec_hidden + model_cfg.emb_dim  # [s_i ; E y_i]
+        self.target_context = build_target_context(cfg, step_features)
+        query_in = step_features + annotation_dim + (self.target_context.width if self.target_context else 0)
+        self.query = nn.Sequential(nn.Linear(query_in, cfg.hidden), nn.Tanh(), nn.Linear(cfg.hidden, cfg.width))
         self.key = nn.Sequential(nn.Linear(annotation_dim, cfg.hidden), nn.Tanh(), nn.Linear(cfg.hidden, cfg.width))
         self.prior = nn.Parameter(torch.tensor(1.0))
         self.null = nn.Parameter(torch.tensor(0.0))
@@ -56,10 +132,14 @@ class AlignmentHead(nn.Module):
     def forward(self, annotations: Tensor, src_mask: Tensor, states: Tensor, target_ids: Tensor,
                 attention: Tensor) -> Tensor:
         """annotations float [B, S, 2H], src_mask bool [B, S], states float [B, T, D] (s_i), target_ids
-        int64 [B, T] (y_i), attention float [B, T, S] (alpha_i) -> log-probabilities float [B, T, S],
-        -inf at source padding."""
+        int64 [B, T] (y_i, eos included, PAD_ID after it), attention float [B, T, S] (alpha_i) ->
+        log-probabilities float [B, T, S], -inf at source padding."""
         contexts = torch.bmm(attention, annotations)  # c_i [B, T, 2H]
-        query = self.query(torch.cat([states, self.embed(target_ids), contexts], dim=-1))  # [B, T, K]
+        step = torch.cat([states, self.embed(target_ids)], dim=-1)  # [B, T, D + E]
+        features = [step, contexts]
+        if self.target_context is not None:
+            features.append(self.target_context(step, target_ids != PAD_ID))  # r_i [B, T, R]
+        query = self.query(torch.cat(features, dim=-1))  # [B, T, K]
         key = self.key(annotations)  # [B, S, K]
         scores = torch.bmm(query, key.transpose(1, 2)) * self.cfg.width ** -0.5
         scores = scores + self.prior * torch.log(attention + PRIOR_FLOOR)

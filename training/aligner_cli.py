@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from .aligner_options import AlignerTrainConfig
+    from .aligner_options import DEFAULT_CONTEXT_HIDDEN, DEFAULT_TARGET_CONTEXT, TARGET_CONTEXTS, AlignerTrainConfig
 
     defaults = AlignerTrainConfig()
     p = subparsers.add_parser("train-aligner", help="train a guided-alignment head for a trained model",
@@ -28,12 +28,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="training time limit, eflomal not counted (default: %(default)s)")
     p.add_argument("--max-epochs", type=int, default=defaults.max_epochs, help="default: %(default)s")
     p.add_argument("--seed", type=int, default=defaults.seed, help="default: %(default)s")
+    p.add_argument("--target-context", choices=TARGET_CONTEXTS, default=DEFAULT_TARGET_CONTEXT,
+                   help="what the head reads of the rest of the target besides the step's own state: a "
+                        "bidirectional GRU, one self-attention layer, or nothing (heads made before this "
+                        "option; default: %(default)s)")
+    p.add_argument("--context-hidden", type=int, default=DEFAULT_CONTEXT_HIDDEN,
+                   help="its width: per direction for bigru (default: %(default)s)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from nmt.errors import UserError
 
+    from .aligner import AlignerConfig
     from .aligner_training import AlignerTrainConfig, train_aligner
     from .checkpoint import CheckpointError
     from .config import ConfigError, load_config, resolve_data_dir
@@ -43,11 +50,15 @@ def run(args: argparse.Namespace) -> int:
     if args.pairs < 10:
         raise UserError(f"--pairs must be at least 10, got {args.pairs}")
     try:
+        head_cfg = AlignerConfig(target_context=args.target_context, context_hidden=args.context_hidden)
+    except ValueError as exc:
+        raise UserError(str(exc).replace("context_hidden", "--context-hidden")) from None
+    try:
         config = load_config(args.config)
         cfg = AlignerTrainConfig(pairs=args.pairs, valid_pairs=min(500, args.pairs // 10),
                                  max_seconds=args.max_seconds, max_epochs=args.max_epochs, seed=args.seed)
         data_dir = resolve_data_dir(config, args.data_dir, config_path=args.config)
-        report = train_aligner(Path(args.checkpoint), config, data_dir, Path(args.out), cfg)
+        report = train_aligner(Path(args.checkpoint), config, data_dir, Path(args.out), cfg, head_cfg)
     except (CheckpointError, ConfigError, CorpusError) as exc:
         raise UserError(str(exc)) from None
     print(json.dumps({k: v for k, v in report.items() if k != "train_config"}))

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# What the head's query may read of the rest of the target (``training.aligner``): nothing
+# (heads trained before the option existed), a bidirectional GRU over it, or one self-attention layer.
+TARGET_CONTEXTS = ("none", "bigru", "attention")
+# What ``nmt train-aligner`` trains unless told otherwise; a head checkpoint without the key is "none".
+DEFAULT_TARGET_CONTEXT = "bigru"
+DEFAULT_CONTEXT_HIDDEN = 128  # per direction (bigru), or the self-attention width
+
 
 @dataclass(frozen=True)
 class AlignerTrainConfig:

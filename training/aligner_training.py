@@ -145,8 +145,10 @@ def train_head(loaded: LoadedModel, examples: list[Example], valid: list[Example
             break
     head.load_state_dict(best_state)
     head.eval()
+    weights = sum(p.numel() for p in head.parameters() if p.requires_grad)  # the frozen embedding not counted
     report = {"pairs": len(examples), "valid_pairs": len(valid), "steps": steps, "bf16": bf16,
-              "best_valid_loss": round(best, 4), "history": history, "train_config": asdict(cfg)}
+              "target_context": head_cfg.target_context, "weights": weights, "best_valid_loss": round(best, 4),
+              "history": history, "train_config": asdict(cfg)}
     return head, report
 
 
@@ -191,7 +193,8 @@ STANDARD_ENTRIES = frozenset({"format_version", "config", "model_config", "src_v
 
 
 def load_head(loaded: LoadedModel) -> AlignmentHead | None:
-    """The head a checkpoint carries (eval mode), or None."""
+    """The head a checkpoint carries (eval mode), or None. A head saved before ``target_context``
+    existed has no such key and loads as "none", the head it is."""
     raw = loaded.raw
     if ALIGNER_STATE not in raw:
         return None
