@@ -1,4 +1,4 @@
-"""The placement layer on the issue's cases: empty codes at a unit's ends, siblings kept siblings,
+"""The placement layer on the cases real files break it with: empty codes at a unit's ends, siblings kept siblings,
 nesting kept, a unit with no words left keeps its source, and a writer refuses ill-formed output."""
 from __future__ import annotations
 
@@ -92,3 +92,11 @@ def test_a_writer_refuses_a_target_that_is_not_xml():
     parsed.units[0] = type(parsed.units[0])(parsed.units[0].text, parsed.units[0].where, tags=tuple(broken))
     with pytest.raises(OutputError, match="trans-unit 0: the target would not be well-formed XML"):
         parsed.render(["A b c"], [[]])
+
+
+def test_a_tag_around_punctuation_between_two_links_leaves_both_links_their_words():
+    # LibreOffice gives the ", " between two links a run of its own: that run holds no word.
+    parsed = parse("html", '<p><a href="1">Tutorial</a><span>, </span><a href="2">Tutorial2</a></p>')
+    translation = "Tutorial, Tutorial2."
+    out = parsed.render([translation], [list(zip(words(parsed.units[0].text), words(translation)))])
+    assert '<a href="1">Tutorial</a>' in out and '<a href="2">Tutorial2</a>' in out

@@ -175,3 +175,15 @@ def test_a_c_format_translation_that_reorders_directives_numbers_them_and_passes
     (tmp_path / "unnumbered.po").write_text(out.replace("%1$d (%2$s) in %4$d %3$s:", "%d (%s) in %d %s:"), "utf-8")
     done = msgfmt(tmp_path / "unnumbered.po")  # as the model wrote it, the catalogue fails the check
     assert done.returncode != 0 and "format specifications in 'msgid' and 'msgstr' for argument 3" in done.stderr
+
+
+def test_a_markup_message_without_words_is_copied_whatever_the_model_writes(tmp_path):
+    import subprocess
+
+    catalogue = 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "<img src=\\"a.png\\"/>"\nmsgstr ""\n'
+    parsed = parse("po", catalogue)
+    assert parsed.units[0].warnings == ("line 5: markup without words, copied as it is",)
+    out = parsed.render(["<b> -"], [[]])
+    assert 'msgstr "<img src=\\"a.png\\"/>"' in out and "<b>" not in out
+    (tmp_path / "out.po").write_text(out, encoding="utf-8")
+    subprocess.run(["msgfmt", "-c", "--use-fuzzy", "-o", "/dev/null", str(tmp_path / "out.po")], check=True)

@@ -351,3 +351,35 @@ def test_the_general_model_keeps_phone_numbers_ibans_files_commands_and_printf_d
     for sentence, result in zip(NEW_KINDS, translator.translate_sentences(NEW_KINDS)):
         for span in find_spans(sentence):
             assert result.translation.count(span.text) == sentence.count(span.text), (sentence, result.translation)
+
+
+@pytest.mark.parametrize("text, span", [
+    ("offset 0x%<PRIx64> is out of range", "0x%<PRIx64>"),
+    ("bad value %08<PRIx32> in header", "%08<PRIx32>"),
+    ("%1$<PRIu64> bytes", "%1$<PRIu64>"),
+])
+def test_gettext_inttypes_macros_are_whole_placeholders(text, span):
+    from worker.text.spans import find_spans
+
+    assert span in [s.text for s in find_spans(text) if s.kind == "placeholder"]
+
+
+@pytest.mark.parametrize("line, sentences", [
+    ("Cannot read from %.*s: %s", ["Cannot read from %.*s: %s"]),
+    ("Error at %.*s. Try again.", ["Error at %.*s.", "Try again."]),
+    ("A dog. A cat.", ["A dog.", "A cat."]),
+])
+def test_a_sentence_is_never_cut_inside_a_span(line, sentences):
+    from worker.text.layout import split_document
+
+    assert [s.text for s in split_document(line, "en").sentences] == sentences
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("_xsltCompilerCtxt xslDropCall", ["_xsltCompilerCtxt", "xslDropCall"]),
+    ("Call getElementById before __init__ runs.", ["getElementById", "__init__"]),
+])
+def test_camel_case_and_underscore_identifiers_are_code(text, kept):
+    from worker.text.spans import find_spans
+
+    assert [s.text for s in find_spans(text) if s.kind == "code"] == kept

@@ -161,7 +161,10 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
     """Give ``node`` the target words [lo, hi) and place its children in them (recursively)."""
     node.lo, node.hi = lo, hi
     pairs = [c for c in node.children if c.paired]
-    targets = {c.index: sorted({t for s0, s1 in al.source_words if s0 < c.end and s1 > c.start
+    # A source word counts for a tag by its letters and digits (its core): "<span>, </span>" after
+    # "Tutorial" holds the comma of "Tutorial," but not the word, which is its neighbour's.
+    targets = {c.index: sorted({t for s0, s1 in al.source_words for c0, c1 in [_core(al.source, s0, s1)]
+                                if c0 < c.end and c1 > c.start
                                 for t in al.aligned.get(s0, ()) if lo <= t < hi}) for c in pairs}
     placed: list[_Node] = []
     for child in sorted(pairs, key=lambda c: (-len(targets[c.index]), c.index)):
@@ -190,6 +193,16 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
     for child in node.children:
         if not child.paired:
             child.lo = child.hi = _gap(child, node, tags[child.index], pairs, al)
+
+
+_WORD_CHARACTER = re.compile(r"\w")
+
+
+def _core(source: str, start: int, end: int) -> CharRange:
+    """source[start:end] (a word) without the punctuation at its edges; the whole word if it is
+    all punctuation."""
+    inner = [m.start() for m in _WORD_CHARACTER.finditer(source, start, end)]
+    return (inner[0], inner[-1] + 1) if inner else (start, end)
 
 
 def _host(child: _Node, placed: list[_Node], gap: int, tags: Sequence[Tag], al: _Alignment) -> _Node | None:

@@ -71,7 +71,8 @@ def parse_po(text: str, mark_fuzzy: bool = True) -> Parsed:
 
     def render(translations: Sequence[str], links: Sequence[Sequence[Link]] | None = None,
                notes: dict[int, list[str]] | None = None) -> str:
-        translations = [_with_markup(units[k], edges[k], t, links[k] if links else (), k, notes)
+        translations = [units[k].text if edges[k] is COPIED else
+                        _with_markup(units[k], edges[k], t, links[k] if links else (), k, notes)
                         for k, t in enumerate(translations)]
         out = list(lines)
         for entry, start, first, _count in reversed(edits):  # from the end: line numbers stay valid
@@ -93,7 +94,10 @@ def parse_po(text: str, mark_fuzzy: bool = True) -> Parsed:
             out[start:end] = kept + msgstr
         return "".join(out)
 
-    return Parsed(units, render, marked=any(around is not None for around in edges))
+    return Parsed(units, render, marked=any(around is not None and around is not COPIED for around in edges))
+
+
+COPIED = ("", "")  # the edges of a markup message with no words: its msgstr is its msgid
 
 
 def _unit(source: str, where: str) -> tuple[TextUnit, tuple[str, str] | None]:
@@ -103,8 +107,8 @@ def _unit(source: str, where: str) -> tuple[TextUnit, tuple[str, str] | None]:
     from .html import markup_items
 
     unit, lead, trail = inline_unit(markup_items(source), where)
-    if unit is None:  # markup and no words: nothing to place, the message is translated as it is
-        return TextUnit(source, where), None
+    if unit is None:  # markup and no words (``<img src="a.png"/>``): nothing to translate, copied as it is
+        return TextUnit(source, where, warnings=(f"{where}: markup without words, copied as it is",)), COPIED
     return unit, (lead, trail)
 
 

@@ -14,6 +14,8 @@ from typing import Sequence
 
 from sentencex import segment
 
+from .spans import find_spans
+
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
 _WIDE_SPACE = re.compile(r"[^\S \t\n\r\f\v]")  # whitespace outside ASCII
 
@@ -79,8 +81,33 @@ def _sentences(language: str, line: str) -> list[str]:
     """``line``'s sentences by sentencex; the line alone where sentencex panics (a Rust panic is
     raised as ``pyo3_runtime.PanicException``, a BaseException)."""
     try:
-        return list(segment(language, line))
+        pieces = list(segment(language, line))
     except BaseException as exc:  # noqa: BLE001 - only sentencex's panic is caught
         if type(exc).__name__ != "PanicException":
             raise
         return [line]
+    return _joined_inside_spans(line, pieces) if len(pieces) > 1 else pieces
+
+
+def _joined_inside_spans(line: str, pieces: list[str]) -> list[str]:
+    """``pieces`` of ``line`` with those joined again whose boundary falls inside a verbatim span
+    (the full stop of ``%.*s``, ``v2.x``, ``www.example.org``): a span is never cut in two."""
+    spans = find_spans(line)
+    if not spans:
+        return pieces
+    placed, cursor = [], 0  # (start, end) of each piece in ``line``
+    for piece in pieces:
+        start = line.find(piece, cursor)
+        if start < 0:  # sentencex changed the text: keep its pieces as they are
+            return pieces
+        placed.append([start, start + len(piece)])
+        cursor = start + len(piece)
+    joined = [placed[0]]
+    for start, end in placed[1:]:
+        before = joined[-1][0] + len(line[joined[-1][0]:joined[-1][1]].rstrip())  # the text's end before the cut
+        after = start + len(line[start:end]) - len(line[start:end].lstrip())  # and its start after it
+        if any(s.start < before and s.end > after for s in spans):
+            joined[-1][1] = end
+        else:
+            joined.append([start, end])
+    return [line[a:b] for a, b in joined]

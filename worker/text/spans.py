@@ -36,8 +36,9 @@ _EXTENSIONS = ("diff|patch|rs|go|rb|php|pl|kt|kts|swift|scala|lua|ipynb|jsx|tsx|
                "apk|deb|rpm|iso|msi|bin|dat|bak|tmp|lock|env|pem|key|crt")
 
 # One printf directive: C (flags, width and precision incl. * and positional n$, length modifiers,
-# conversions; %m of glibc, %@ of Objective-C), %% , Python %(name)s, Qt %1.
-_PRINTF = (r"%(?:\d+\$)?[-+#0']*(?:\d+|\*(?:\d+\$)?)?(?:\.(?:\d+|\*(?:\d+\$)?))?(?:hh|ll|I64|I32|[hlLzjtq])?"
+# conversions; %m of glibc, %@ of Objective-C; gettext's <PRIx64> macros), %% , Python %(name)s, Qt %1.
+_PRINTF = (r"%(?:\d+\$)?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?<PRI\w+>"  # gettext's "%" PRIx64 (%<PRIx64>, %08<PRIx32>)
+           r"|%(?:\d+\$)?[-+#0']*(?:\d+|\*(?:\d+\$)?)?(?:\.(?:\d+|\*(?:\d+\$)?))?(?:hh|ll|I64|I32|[hlLzjtq])?"
            r"[diouxXeEfFgGaAcCsSpnm@]"
            r"|%\(\w+\)[-+#0 ]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]|%%|%[1-9]\d?(?![\d$])")
 # Command words that open a command line (``pip install --upgrade requests``) when an option, a
@@ -109,9 +110,11 @@ PATTERNS: dict[str, str] = {
     "version": r"(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?\b|(?<![\w.])\d+\.\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)*\b(?!\.\d)",
     "hashtag": r"(?<![\w#&])#[A-Za-z_][\w-]*\w",
     "handle": r"(?<![\w@.])@[A-Za-z0-9_](?:[\w.]*\w)?",
-    "code": (  # letters and digits mixed (XJ-4000, INV-2023-0042, A4, B2B), snake_case identifiers
+    "code": (  # letters and digits mixed (XJ-4000, INV-2023-0042, A4, B2B), snake_case, _private and camelCase identifiers
         r"(?<![\w-])(?!\d+(?:st|nd|rd|th)\b)(?=[\w-]*[0-9])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?![\w-])"
         r"|(?<![\w-])[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9](?![\w-])"
+        r"|(?<![\w-])_+[A-Za-z][A-Za-z0-9_]*(?![\w-])"  # _private, __init__
+        r"|(?<![\w-])[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+(?![\w-])"  # lowerCamelCase: xslDropCall, getElementById, iPhone
     ),
     "number": (
         r"(?<![\w.,])[-+−]?[$€£¥]?(?:"
