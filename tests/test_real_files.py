@@ -416,11 +416,9 @@ def sample(tmp_path_factory) -> Sample:
 # Failures whose cause lies outside the format readers and writers, in the text handling around
 # the model: a test that finds only these is an expected failure, naming them; any other fails.
 KNOWN = {
-    "printf": "'%.*s' is split as a sentence end (worker/text/layout.py) and gettext's '%<PRIx64>' is not a "
-              "protected span (worker/text/spans.py): the model rewrites what is left of them",
-    "link emptied": "a run of identifiers ('_xsltCompilerCtxt xslDropCall') is not protected and the model merges "
-                    "it into one word, so a link has no word left; a link after a word-less tag (', ') loses its "
-                    "word to it (worker/formats/markup.py)",
+    "link emptied": "words separated only by an empty inline code (odf2xliff writes a line break between two "
+                    "links as <g id=\"57\"/>) are one word to the model, so the links around them cannot each get "
+                    "a word of the translation (worker/formats/inline.py reads no word boundary there)",
 }
 
 

@@ -96,7 +96,9 @@ def test_a_finished_run_goes_on_under_a_larger_budget(toy_corpus, tiny_config_pa
     from training.checkpoint import read_checkpoint
 
     config = load_config(tiny_config_path)
-    config = dataclasses.replace(config, train=dataclasses.replace(config.train, max_seconds=0.5, valid_every=0))
+    # Epochs without end, so that the budget, and not the toy corpus's epochs, ends each part.
+    config = dataclasses.replace(config, train=dataclasses.replace(config.train, max_seconds=0.5, valid_every=0,
+                                                                   max_epochs=100_000))
     run = tmp_path / "run"
     Trainer(config, run, toy_corpus).train()
     first = read_checkpoint(run / "last.pt")
