@@ -383,3 +383,9 @@ def test_camel_case_and_underscore_identifiers_are_code(text, kept):
     from worker.text.spans import find_spans
 
     assert [s.text for s in find_spans(text) if s.kind == "code"] == kept
+
+
+def test_directives_with_letters_between_them_are_one_placeholder():
+    from worker.text.spans import find_spans
+
+    assert [(s.kind, s.text) for s in find_spans("Custom %sx%s")] == [("placeholder", "%sx%s")]

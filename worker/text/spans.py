@@ -67,8 +67,8 @@ PATTERNS: dict[str, str] = {
         r"|\$\{\w+(?:[:#%/][^{}\s]*)?\}"  # ${VAR} ${VAR:-x}
         r"|%\{\w+\}|%<\w+>[-+#0]*\d*(?:\.\d+)?[sdifxXeEgGbBoc]"  # Ruby %{name} %<name>s
         r"|\{[\w.]*(?:\[\w*\])?(?:![rsa])?(?::[^{}\s]*)?\}"  # {name} {0} {} {0:.2f} {value!r:>10}
-        # printf directives, runs of them and the letters glued to them (SIG%s, 0x%x, %sK, %s%s%s, %d%%)
-        r"|(?<![\w%])\w*(?:" + _PRINTF + r")+\w*"
+        # printf directives, runs of them and the letters glued to them (SIG%s, 0x%x, %sK, %s%s%s, %d%%, %sx%s)
+        r"|(?<![\w%])\w*(?:(?:" + _PRINTF + r")\w*)+"
         r"|(?<![\w$])\$[A-Z_][A-Z0-9_]*\b"  # $HOME
         r"|(?<![\w:/]):[a-z_][a-z0-9_]*\b(?!:)"  # :name
     ),
