@@ -114,9 +114,15 @@ def translate(parsed, rng: random.Random, vocabulary=TARGET_WORDS) -> str:
     words keeps its source), from generated translations and links (or by ``ENGINE``'s model)."""
     if ENGINE:
         return translate_with_engine(parsed, ENGINE[0])
+    return _generated(parsed, rng, lambda unit: _translation(rng, len(unit.text.split()), vocabulary))
+
+
+def _generated(parsed, rng: random.Random, translation_of) -> str:
+    """The file written by ``translate_parsed`` from ``translation_of(unit)`` for each unit and
+    generated links."""
     results, links = [], {}
     for unit in parsed.units:
-        translation = _translation(rng, len(unit.text.split()), vocabulary)
+        translation = translation_of(unit)
         segment = SegmentResult(unit.text, translation, 0.0, Alignment((), (), ()))
         results.append(DocumentResult(unit.text, translation, (segment,), {}))
         links[id(segment)] = _links(rng, unit.text, translation)
@@ -463,19 +469,15 @@ def _directives(text: str) -> list[str]:
 def translate_po(parsed, rng: random.Random) -> str:
     """As ``translate``, with each message's printf directives in its translation, in order (the
     engine carries placeholders through; the format does not)."""
-    results, links = [], {}
-    for unit in parsed.units:
+    def with_directives(unit) -> str:
         words = _translation(rng, len(unit.text.split())).replace("%s", "").split()
         directives = _directives(unit.text)
         places = sorted(rng.randint(0, len(words)) for _ in directives)
         for k, (at, directive) in enumerate(zip(places, directives)):
             words.insert(at + k, directive)  # in the source's order
-        translation = " ".join(words)
-        segment = SegmentResult(unit.text, translation, 0.0, Alignment((), (), ()))
-        results.append(DocumentResult(unit.text, translation, (segment,), {}))
-        links[id(segment)] = _links(rng, unit.text, translation)
-    rendered, _ = translate_parsed(parsed, results, lambda segments: [l for s in segments for l in links[id(s)]])
-    return rendered
+        return " ".join(words)
+
+    return _generated(parsed, rng, with_directives)
 
 
 def check_po(document: str, rng: random.Random) -> None:
