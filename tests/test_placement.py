@@ -100,3 +100,19 @@ def test_a_tag_around_punctuation_between_two_links_leaves_both_links_their_word
     translation = "Tutorial, Tutorial2."
     out = parsed.render([translation], [list(zip(words(parsed.units[0].text), words(translation)))])
     assert '<a href="1">Tutorial</a>' in out and '<a href="2">Tutorial2</a>' in out
+
+
+@pytest.mark.parametrize("between", ['<g id="57"/>', '<x id="57"/>'])
+def test_a_code_between_two_links_parts_their_words(between):
+    # odf2xliff writes a line break between two links as an empty <g/>: no space in the text, yet two words.
+    parsed = parse("xliff", xliff(f'Up: <g id="1">Using libffi</g>{between}<g id="2">Index</g>'))
+    assert parsed.units[0].text == "Up: Using libffi Index"
+    translation = "Hoch: Mit libffi Verzeichnis"
+    out = parsed.render([translation], [list(zip(words(parsed.units[0].text), words(translation)))])
+    ET.fromstring(out.encode("utf-8"))
+    assert targets(out) == [f'Hoch: <g id="1">Mit libffi</g>{between}<g id="2">Verzeichnis</g>']
+
+
+def test_a_code_inside_a_word_does_not_part_it():
+    parsed = parse("xliff", xliff('Das Pro<x id="7"/>gramm and <g id="1">Hal</g><g id="2">lo</g>'))
+    assert parsed.units[0].text == "Das Programm and Hallo"

@@ -66,10 +66,13 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str,
                 del tags[index:]
                 whole = "".join(r for _, _, r, _ in items[item:number + 1])
                 tags.append(Tag(whole, "", at, at, spaced(item, number), parent()))
+                if _between_siblings(items, item, number) and text[-1:].isalnum() and not preserve:
+                    text += " "
         else:  # point
             tags.append(Tag(raw, "", len(text), len(text), spaced(number, number), parent()))
-            if tag == "br" and text and not text.endswith(" ") and not preserve:  # a line break separates words
-                text += " "
+            if (tag == "br" and text and not text.endswith(" ") or
+                    _between_siblings(items, number, number) and text[-1:].isalnum()) and not preserve:
+                text += " "  # a line break separates words, as does a code between two paired tags
     if atom is not None:  # never closed before the unit ended
         tags.append(Tag("".join(atom), "", len(text), len(text), (False, False), parent()))
     for index, (_name, opened, at, own, _item) in enumerate(stack):
@@ -84,6 +87,13 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str,
     lead = first[:len(first) - len(first.lstrip())] if items[0][0] == "data" else ""
     trail = last[len(last.rstrip()):] if items[-1][0] == "data" else ""
     return TextUnit(stripped, where, tags=tuple(fixed)), lead, trail
+
+
+def _between_siblings(items: list[tuple[str, str, str, str]], first: int, last: int) -> bool:
+    """Whether items[first:last + 1] (a point) sits right after one paired tag closes and right
+    before the next opens (``</g><g id="57"/><g>``: odf2xliff's line break between two links):
+    the point parts two words, though no space does."""
+    return first > 0 and items[first - 1][0] == "end" and last + 1 < len(items) and items[last + 1][0] == "start"
 
 
 def _glued(items: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
