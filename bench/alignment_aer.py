@@ -30,8 +30,9 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
-TATOEBA = REPO_ROOT / "data" / "tatoeba-holdout"
 GOLD = REPO_ROOT / "bench" / "data" / "alignment_gold.tsv"
+
+from bench.test_sets import BUILT, files  # noqa: E402
 
 from nmt.links import Links, parse_pharaoh  # noqa: E402
 from training.silver import silver_links  # noqa: E402,F401 (silver_links: tag_placement)
@@ -44,15 +45,12 @@ def head(path: Path, n: int) -> list[str]:
 
 def silver_sets(data: Path) -> dict[str, tuple[Path, Path]]:
     """The sets scored against eflomal: name -> (English, German) files; ``data``: the shared data."""
-    wmt = data / "wmt-newstest-de-en"
-    return {"newstest2013": (wmt / "newstest2013.en.gz", wmt / "newstest2013.de.gz"),
-            "tatoeba-dev": (TATOEBA / "dev.en.gz", TATOEBA / "dev.de.gz")}
+    return {name: files(name, data) for name in ("newstest2013", "tatoeba-dev")}
 
 
-def training_corpora(data: Path) -> list[tuple[Path, Path]]:
+def training_corpora() -> list[tuple[Path, Path]]:
     """The corpora eflomal also learns from (their first --train-lines pairs each)."""
-    wmt = data / "wmt-newstest-de-en"
-    return [(TATOEBA / "train.en.gz", TATOEBA / "train.de.gz"), (wmt / "train.en.gz", wmt / "train.de.gz")]
+    return [(BUILT / corpus / "train.en.gz", BUILT / corpus / "train.de.gz") for corpus in ("tatoeba", "wmt-news")]
 
 
 SETS = silver_sets(SHARED_DATA)  # with the default data (bench/worker_rss.py reads its sentences)
@@ -127,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     bicici_pairs, bicici_sure, bicici_possible = read_bicici(bicici)
 
     started = time.perf_counter()
-    train = [pair for src, tgt in training_corpora(args.data)
+    train = [pair for src, tgt in training_corpora()
              for pair in zip(head(src, args.train_lines), head(tgt, args.train_lines))]
     evaluated = [p for pairs in sets.values() for p in pairs] + gold_pairs + bicici_pairs
     silver_all = silver_links(evaluated, train)

@@ -21,20 +21,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-SHARED = REPO_ROOT.parent / "shared" / "data"
-# name -> (source, reference), relative to --data (shared data) or to the repository (data/)
-SETS = {
-    "newstest2013": ("wmt-newstest-de-en/newstest2013.en.gz", "wmt-newstest-de-en/newstest2013.de.gz"),
-    "newstest2014": ("wmt-newstest-de-en/newstest2014.en.gz", "wmt-newstest-de-en/newstest2014.de.gz"),
-    "multi30k-val": ("multi30k/val.en.gz", "multi30k/val.de.gz"),
-    "multi30k-test2016": ("multi30k/test_2016_flickr.en.gz", "multi30k/test_2016_flickr.de.gz"),
-    "tatoeba-dev": ("@data/tatoeba-holdout/dev.en.gz", "@data/tatoeba-holdout/dev.de.gz"),
-    "tatoeba-test": ("@data/tatoeba-holdout/test.en.gz", "@data/tatoeba-holdout/test.de.gz"),
-}
-
-
-def _path(name: str, data: Path) -> Path:
-    return REPO_ROOT / name[1:] if name.startswith("@") else data / name
+from bench.test_sets import SETS, SHARED, path as _path  # noqa: E402
 
 
 def load_samples(translator, name: str, data: Path, lines: int, cache: Path):

@@ -33,6 +33,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from span_fidelity import cpu_model  # noqa: E402  (bench/ is on sys.path when run as a script)
+from bench.test_sets import BUILT  # noqa: E402
 
 _WORD = re.compile(r"[^\W\d_]+")
 STOP_EN = frozenset("""about above after again against also among another around because been before being
@@ -48,7 +49,7 @@ seine seinen seinem dieser diese dieses diesen diesem man mich mir dich dir uns 
 
 def corpora_for(bundle: Path, data: Path) -> dict:
     """Training corpora (lexicon) and dev sets of a bundle: its manifest's training config names them."""
-    tatoeba = REPO_ROOT / "data" / "tatoeba-holdout"
+    tatoeba = BUILT / "tatoeba"
     wmt, m30k = data / "wmt-newstest-de-en", data / "multi30k"
     if "multi30k" in bundle.name:
         return {"train": [m30k / "train"], "dev": {"multi30k-val": m30k / "val"}}

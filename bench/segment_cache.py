@@ -14,7 +14,7 @@ medians), whether the outputs are identical (every segment's JSON but the ``cach
 score) and the largest score difference: the cache changes which sentences share a batch, and a
 sentence decoded in another batch composition can differ in the 7th digit of its score (float32).
 
-    python bench/segment_cache.py [--bundle models/en-de] [--source data/tatoeba-holdout/dev.en.gz]
+    python bench/segment_cache.py [--bundle models/en-de] [--source ../data/general-v2/tatoeba/dev.en.gz]
                                   [--sentences 1000] [--repeat-share 0.3] [--repeats 3]
                                   [--threads 0] [--batch-workers 0] [--json]
 """
@@ -32,6 +32,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+from bench.test_sets import BUILT  # noqa: E402
 
 from span_fidelity import cpu_model  # noqa: E402  (bench/ is on sys.path when run as a script)
 
@@ -55,7 +57,7 @@ def build_document(source: Path, sentences: int, repeat_share: float, seed: int 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bundle", default=str(REPO_ROOT / "models" / "en-de"))
-    parser.add_argument("--source", default=str(REPO_ROOT / "data" / "tatoeba-holdout" / "dev.en.gz"))
+    parser.add_argument("--source", default=str(BUILT / "tatoeba" / "dev.en.gz"))
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--repeat-share", type=float, default=0.3)
     parser.add_argument("--repeats", type=int, default=3, help="runs per configuration; the fastest counts")

@@ -30,11 +30,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-DATA = REPO_ROOT.parent / "shared" / "data"
-SETS = {
-    "newstest2014": (DATA / "wmt-newstest-de-en" / "newstest2014.en.gz", DATA / "wmt-newstest-de-en" / "newstest2014.de.gz"),
-    "tatoeba-test": (REPO_ROOT / "data" / "tatoeba-holdout" / "test.en.gz", REPO_ROOT / "data" / "tatoeba-holdout" / "test.de.gz"),
-}
+from bench.test_sets import files  # noqa: E402
+
+SETS = {name: files(name) for name in ("newstest2014", "tatoeba-test", "software-test")}
 
 
 def decode(translator, sources: list[str]) -> tuple[list[str], float]:
