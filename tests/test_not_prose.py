@@ -12,7 +12,7 @@ from worker.engine.translator import Translator
 from worker.text.pipeline import TextOptions, prepare
 from worker.text.segment import FLAGS, NOT_PROSE, SegmentResult
 from worker.text.spans import COMMAND_WORDS, find_spans
-from worker.text.verbatim import CODE, COMMAND, IDENTIFIERS, not_prose
+from worker.text.verbatim import CODE, COMMAND, IDENTIFIERS, MARKUP, not_prose
 
 from .conftest import REPO_ROOT, run_nmt
 
@@ -32,6 +32,10 @@ NOT_PROSE_SEGMENTS = [
     ("from collections import Counter, defaultdict", CODE),
     ("#include <stdio.h>", CODE),
     ("SELECT name FROM users WHERE id = 42;", CODE),
+    ('<img src="logo.png" alt=""/>', MARKUP),
+    ("<br/>&nbsp;<hr>", MARKUP),
+    ("<!-- generated -->", MARKUP),
+    ("</td></tr>", MARKUP),
 ]
 PROSE = [
     "Good morning",
@@ -49,6 +53,11 @@ PROSE = [
     "cannot stat %s: %s",
     "Press any key to continue",
     "Import duties rose in 2015.",
+    "<b>Warning:</b> the disk is full",
+    "Click <a href=\"x\">here</a>.",
+    "a < b and c > d",
+    "<standard input>",  # software messages translate words in brackets
+    "<path>",
 ]
 
 

@@ -1,8 +1,10 @@
 """Segments that are not prose: lists of identifiers (``arch b2sum base32 base64``), command lines
-(``git log --oneline``, ``$ docker run --rm -it ubuntu``), source code and SQL. The model can only
+(``git log --oneline``, ``$ docker run --rm -it ubuntu``), source code and SQL, and markup
+alone (``<img src="a.png"/>``, ``<br/>&nbsp;``). The model can only
 damage them, so they are not decoded: each is its own translation, flagged ``not_prose``.
 
-``not_prose`` says why a segment is not prose (``identifiers``, ``command``, ``code``), or None.
+``not_prose`` says why a segment is not prose (``identifiers``, ``command``, ``code``,
+``markup``), or None.
 Every rule asks for the marks of code and the absence of English function words, so a short
 phrase ("good morning", "see you") stays prose.
 """
@@ -14,7 +16,7 @@ from typing import Sequence
 from .english_words import COMMON
 from .spans import Span
 
-IDENTIFIERS, COMMAND, CODE = "identifiers", "command", "code"
+IDENTIFIERS, COMMAND, CODE, MARKUP = "identifiers", "command", "code", "markup"
 
 _PROMPT = re.compile(r"^(?:\$|#|>|PS>|C:\\>)\s+")
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9_.+-]*")
@@ -29,6 +31,13 @@ _CODE_OPENERS = re.compile(
     r"^(?:def|class|fn|func|function|var|let|const|public|private|static|return|if|for|while|elif|else)\b")
 _CODE_MARKS = re.compile(r"\w\.\w+\(|[;={}]")  # a method call, a statement end, an assignment, a block
 _SQL = re.compile(r"\b(?:SELECT|FROM|WHERE|INSERT|INTO|VALUES|UPDATE|SET|DELETE|JOIN|ORDER BY|GROUP BY|CREATE TABLE)\b")
+# markup: a comment, a character reference, a closing or self-closing tag, a tag with attributes, or
+# a bare tag of a common HTML element; ``<path>``, ``<standard input>`` are words in brackets, which
+# software messages translate
+_HTML_NAMES = "a|b|i|u|s|p|br|hr|div|span|td|th|tr|table|tbody|thead|li|ul|ol|dl|dt|dd|em|strong|code|pre|h[1-6]|img|sub|sup"
+_TAG = rf"<!--.*?-->|&#?\w+;|</[A-Za-z][\w:.-]*\s*>|<[A-Za-z][\w:.-]*(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s<>]+))*\s*/>|" \
+    rf"<[A-Za-z][\w:.-]*(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s<>]+))+\s*>|<(?:{_HTML_NAMES})>"
+_MARKUP = re.compile(rf"(?:[\s\W]*(?:{_TAG}))+[\s\W]*", re.S | re.I)
 _CODE_PUNCTUATION = re.compile(r"[(){}\[\];=<>]|->|=>|::|\+\+|&&|\|\|")
 
 
@@ -40,6 +49,8 @@ def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) ->
     if not words:
         return None
     lowered = {w.lower().strip(".,;:!?\"'()") for w in words}
+    if _MARKUP.fullmatch(text):
+        return MARKUP
     if _IMPORT.fullmatch(text):
         return CODE
     if lowered & _FUNCTION_WORDS and not _SQL.search(text) and not _CODE_OPENERS.match(text):
