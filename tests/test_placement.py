@@ -102,10 +102,14 @@ def test_a_tag_around_punctuation_between_two_links_leaves_both_links_their_word
     assert '<a href="1">Tutorial</a>' in out and '<a href="2">Tutorial2</a>' in out
 
 
+@pytest.mark.parametrize("preserve", [False, True])
 @pytest.mark.parametrize("between", ['<g id="57"/>', '<x id="57"/>'])
-def test_a_code_between_two_links_parts_their_words(between):
-    # odf2xliff writes a line break between two links as an empty <g/>: no space in the text, yet two words.
-    parsed = parse("xliff", xliff(f'Up: <g id="1">Using libffi</g>{between}<g id="2">Index</g>'))
+def test_a_code_between_two_links_parts_their_words(between, preserve):
+    # odf2xliff writes a line break between two links as an empty <g/> (in xml:space="preserve"
+    # units): no space in the text, yet two words.
+    source = f'Up: <g id="1">Using libffi</g>{between}<g id="2">Index</g>'
+    parsed = parse("xliff", xliff(source).replace("<trans-unit ", '<trans-unit xml:space="preserve" ') if preserve
+                   else xliff(source))
     assert parsed.units[0].text == "Up: Using libffi Index"
     translation = "Hoch: Mit libffi Verzeichnis"
     out = parsed.render([translation], [list(zip(words(parsed.units[0].text), words(translation)))])

@@ -413,15 +413,6 @@ def sample(tmp_path_factory) -> Sample:
     return made
 
 
-# Failures whose cause lies outside the format readers and writers, in the text handling around
-# the model: a test that finds only these is an expected failure, naming them; any other fails.
-KNOWN = {
-    "link emptied": "words separated only by an empty inline code (odf2xliff writes a line break between two "
-                    "links as <g id=\"57\"/>) are one word to the model, so the links around them cannot each get "
-                    "a word of the translation (worker/formats/inline.py reads no word boundary there)",
-}
-
-
 @pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -429,9 +420,6 @@ def test_real_files_come_back_valid_for_their_own_tools(sample, fmt):
     failures = check(sample, fmt)
     assert len(failures) >= 2, f"too few {fmt} files on this machine: {sorted(failures)}"
     failed = {f"{p.name} ({sample.sources[p]})": f for p, f in failures.items() if f}
-    kinds = {failure.split(":")[0] for found in failed.values() for failure in found}
-    if failed and kinds <= set(KNOWN):
-        pytest.xfail("; ".join(KNOWN[kind] for kind in sorted(kinds)) + f": {failed}")
     assert failed == {}
 
 

@@ -66,12 +66,12 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str,
                 del tags[index:]
                 whole = "".join(r for _, _, r, _ in items[item:number + 1])
                 tags.append(Tag(whole, "", at, at, spaced(item, number), parent()))
-                if _between_siblings(items, item, number) and text[-1:].isalnum() and not preserve:
+                if _between_siblings(items, item, number) and text[-1:].isalnum():
                     text += " "
         else:  # point
             tags.append(Tag(raw, "", len(text), len(text), spaced(number, number), parent()))
-            if (tag == "br" and text and not text.endswith(" ") or
-                    _between_siblings(items, number, number) and text[-1:].isalnum()) and not preserve:
+            if tag == "br" and text and not text.endswith(" ") and not preserve or \
+                    _between_siblings(items, number, number) and text[-1:].isalnum():
                 text += " "  # a line break separates words, as does a code between two paired tags
     if atom is not None:  # never closed before the unit ended
         tags.append(Tag("".join(atom), "", len(text), len(text), (False, False), parent()))
