@@ -50,6 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", type=Path, help="run directories; the first is the baseline")
     parser.add_argument("--png", type=Path, help="write the plot here")
+    parser.add_argument("--title", default="Equal compute: validation BLEU against CPU-minutes", help="the plot's title")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on the last line")
     args = parser.parse_args()
     runs = [read_run(path) for path in args.runs]
@@ -76,8 +77,8 @@ def main() -> None:
         for run in runs:
             ax.plot([m for m, _, _ in run["points"]], [b for _, b, _ in run["points"]], "o-", label=run["name"])
         ax.set(xlabel="CPU-minutes of training (training seconds x threads / 60)",
-               ylabel="validation BLEU (greedy; newstest2013, Tatoeba dev, software dev)",
-               title="Equal compute: validation BLEU against CPU-minutes")
+               ylabel="validation BLEU (greedy)\nnewstest2013, Tatoeba dev, software dev",
+               title=args.title)
         ax.grid(alpha=0.3)
         ax.legend()
         fig.tight_layout()
