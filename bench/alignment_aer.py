@@ -29,10 +29,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
-GOLD = REPO_ROOT / "bench" / "data" / "alignment_gold.tsv"
+from bench.test_sets import BUILT, SHARED as SHARED_DATA, files  # noqa: E402
 
-from bench.test_sets import BUILT, files  # noqa: E402
+GOLD = REPO_ROOT / "bench" / "data" / "alignment_gold.tsv"
 
 from nmt.links import Links, parse_pharaoh  # noqa: E402
 from training.silver import silver_links  # noqa: E402,F401 (silver_links: tag_placement)

@@ -35,8 +35,9 @@ _SQL = re.compile(r"\b(?:SELECT|FROM|WHERE|INSERT|INTO|VALUES|UPDATE|SET|DELETE|
 # a bare tag of a common HTML element; ``<path>``, ``<standard input>`` are words in brackets, which
 # software messages translate
 _HTML_NAMES = "a|b|i|u|s|p|br|hr|div|span|td|th|tr|table|tbody|thead|li|ul|ol|dl|dt|dd|em|strong|code|pre|h[1-6]|img|sub|sup"
-_TAG = rf"<!--.*?-->|&#?\w+;|</[A-Za-z][\w:.-]*\s*>|<[A-Za-z][\w:.-]*(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s<>]+))*\s*/>|" \
-    rf"<[A-Za-z][\w:.-]*(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s<>]+))+\s*>|<(?:{_HTML_NAMES})>"
+_ATTRIBUTE = r"\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s<>]+)"
+_TAG = rf"<!--.*?-->|&#?\w+;|</[A-Za-z][\w:.-]*\s*>|<[A-Za-z][\w:.-]*(?:{_ATTRIBUTE})*\s*/>|" \
+    rf"<[A-Za-z][\w:.-]*(?:{_ATTRIBUTE})+\s*>|<(?:{_HTML_NAMES})>"
 _MARKUP = re.compile(rf"(?:[\s\W]*(?:{_TAG}))+[\s\W]*", re.S | re.I)
 _CODE_PUNCTUATION = re.compile(r"[(){}\[\];=<>]|->|=>|::|\+\+|&&|\|\|")
 
