@@ -9,7 +9,7 @@ import json
 import pytest
 import torch
 
-from training.checkpoint import CheckpointError, read_checkpoint
+from training.checkpoint import CheckpointError, load_model, read_checkpoint
 from training.config import load_config
 from training.snapshot import WARMUP_STEPS, read_snapshot, snapshot_config, warmup_factor, write_snapshot
 from training.trainer import Trainer
@@ -66,6 +66,27 @@ def test_the_weights_start_where_the_snapshot_left_them(config, toy_corpus, tmp_
     weights = read_checkpoint(first / "last.pt")["model"]
     for name, half in snapshot["model"].items():
         assert torch.allclose(half.float(), weights[name], rtol=1e-3, atol=1e-4), name
+
+
+def test_a_snapshot_loads_as_a_model_with_the_weights_its_validation_chose(config, toy_corpus, tmp_path):
+    first = tmp_path / "first"
+    Trainer(config, first, toy_corpus).train(max_steps=4)
+    snapshot = write_snapshot(first, tmp_path / "s.pt")
+    last_valid = [r for r in records(first) if r["kind"] == "valid"][-1]
+    for chosen in ("raw", "average"):  # as if the last validation had chosen each
+        record = json.dumps({**last_valid, "weights": chosen})
+        torch.save({**snapshot, "metrics": snapshot["metrics"] + record + "\n"}, tmp_path / "s.pt")
+        expected = snapshot["ema"]["shadow"] if chosen == "average" else snapshot["model"]
+        loaded = load_model(tmp_path / "s.pt")
+        for name, weight in loaded.model.named_parameters():  # tied weights once, under the average's names
+            assert weight.dtype == torch.float32 and torch.equal(weight, expected[name].float()), (chosen, name)
+    assert not torch.equal(snapshot["ema"]["shadow"][name], snapshot["model"][name])
+    assert loaded.raw["progress"]["step"] == 4 and "ema" not in loaded.raw and "metrics" not in loaded.raw
+    assert loaded.raw["valid_sample"] == snapshot["valid_sample"]
+    # Anything else still gets the checkpoint's error.
+    (tmp_path / "other.pt").write_bytes(b"not torch")
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_model(tmp_path / "other.pt")
 
 
 def test_warmup_ramps_linearly_then_holds():

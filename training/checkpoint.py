@@ -82,8 +82,17 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
 
 
 def load_model(path: Path) -> LoadedModel:
-    """Rebuild the model (eval mode), vocabularies and config from a checkpoint alone."""
-    raw = read_checkpoint(path)
+    """Rebuild the model (eval mode), vocabularies and config from a checkpoint alone, or from a
+    compact snapshot (``training.snapshot.model_checkpoint``: the weights its last validation chose)."""
+    from .snapshot import model_checkpoint, read_snapshot
+
+    try:
+        raw = read_checkpoint(path)
+    except CheckpointError as not_checkpoint:
+        try:
+            raw = model_checkpoint(read_snapshot(path))
+        except CheckpointError:
+            raise not_checkpoint from None
     try:
         spec = ModelSpec(ModelConfig(**raw["model_config"]), raw["src_vocab_size"], raw["tgt_vocab_size"])
         model = spec.build()

@@ -14,6 +14,7 @@ rounding of the weights.
 """
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -21,8 +22,11 @@ from typing import Any
 
 import torch
 
+from .checkpoint import FORMAT_VERSION as CHECKPOINT_FORMAT_VERSION
 from .checkpoint import CheckpointError, read_checkpoint
-from .config import Config
+from .averaging import WeightAverage
+from .config import Config, ModelConfig
+from .model import ModelSpec
 
 FORMAT = "nmt-training-snapshot"
 VERSION = 1
@@ -84,6 +88,31 @@ def read_snapshot(path: Path) -> dict[str, Any]:
     if raw.get("version") != VERSION:
         raise CheckpointError(f"{path}: unknown snapshot version {raw.get('version')!r} (expected {VERSION})")
     return raw
+
+
+def model_checkpoint(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The model checkpoint a snapshot stands for, as ``best.pt`` would hold it: the weights the
+    run's last validation chose (raw or averaged, as ``metrics.jsonl`` records), in float32, with the
+    config, vocabularies, progress, corpora and validation sample; no training state. So
+    ``nmt train-aligner`` and ``nmt export`` take a snapshot where they take a checkpoint."""
+    chosen = "raw"
+    for line in reversed(snapshot.get("metrics", "").splitlines()):
+        record = json.loads(line) if line.strip() else {}
+        if record.get("kind") == "valid":
+            chosen = record.get("weights", "raw")
+            break
+    model = ModelSpec(ModelConfig(**snapshot["model_config"]), snapshot["src_vocab_size"], snapshot["tgt_vocab_size"]).build()
+    model.load_state_dict({name: t.float() if t.is_floating_point() else t for name, t in snapshot["model"].items()})
+    if chosen == "average" and "ema" in snapshot:
+        average = WeightAverage(model, float(snapshot["ema"]["decay"]))
+        average.load_state_dict(snapshot["ema"])
+        with average.applied(model):  # as the trainer writes best.pt (tied weights stay tied)
+            weights = {name: t.detach().clone() for name, t in model.state_dict().items()}
+    else:
+        weights = model.state_dict()
+    kept = {key: snapshot[key] for key in KEPT if key in snapshot}
+    return {"format_version": CHECKPOINT_FORMAT_VERSION, **kept, "progress": dict(snapshot["progress"]),
+            "model": weights}
 
 
 def snapshot_config(snapshot: dict[str, Any], given: Config | None = None) -> Config:
