@@ -61,6 +61,14 @@ DETECTED = [
      [("placeholder", t) for t in ("%s%s%s", "SIG%s", "0x%x", "%d%%", "%sK")]),
     ("Hi %(user)s, {value!r:>10} %1 and %{name} ${JAVA_HOME:-/opt}.",
      [("placeholder", t) for t in ("%(user)s", "{value!r:>10}", "%1", "%{name}", "${JAVA_HOME:-/opt}")]),
+    # ICU MessageFormat arguments whole, their nested cases included, beside a plain {name}
+    ("You have {count, plural, one {# new message} other {# new messages}} from {name}.",
+     [("placeholder", "{count, plural, one {# new message} other {# new messages}}"), ("placeholder", "{name}")]),
+    ("{gender, select, female {she} male {he} other {they}} paid {price, number, currency} on {d, date, short}.",
+     [("placeholder", t) for t in ("{gender, select, female {she} male {he} other {they}}",
+                                   "{price, number, currency}", "{d, date, short}")]),
+    ("{n, plural, =0 {no files} other {{n, number} files in {dir}}}",
+     [("placeholder", "{n, plural, =0 {no files} other {{n, number} files in {dir}}}")]),
     # Not spans: ordinals, abbreviations, a colon before a word, and/or, a word's letters only.
     ("The 1st and 2nd, e.g. the U.S. and/or km/h. Note: this is it.", []),
     # Not spans: percentages before words, a command word used as a word, years in a row.
@@ -343,6 +351,8 @@ NEW_KINDS = [
     "unknown option '%.*s'",
     "copied %zu of %zu files",
     "%2$s: cannot open %1$s",
+    "You have {count, plural, one {# new message} other {# new messages}}.",
+    "The total is {price, number, currency}.",
 ]
 
 
@@ -368,6 +378,8 @@ def test_gettext_inttypes_macros_are_whole_placeholders(text, span):
     ("Cannot read from %.*s: %s", ["Cannot read from %.*s: %s"]),
     ("Error at %.*s. Try again.", ["Error at %.*s.", "Try again."]),
     ("A dog. A cat.", ["A dog.", "A cat."]),
+    ("You have {n, plural, one {# file. Delete it?} other {# files. Delete them?}} Done.",
+     ["You have {n, plural, one {# file. Delete it?} other {# files. Delete them?}} Done."]),
 ])
 def test_a_sentence_is_never_cut_inside_a_span(line, sentences):
     from worker.text.layout import split_document
@@ -383,6 +395,16 @@ def test_camel_case_and_underscore_identifiers_are_code(text, kept):
     from worker.text.spans import find_spans
 
     assert [s.text for s in find_spans(text) if s.kind == "code"] == kept
+
+
+@pytest.mark.parametrize("text", [
+    "{count, plural, one {# message}",  # never closed
+    "{count, plural, one {# message}" * 2000,
+    "{count, plural, " * 5000 + "x",
+    "{count, colour, red {x}}",  # not a MessageFormat type
+])
+def test_an_unclosed_or_unknown_message_format_argument_is_no_span(text):
+    assert not [s for s in find_spans(text) if s.kind == "placeholder" and s.text.startswith("{count")]
 
 
 def test_directives_with_letters_between_them_are_one_placeholder():

@@ -1,6 +1,7 @@
 """Verbatim spans: the parts of a sentence a translation must carry over unchanged (URLs, e-mail
 addresses, file paths and names, command lines, phone numbers, IBANs and other grouped numbers,
-numbers, codes, versions, hashtags, @handles, IP addresses, placeholders and printf directives),
+numbers, codes, versions, hashtags, @handles, IP addresses, placeholders, ICU MessageFormat arguments
+and printf directives),
 and what no model should be asked to translate: runs of one non-letter character or short unit
 (``-----``, ``1 1 1 1``), words over ``MAX_WORD`` characters, and characters the bundle's
 vocabulary cannot represent (emoji, rare symbols: ``symbol``).
@@ -135,6 +136,12 @@ COMMAND_WORDS = frozenset(_COMMANDS.split("|"))
 PLACEHOLDER = "placeholder"
 GLOSSARY = "glossary"  # the kind of a glossary term's span (worker.text.glossary); find_spans never returns it
 _COMPILED = {kind: re.compile(pattern) for kind, pattern in PATTERNS.items()}
+# The head of an ICU MessageFormat argument with a type: {count, plural, ...}, {price, number, currency},
+# {gender, select, ...}, {d, date, short}. The whole argument, to its matching brace, is one placeholder:
+# its cases nest braces, which no regular expression of PATTERNS can match.
+_ICU_HEAD = re.compile(r"\{\s*\w+\s*,\s*(?:plural|selectordinal|select|number|date|time|choice|spellout|ordinal"
+                       r"|duration)\s*[,}]")
+_BRACE = re.compile(r"[{}]")
 # A run: one non-letter character (or a unit of 2-4) repeated, single spaces allowed between.
 _RUN = re.compile(r"(?P<one>[^\w\s]|[\d_])(?:\s?(?P=one)){%d,}"
                   r"|(?P<unit>(?:[^\w\s]|[\d_]){2,4}?)(?:\s?(?P=unit)){%d,}" % (RUN_LENGTH - 1, RUN_LENGTH // 2 - 1))
@@ -168,6 +175,7 @@ def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> l
                 end = _trim(text, start, end)
             if end > start:
                 candidates.append((start, -(end - start), rank, Span(kind, start, end, text[start:end])))
+    candidates += [(a, a - b, 0, Span(PLACEHOLDER, a, b, text[a:b])) for a, b in _icu_arguments(text)]
     candidates += [(m.start(), m.start() - m.end(), len(KINDS), Span(RUN, *m.span(), m.group()))
                    for m in _RUN.finditer(text)]
     if represented is not None:
@@ -178,6 +186,27 @@ def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> l
         if not spans or span.start >= spans[-1].end:
             spans.append(span)
     return _long_words(text, spans)
+
+
+def _icu_arguments(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each ICU MessageFormat argument with a type, from its ``{`` to the matching
+    ``}`` (one pass over the text; an argument whose braces never close is not one; an argument
+    inside another is part of it)."""
+    heads = [m.start() for m in _ICU_HEAD.finditer(text)]
+    if not heads:
+        return []
+    closing: dict[int, int] = {}
+    opened: list[int] = []
+    for brace in _BRACE.finditer(text):
+        if brace.group() == "{":
+            opened.append(brace.start())
+        elif opened:
+            closing[opened.pop()] = brace.end()
+    arguments: list[tuple[int, int]] = []
+    for start in heads:
+        if start in closing and (not arguments or start >= arguments[-1][1]):  # the outermost only
+            arguments.append((start, closing[start]))
+    return arguments
 
 
 _LONG_WORD = re.compile(r"\S{%d,}" % (MAX_WORD + 1))
