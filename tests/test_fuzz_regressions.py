@@ -15,7 +15,7 @@ from worker.text.masking import STAND_INS, mask
 from worker.text.reinsert import restore_spans
 from worker.text.layout import split_document
 from worker.text.pipeline import TextOptions, prepare, restore
-from worker.text.segment import DROPPED_TEXT, LOW_CONFIDENCE, TIME_BUDGET, Alignment, SegmentResult, word_spans
+from worker.text.segment import DROPPED_TEXT, LOW_CONFIDENCE, REPETITION, TIME_BUDGET, Alignment, SegmentResult, word_spans
 from worker.text.spans import LONG, MAX_WORD, RUN, RUN_LENGTH, find_spans
 
 from .conftest import REPO_ROOT, run_nmt
@@ -86,10 +86,15 @@ def test_parts_whose_candidates_are_all_banned_still_get_a_translation(translato
     "I like " + "\U0001F600\U0001F44D" * 200 + " very much.",  # the emoji vanish
     "\U0001F600" * 30,  # nothing the vocabulary knows: no subword tokens at all
 ], ids=["braces", "emoji", "emoji-only"])
-def test_text_the_model_drops_is_flagged_with_a_low_confidence(translator, line):
+def test_text_the_model_drops_or_loops_over_is_flagged_with_a_low_confidence(translator, line):
+    """The model meets text it cannot translate: it drops it (flagged dropped_text, the coverage
+    under half) or, without n-gram blocking (the general bundle's default), may loop over it
+    (flagged repetition); either way the confidence is near zero and the segment low_confidence."""
     [result] = translator.translate_sentences([line], text_options=UNPROTECTED)
-    assert DROPPED_TEXT in result.flags and result.confidence <= 0.1
-    assert result.details.get("coverage", 0.0) < 0.5
+    assert LOW_CONFIDENCE in result.flags and result.confidence <= 0.1
+    assert DROPPED_TEXT in result.flags or REPETITION in result.flags, result.flags
+    if DROPPED_TEXT in result.flags:
+        assert result.details.get("coverage", 0.0) < 0.5
 
 
 def test_characters_the_vocabulary_lacks_come_through_as_spans(translator):
@@ -147,6 +152,11 @@ def test_coverage_counts_reappearing_and_aligned_characters():
     same = Alignment((), words, words)
     assert coverage(source, source, same) == 1.0
     assert coverage("", "", Alignment((), (), ())) == 1.0
+    # A word of symbols alone is carried only by itself: thirty emoji aligned to a German word are not.
+    emoji = "\U0001F600" * 30
+    assert coverage(emoji, "Beschreibung", Alignment(((0, 0),), ((0, 30),), ((0, 12),))) == 0.0
+    assert coverage("I like \u2192 it", "Ich mag \u2192 es", Alignment(
+        ((0, 0), (1, 1), (2, 2), (3, 3)), ((0, 1), (2, 6), (7, 8), (9, 11)), ((0, 3), (4, 7), (8, 9), (10, 12)))) == 1.0
 
 
 # -- found by tests/test_fuzz_text.py ------------------------------------------------------------------

@@ -5,7 +5,9 @@ its words. A translation that carries less than ``DROPPED_BELOW`` of them is fla
 
 A source word counts in full when it reappears as a word of the translation (a span, a number, a
 name); else for up to ``ALIGNED_RATIO`` characters per visible character of the target words
-aligned to it, so a 20,000-character word aligned to one short word counts for little. Attention
+aligned to it, so a 20,000-character word aligned to one short word counts for little; a word of
+symbols alone (emoji, arrows) counts only where it reappears: thirty emoji aligned to
+"Beschreibung" were not translated. Attention
 alignments skip words ("are", "the"): an unaligned word of at most ``GAP_WORD`` characters in a
 gap of at most ``GAP_WORDS`` words between aligned ones counts in full.
 """
@@ -49,8 +51,9 @@ def coverage(source: str, translation: str, alignment: Alignment) -> float:
         core = word.strip(_PUNCTUATION)
         if word in present or (core and core in present) or (gap[i] and n <= GAP_WORD):
             covered += n
-        else:
+        elif any(c.isalnum() for c in word):
             covered += min(n, ALIGNED_RATIO * aligned[i])
+        # else a word of symbols alone (emoji, arrows, dashes): no translation carries it but itself
     return min(1.0, covered / total)
 
 
