@@ -81,7 +81,7 @@ def child(args: argparse.Namespace) -> dict:
 
         torch.set_num_threads(args.threads) if args.threads else None
         if args.checkpoint:
-            from training.checkpoint import load_model
+            from training.loading import load_model
 
             torch_model = load_model(Path(args.checkpoint)).model
         else:

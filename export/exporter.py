@@ -19,7 +19,7 @@ from typing import Any
 import sacrebleu
 
 from training.aligner_training import ALIGNER_CONFIG, ALIGNER_REPORT, load_head
-from training.checkpoint import LoadedModel, load_model
+from training.loading import LoadedModel, load_model
 from training.config import resolve_data_dir
 from training.corpora import iter_corpus, read_corpora, read_corpus
 from training.corpus import CorpusError, ParallelCorpus

@@ -45,7 +45,7 @@ def test_piece_targets_spread_over_linked_pieces_and_send_the_rest_to_eos():
 def toy_head(tiny_checkpoint):
     """A head trained on the toy corpus's true links, with its model and report."""
     from training.aligner_training import AlignerTrainConfig, make_examples, train_head
-    from training.checkpoint import load_model
+    from training.loading import load_model
 
     loaded = load_model(tiny_checkpoint)
     pairs = make_toy_pairs(600, seed=5)
@@ -97,7 +97,7 @@ def context_head(request, tiny_checkpoint):
     """A head with a target context (``request.param``) trained on the toy corpus's true links."""
     from training.aligner import AlignerConfig
     from training.aligner_training import AlignerTrainConfig, make_examples, train_head
-    from training.checkpoint import load_model
+    from training.loading import load_model
 
     loaded = load_model(tiny_checkpoint)
     pairs = make_toy_pairs(600, seed=5)
@@ -174,7 +174,7 @@ import torch
 from export.graphs import export_aligner
 from export.parity import ParityError, aligner_parity
 from training.aligner import AlignerConfig, AlignmentHead, BiGRUContext
-from training.checkpoint import load_model
+from training.loading import load_model
 from worker.engine.ort_model import CPU, load_session, session_options
 
 
@@ -217,7 +217,8 @@ def test_a_head_saved_without_target_context_loads_as_none(toy_head, tmp_path):
     from dataclasses import asdict
 
     from training.aligner_training import ALIGNER_CONFIG, ALIGNER_STATE, load_head
-    from training.checkpoint import load_model, save_checkpoint
+    from training.checkpoint import save_checkpoint
+    from training.loading import load_model
 
     loaded, head, _ = toy_head
     old_config = {k: v for k, v in asdict(head.cfg).items() if k in ("hidden", "width")}  # what old heads hold

@@ -17,7 +17,7 @@ from export.exporter import ExportOptions, export_bundle
 from export.graphs import EXAMPLE_BEAM, EXAMPLE_LENGTHS, STACK_TRACE, declared_dims
 from export.parity import PARITY_LENGTHS, ParityError, graph_parity, search_parity
 from export.quantize import vector_products
-from training.checkpoint import load_model
+from training.loading import load_model
 from training.data import read_split
 from worker.engine.bundle import load_bundle, verify_graphs
 from worker.engine.ort_model import OrtStepModel

@@ -17,7 +17,7 @@ from export.graphs import EXAMPLE_BEAM, EXAMPLE_LENGTHS, declared_dims
 from export.parity import graph_parity, search_parity
 from export.recover import recover_model, write_checkpoint
 from export.shortlist import ShortlistOptions
-from training.checkpoint import load_model
+from training.loading import load_model
 from training.data import read_split
 from training.greedy import pad_batch
 from worker.engine.bundle import load_bundle, verify_graphs

@@ -133,7 +133,7 @@ def test_transformer_sizes_are_validated(changes, message):
 
 def test_gru_checkpoints_without_the_new_keys_build_the_gru_model():
     """A checkpoint written before ``encoder`` existed stores only the GRU sizes: it still builds
-    a GRU encoder (``ModelConfig(**raw)`` as ``training.checkpoint.load_model`` does)."""
+    a GRU encoder (``ModelConfig(**raw)`` as ``training.loading.load_model`` does)."""
     old = {k: v for k, v in dataclasses.asdict(ModelConfig()).items()
            if k not in ("encoder", "enc_model_dim", "enc_heads", "enc_ff_dim")}
     config = ModelConfig(**old)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from export.recover import RecoverError, recover_model, write_checkpoint
-from training.checkpoint import load_model
+from training.loading import load_model
 from worker.engine.bundle import load_bundle
 
 pytestmark = pytest.mark.slow

@@ -39,7 +39,7 @@ def _sources(bundle_path, toy_corpus, n=60):
 
 def _full_shortlist(checkpoint) -> Shortlist:
     """Every target piece a candidate."""
-    from training.checkpoint import load_model
+    from training.loading import load_model
 
     vocab = load_model(checkpoint).model.decoder.output.weight.shape[0]
     return Shortlist(np.zeros(vocab + 1, np.int64), np.zeros(0, np.int64), np.arange(vocab))

@@ -9,7 +9,8 @@ import json
 import pytest
 import torch
 
-from training.checkpoint import CheckpointError, load_model, read_checkpoint
+from training.checkpoint import CheckpointError, read_checkpoint
+from training.loading import load_model
 from training.config import load_config
 from training.snapshot import WARMUP_STEPS, read_snapshot, snapshot_config, warmup_factor, write_snapshot
 from training.trainer import Trainer

@@ -12,7 +12,8 @@ import time
 import pytest
 import torch
 
-from training.checkpoint import CheckpointError, load_model, read_checkpoint
+from training.checkpoint import CheckpointError, read_checkpoint
+from training.loading import load_model
 from training.config import load_config
 from training.greedy import greedy_decode
 from training.trainer import Trainer

@@ -22,7 +22,8 @@ import torch
 from .aligner import AlignerConfig, AlignmentHead, piece_targets
 from .aligner_options import AlignerTrainConfig
 from .batching import collate, make_batches
-from .checkpoint import LoadedModel, load_model, save_checkpoint
+from .checkpoint import save_checkpoint
+from .loading import LoadedModel, load_model
 from .config import Config
 from .corpora import iter_corpus
 from .corpus import find_corpus_file, iter_parallel

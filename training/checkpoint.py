@@ -12,31 +12,21 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from .config import Config, ModelConfig
+from .config import Config
 from .data import Vocabs
 from .model import ModelSpec, Seq2Seq
-from .vocab import Vocab
 
 FORMAT_VERSION = 1
 
 
 class CheckpointError(ValueError):
     """A checkpoint file is missing, unreadable or of an unknown format."""
-
-
-@dataclass(frozen=True)
-class LoadedModel:
-    model: Seq2Seq
-    spec: ModelSpec
-    vocabs: Vocabs
-    config: Config
-    raw: dict[str, Any]
 
 
 def save_checkpoint(path: Path, *, config: Config, spec: ModelSpec, vocabs: Vocabs, model: Seq2Seq, **state: Any) -> None:
@@ -79,31 +69,3 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
     if version != FORMAT_VERSION:
         raise CheckpointError(f"{path}: unknown checkpoint format version {version!r} (expected {FORMAT_VERSION})")
     return raw
-
-
-def load_model(path: Path) -> LoadedModel:
-    """Rebuild the model (eval mode), vocabularies and config from a checkpoint alone, or from a
-    compact snapshot (``training.snapshot.model_checkpoint``: the weights its last validation chose)."""
-    from .snapshot import model_checkpoint, read_snapshot
-
-    try:
-        raw = read_checkpoint(path)
-    except CheckpointError as not_checkpoint:
-        try:
-            raw = model_checkpoint(read_snapshot(path))
-        except CheckpointError:
-            raise not_checkpoint from None
-    try:
-        spec = ModelSpec(ModelConfig(**raw["model_config"]), raw["src_vocab_size"], raw["tgt_vocab_size"])
-        model = spec.build()
-        model.load_state_dict(raw["model"])
-        src = Vocab(raw["src_spm"])
-        vocabs = Vocabs(src, src if raw["joint_vocab"] else Vocab(raw["tgt_spm"]), joint=raw["joint_vocab"])
-        config = Config.from_dict(raw["config"])
-        len(src)  # parses the SentencePiece model now, not at the first sentence
-    except KeyError as exc:
-        raise CheckpointError(f"{path}: not a model checkpoint (no {exc.args[0]!r} entry)") from None
-    except (TypeError, RuntimeError, ValueError) as exc:  # sizes or config that do not fit, bad vocab bytes
-        raise CheckpointError(f"{path}: cannot rebuild the model: {str(exc).splitlines()[0]}") from None
-    model.eval()
-    return LoadedModel(model, spec, vocabs, config, raw)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import sacrebleu
 
-from .checkpoint import load_model
+from .loading import load_model
 from .config import resolve_data_dir
 from .corpora import read_corpora
 from .corpus import ParallelCorpus
