@@ -22,9 +22,9 @@ from typing import Any
 
 import torch
 
+from .averaging import WeightAverage
 from .checkpoint import FORMAT_VERSION as CHECKPOINT_FORMAT_VERSION
 from .checkpoint import CheckpointError, read_checkpoint
-from .averaging import WeightAverage
 from .config import Config, ModelConfig
 from .model import ModelSpec
 
@@ -37,6 +37,11 @@ KEPT = ("config", "model_config", "src_vocab_size", "tgt_vocab_size", "joint_voc
 
 def _half(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {name: t.to(torch.float16) if t.is_floating_point() else t for name, t in tensors.items()}
+
+
+def full_weights(snapshot: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The snapshot's raw weights in float32, as the model holds them."""
+    return {name: t.float() if t.is_floating_point() else t for name, t in snapshot["model"].items()}
 
 
 def snapshot_of(checkpoint: dict[str, Any], metrics: str) -> dict[str, Any]:
@@ -102,7 +107,7 @@ def model_checkpoint(snapshot: dict[str, Any]) -> dict[str, Any]:
             chosen = record.get("weights", "raw")
             break
     model = ModelSpec(ModelConfig(**snapshot["model_config"]), snapshot["src_vocab_size"], snapshot["tgt_vocab_size"]).build()
-    model.load_state_dict({name: t.float() if t.is_floating_point() else t for name, t in snapshot["model"].items()})
+    model.load_state_dict(full_weights(snapshot))
     if chosen == "average" and "ema" in snapshot:
         average = WeightAverage(model, float(snapshot["ema"]["decay"]))
         average.load_state_dict(snapshot["ema"])

@@ -37,7 +37,7 @@ from .evaluate import Scores, score_hypotheses
 from .greedy import greedy_decode
 from .model import ModelSpec, Seq2Seq
 from .schedule import budget_lr
-from .snapshot import WARMUP_STEPS, warmup_factor
+from .snapshot import WARMUP_STEPS, full_weights, warmup_factor
 from .vocab import Vocab
 
 log = logging.getLogger(__name__)
@@ -233,7 +233,7 @@ class Trainer:
                 progress.finished = False  # it stopped at the budget it was started with
             self._say(f"resumed at epoch {progress.epoch + 1}, batch {progress.batch_in_epoch}, step {progress.step}")
         elif snapshot is not None:
-            model.load_state_dict({name: t.float() if t.is_floating_point() else t for name, t in snapshot["model"].items()})
+            model.load_state_dict(full_weights(snapshot))
             progress = Progress(**snapshot["progress"])
             progress.warm_from, progress.warm_lr = progress.step, float(snapshot["lr"])
             progress.finished, progress.window_loss, progress.window_tokens = False, 0.0, 0
