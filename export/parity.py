@@ -43,13 +43,13 @@ class SearchParity:
 def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-4, steps: int = 3,
                  beam: int = 3) -> dict[str, float]:
     """Max abs difference of every graph output, torch vs ONNX Runtime (held to ``tolerance``
-    relative to values over 1 in magnitude, absolute below: ``_record``), over padded batches with
+    relative to values over 1 in magnitude, absolute below: ``_Differences``), over padded batches with
     lengths never seen at export and ``steps`` chained decoder steps of ``beam`` rows per sentence
     (a beam count unlike the export example's; torch repeats the encoder outputs per row, the
     step graph may hold them once per sentence). Raises ``ParityError``."""
     assert not set(PARITY_LENGTHS) & {EXAMPLE_LENGTHS}
     model = model.eval()
-    diffs: dict[str, float] = {}
+    diffs = _Differences()
     generator = torch.Generator().manual_seed(1)
     vocab_src = model.encoder.embed.num_embeddings
     vocab_tgt = model.decoder.embed.num_embeddings
@@ -58,9 +58,9 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
         with torch.no_grad():
             ref = model.encode(src, lens)
         got = ort_model.encode(src.numpy(), lens.numpy())
-        _record(diffs, "encoder.annotations", ref.annotations, got.annotations)
-        _record(diffs, "encoder.keys", ref.keys, got.keys)
-        _record(diffs, "encoder.init_state", ref.state, got.init_state)
+        diffs.record("encoder.annotations", ref.annotations, got.annotations)
+        diffs.record("encoder.keys", ref.keys, got.keys)
+        diffs.record("encoder.init_state", ref.state, got.init_state)
         rows = len(lengths) * beam
         got = ort_model.expand(got, beam)
         per_row = [x.repeat_interleave(beam, 0) for x in (ref.annotations, ref.keys, ref.mask)]
@@ -73,20 +73,20 @@ def graph_parity(model: Seq2Seq, ort_model: OrtStepModel, tolerance: float = 1e-
                 log_probs = torch.log_softmax(model.decoder.output(readout), -1)
             # Feed ONNX Runtime the torch state too, so each step is compared on equal inputs.
             full = ort_model.step(prev.numpy(), state_ref.numpy(), got, candidates=0)
-            _record(diffs, "decoder_step.log_probs", log_probs, full.log_probs)
-            _record(diffs, "decoder_step.new_state", out.state, full.state)
-            _record(diffs, "decoder_step.attention", out.attention, full.attention)
+            diffs.record("decoder_step.log_probs", log_probs, full.log_probs)
+            diffs.record("decoder_step.new_state", out.state, full.state)
+            diffs.record("decoder_step.attention", out.attention, full.attention)
             if READOUT_OUTPUT in {o.name for o in ort_model.decoder.get_outputs()}:
-                _record(diffs, "decoder_step.readout", readout, ort_model.decoder.run([READOUT_OUTPUT], {
+                diffs.record("decoder_step.readout", readout, ort_model.decoder.run([READOUT_OUTPUT], {
                     "prev_ids": prev.numpy(), "state": state_ref.numpy(), "annotations": got.annotations,
                     "keys": got.keys, "src_mask": got.mask})[0])
             top = ort_model.step(prev.numpy(), state_ref.numpy(), got, candidates=TOPK)
-            _record(diffs, "decoder_step.topk_log_probs", log_probs.gather(-1, torch.from_numpy(top.ids)), top.log_probs)
+            diffs.record("decoder_step.topk_log_probs", log_probs.gather(-1, torch.from_numpy(top.ids)), top.log_probs)
             expected_top = torch.topk(log_probs, top.ids.shape[-1], dim=-1).values
-            _record(diffs, "decoder_step.topk_values_sorted", expected_top, top.log_probs)
+            diffs.record("decoder_step.topk_values_sorted", expected_top, top.log_probs)
             state_ref = out.state
             prev = torch.randint(4, vocab_tgt, (rows,), generator=generator)
-    return _check(diffs, tolerance)
+    return diffs.checked(tolerance)
 
 
 # Target lengths (eos included) per row of each PARITY_LENGTHS batch: padded, never the export example's.
@@ -100,19 +100,19 @@ def aligner_parity(model: Seq2Seq, head: AlignmentHead, session, tolerance: floa
     (a head reading the target's other positions must not read padding or other sentences).
     Raises ``ParityError``."""
     names = [i.name for i in session.get_inputs()]
-    diffs: dict[str, float] = {}
+    diffs = _Differences()
     for seed, (lengths, target_lengths) in enumerate(zip(PARITY_LENGTHS, PARITY_TARGET_LENGTHS)):
         inputs = aligner_inputs(model, lengths, target_lengths, seed + 1)
         with torch.no_grad():
             expected = head(*inputs).exp()
         (actual,) = session.run(None, {n: x.numpy() for n, x in zip(names, inputs)})
-        _record(diffs, "aligner.alignment", expected, actual)
+        diffs.record("aligner.alignment", expected, actual)
         for row, (s, t) in enumerate(zip(lengths, target_lengths)):
             annotations, mask, states, targets, attention = (x[row: row + 1] for x in inputs)
             alone = (annotations[:, :s], mask[:, :s], states[:, :t], targets[:, :t], attention[:, :t, :s])
             (single,) = session.run(None, {n: x.numpy() for n, x in zip(names, alone)})
-            _record(diffs, "aligner.alignment_alone", torch.from_numpy(actual[row: row + 1, :t, :s]), single)
-    return max(_check(diffs, tolerance).values())
+            diffs.record("aligner.alignment_alone", torch.from_numpy(actual[row: row + 1, :t, :s]), single)
+    return max(diffs.checked(tolerance).values())
 
 
 def search_parity(model: Seq2Seq, ort_model: OrtStepModel, sources: Sequence[Sequence[int]], beam: int = 5,
@@ -134,28 +134,30 @@ def search_parity(model: Seq2Seq, ort_model: OrtStepModel, sources: Sequence[Seq
     )
 
 
-def _record(diffs: dict[str, float], name: str, expected: torch.Tensor, actual: np.ndarray) -> None:
-    """Keep the output's max abs difference in ``diffs[name]`` and its max scaled difference,
-    |torch - ONNX| / max(1, |torch|), in ``diffs[SCALED + name]``: a value of magnitude m carries
-    float32 rounding of about m x 1e-7 per operation, so a log-probability of -25 after a softmax over
-    thousands of logits may differ by 1e-4 where one of -0.1 may not."""
-    expected = expected.detach().numpy()
-    if expected.shape != actual.shape:
-        raise ParityError(f"ONNX output '{name}' has shape {actual.shape}, torch {expected.shape}")
-    difference = np.abs(expected - actual.astype(np.float32))
-    diffs[name] = max(diffs.get(name, 0.0), float(difference.max()))
-    scaled = float((difference / np.maximum(1.0, np.abs(expected))).max())
-    diffs[SCALED + name] = max(diffs.get(SCALED + name, 0.0), scaled)
+class _Differences:
+    """Per graph output, the max abs difference torch vs ONNX Runtime (what the manifest records)
+    and the max scaled difference |torch - ONNX| / max(1, |torch|), which the tolerance holds: a
+    value of magnitude m carries float32 rounding of about m x 1e-7 per operation, so a
+    log-probability of -25 after a softmax over thousands of logits may differ by 1e-4 where one of
+    -0.1 may not."""
 
+    def __init__(self) -> None:
+        self.absolute: dict[str, float] = {}
+        self.scaled: dict[str, float] = {}
 
-SCALED = "scaled:"
+    def record(self, name: str, expected: torch.Tensor, actual: np.ndarray) -> None:
+        expected = expected.detach().numpy()
+        if expected.shape != actual.shape:
+            raise ParityError(f"ONNX output '{name}' has shape {actual.shape}, torch {expected.shape}")
+        difference = np.abs(expected - actual.astype(np.float32))
+        self.absolute[name] = max(self.absolute.get(name, 0.0), float(difference.max()))
+        scaled = float((difference / np.maximum(1.0, np.abs(expected))).max())
+        self.scaled[name] = max(self.scaled.get(name, 0.0), scaled)
 
-
-def _check(diffs: dict[str, float], tolerance: float) -> dict[str, float]:
-    """The max abs differences; raises ``ParityError`` when a scaled one exceeds ``tolerance``."""
-    worst = max((name for name in diffs if name.startswith(SCALED)), key=diffs.get)
-    output = worst[len(SCALED):]
-    if diffs[worst] > tolerance:
-        raise ParityError(f"ONNX output '{output}' differs from torch by {diffs[output]:.3g} (max abs; "
-                          f"{diffs[worst]:.3g} relative to values over 1; tolerance {tolerance:g})")
-    return {name: diff for name, diff in diffs.items() if not name.startswith(SCALED)}
+    def checked(self, tolerance: float) -> dict[str, float]:
+        """The max abs differences; raises ``ParityError`` when a scaled one exceeds ``tolerance``."""
+        worst = max(self.scaled, key=self.scaled.get)
+        if self.scaled[worst] > tolerance:
+            raise ParityError(f"ONNX output '{worst}' differs from torch by {self.absolute[worst]:.3g} (max abs; "
+                              f"{self.scaled[worst]:.3g} relative to values over 1; tolerance {tolerance:g})")
+        return dict(self.absolute)

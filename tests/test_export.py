@@ -96,15 +96,15 @@ def test_parity_failure_names_the_output_and_the_difference(tiny_bundle, tiny_ch
 
 def test_parity_holds_large_values_to_the_tolerance_relative_to_their_size():
     """A log-probability of -30 carries float32 rounding over 1e-4; one of -0.5 may not differ so."""
-    from export.parity import _check, _record
+    from export.parity import _Differences
 
     expected = torch.tensor([[-30.0, -0.5]])
-    diffs: dict[str, float] = {}
-    _record(diffs, "decoder_step.log_probs", expected, np.array([[-30.0002, -0.50005]], dtype=np.float32))
-    assert _check(diffs, 1e-4)["decoder_step.log_probs"] == pytest.approx(2e-4, rel=0.05)
-    _record(diffs, "decoder_step.log_probs", expected, np.array([[-30.0, -0.5002]], dtype=np.float32))
+    diffs = _Differences()
+    diffs.record("decoder_step.log_probs", expected, np.array([[-30.0002, -0.50005]], dtype=np.float32))
+    assert diffs.checked(1e-4)["decoder_step.log_probs"] == pytest.approx(2e-4, rel=0.05)
+    diffs.record("decoder_step.log_probs", expected, np.array([[-30.0, -0.5002]], dtype=np.float32))
     with pytest.raises(ParityError, match=r"'decoder_step\.log_probs' differs from torch by 0\.0002 \(max abs; 0\.0002 relative"):
-        _check(diffs, 1e-4)
+        diffs.checked(1e-4)
 
 
 def test_existing_bundle_is_kept_without_force_and_replaced_with_it(tiny_checkpoint, toy_corpus, tmp_path):
