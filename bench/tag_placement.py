@@ -36,7 +36,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 
-from alignment_aer import SETS, TRAIN, head, silver_links  # noqa: E402
+from alignment_aer import SETS, head, silver_links, training_corpora  # noqa: E402
 from span_fidelity import cpu_model  # noqa: E402
 
 
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [p for src, tgt in SETS.values() for p in zip(head(src, args.lines), head(tgt, args.lines))]
     pairs = [(s, t) for s, t in pairs if len(s.split()) >= 3 and t.split()]
     started = time.perf_counter()
-    train = [p for src, tgt in TRAIN for p in zip(head(src, args.train_lines), head(tgt, args.train_lines))]
+    train = [p for src, tgt in training_corpora() for p in zip(head(src, args.train_lines), head(tgt, args.train_lines))]
     if args.cache and Path(args.cache).exists():
         silver = [set(map(tuple, links)) for links in json.loads(Path(args.cache).read_text())]
     else:

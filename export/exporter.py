@@ -27,7 +27,6 @@ from training.data import read_split
 from worker.engine.bundle import (
     ALIGNER,
     ALIGNER_INPUTS,
-    ALIGNER_OUTPUTS,
     ENCODER_INPUTS,
     ENCODER_OUTPUTS,
     FORMAT,
@@ -35,6 +34,7 @@ from worker.engine.bundle import (
     GROUPED_BEAMS,
     MANIFEST,
     PRECISIONS,
+    REVERSE_ALIGNMENT,
     SHORTLIST,
     STEP_INPUTS,
     STEP_OUTPUTS,
@@ -211,7 +211,7 @@ def _aligner(loaded: LoadedModel, out_dir: Path, options: ExportOptions) -> dict
     diff = aligner_parity(loaded.model, head, load_session(path, session_options(), [CPU]), options.tolerance)
     log.info("alignment head parity: max abs diff %.2e", diff)
     report = loaded.raw.get(ALIGNER_REPORT) or {}
-    return {"file": path.name, "graph_max_abs_diff": diff, "config": dict(loaded.raw[ALIGNER_CONFIG]),
+    return {"file": path.name, "outputs": list(graphs.aligner_outputs(head)), "graph_max_abs_diff": diff, "config": dict(loaded.raw[ALIGNER_CONFIG]),
             "training": {k: report[k] for k in ("pairs", "steps", "best_valid_loss", "history") if k in report}}
 
 
@@ -350,6 +350,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         "annotations": ("float32", ["batch", "src_len", model_cfg.annotation_dim]), "src_mask": ("bool", ["batch", "src_len"]),
         "states": ("float32", ["batch", "tgt_len", model_cfg.dec_hidden]), "target_ids": ("int64", ["batch", "tgt_len"]),
         "attention": ("float32", ["batch", "tgt_len", "src_len"]), "alignment": ("float32", ["batch", "tgt_len", "src_len"]),
+        REVERSE_ALIGNMENT: ("float32", ["batch", "tgt_len", "src_len"]),
     }
     graph_entries = {
         "encoder": {"file": "encoder.onnx", "inputs": io(ENCODER_INPUTS), "outputs": io(ENCODER_OUTPUTS)},
@@ -358,7 +359,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
     if aligner is not None:
         graph_entries[ALIGNER] = {"file": aligner["file"], **{
             kind: [{"name": n, "dtype": aligner_shapes[n][0], "shape": aligner_shapes[n][1]} for n in names]
-            for kind, names in (("inputs", ALIGNER_INPUTS), ("outputs", ALIGNER_OUTPUTS))}}
+            for kind, names in (("inputs", ALIGNER_INPUTS), ("outputs", aligner["outputs"]))}}
     progress = loaded.raw.get("progress", {})
     files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_files.values(), *([shortlist["file"]] if shortlist else []),
                     *([aligner["file"]] if aligner else [])})
@@ -403,7 +404,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         },
         "files": {name: sha256_file(staging / name) for name in files},
         **({SHORTLIST: shortlist} if shortlist else {}),
-        **({ALIGNER: {k: v for k, v in aligner.items() if k != "file"}} if aligner else {}),
+        **({ALIGNER: {k: v for k, v in aligner.items() if k not in ("file", "outputs")}} if aligner else {}),
     }
     manifest["signature"] = signature_for(manifest)
     return manifest

@@ -25,6 +25,7 @@ from worker.engine.bundle import (
     ALIGNER_OUTPUTS,
     ENCODER_INPUTS,
     ENCODER_OUTPUTS,
+    REVERSE_ALIGNMENT,
     STEP_INPUTS,
     STEP_OUTPUTS,
     TOPK_INPUT,
@@ -137,14 +138,22 @@ class FoldedDecoderStepGraph(DecoderStepGraph):
 class AlignerGraph(nn.Module):
     """The guided-alignment head (``training.aligner``): annotations float [B, S, 2H], src_mask bool
     [B, S], states float [B, T, D], target_ids int64 [B, T], attention float [B, T, S] ->
-    alignment float [B, T, S], each row a distribution over the source tokens (0 at padding)."""
+    alignment float [B, T, S], each row a distribution over the source tokens (0 at padding), and
+    for a head with the reverse direction reverse_alignment float [B, T, S], each real source
+    column a distribution over the target tokens (0 at target padding)."""
 
     def __init__(self, head: AlignmentHead) -> None:
         super().__init__()
         self.head = head
 
     def forward(self, annotations: Tensor, src_mask: Tensor, states: Tensor, target_ids: Tensor, attention: Tensor):
-        return self.head(annotations, src_mask, states, target_ids, attention).exp()
+        forward, reverse = self.head.both(annotations, src_mask, states, target_ids, attention)
+        return forward.exp() if reverse is None else (forward.exp(), reverse.exp())
+
+
+def aligner_outputs(head: AlignmentHead) -> tuple[str, ...]:
+    """The aligner graph's output names for ``head``."""
+    return ALIGNER_OUTPUTS + ((REVERSE_ALIGNMENT,) if head.cfg.reverse else ())
 
 
 def aligner_inputs(model: Seq2Seq, lengths: tuple[int, ...], target_lengths: tuple[int, ...],
@@ -172,7 +181,7 @@ def export_aligner(model: Seq2Seq, head: AlignmentHead, out_dir: Path) -> Path:
     path = Path(out_dir) / "aligner.onnx"
     batch, src_len, tgt_len = torch.export.Dim("batch"), torch.export.Dim("src_len"), torch.export.Dim("tgt_len")
     example = aligner_inputs(model.eval(), EXAMPLE_LENGTHS, EXAMPLE_TARGET_LENGTHS)
-    _export(AlignerGraph(head.eval()).eval(), example, path, ALIGNER_INPUTS, ALIGNER_OUTPUTS,
+    _export(AlignerGraph(head.eval()).eval(), example, path, ALIGNER_INPUTS, aligner_outputs(head),
             {"annotations": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len},
              "states": {0: batch, 1: tgt_len}, "target_ids": {0: batch, 1: tgt_len},
              "attention": {0: batch, 1: tgt_len, 2: src_len}})
@@ -191,6 +200,7 @@ OUTPUT_DIMS = {
     "topk_ids": ("rows", "candidates"),
     "readout": ("rows", None),
     "alignment": ("batch", "tgt_len", "src_len"),
+    REVERSE_ALIGNMENT: ("batch", "tgt_len", "src_len"),
 }
 
 

@@ -94,24 +94,34 @@ PARITY_TARGET_LENGTHS = ((4, 9, 1, 6), (1,), (13, 2, 13), (9, 16))
 
 
 def aligner_parity(model: Seq2Seq, head: AlignmentHead, session, tolerance: float = 1e-4) -> float:
-    """Max abs difference of the alignment head's output, torch vs ONNX Runtime (``session``: an
-    InferenceSession of ``aligner.onnx``), over batches padded on both sides with lengths never seen
-    at export, then of each sentence's real rows run alone against the same rows in its padded batch
-    (a head reading the target's other positions must not read padding or other sentences).
-    Raises ``ParityError``."""
+    """Max abs difference of the alignment head's outputs (both directions where it has two), torch
+    vs ONNX Runtime (``session``: an InferenceSession of ``aligner.onnx``), over batches padded on
+    both sides with lengths never seen at export, then of each sentence's real rows run alone
+    against the same rows in its padded batch (a head reading the target's other positions must not
+    read padding or other sentences). Raises ``ParityError``."""
     names = [i.name for i in session.get_inputs()]
     diffs = _Differences()
     for seed, (lengths, target_lengths) in enumerate(zip(PARITY_LENGTHS, PARITY_TARGET_LENGTHS)):
         inputs = aligner_inputs(model, lengths, target_lengths, seed + 1)
         with torch.no_grad():
-            expected = head(*inputs).exp()
-        (actual,) = session.run(None, {n: x.numpy() for n, x in zip(names, inputs)})
-        diffs.record("aligner.alignment", expected, actual)
+            expected = [x.exp() for x in head.both(*inputs) if x is not None]
+        actual = session.run(None, {n: x.numpy() for n, x in zip(names, inputs)})
+        if len(actual) != len(expected):
+            raise ParityError(f"aligner graph has {len(actual)} outputs, the head {len(expected)}")
+        for output, (want, got) in enumerate(zip(expected, actual)):
+            name = ("aligner.alignment", "aligner.reverse_alignment")[output]
+            if output:  # the reverse direction: real source columns only (padding columns are no distribution)
+                for row, s in enumerate(lengths):
+                    diffs.record(name, want[row: row + 1, :, :s], got[row: row + 1, :, :s])
+            else:
+                diffs.record(name, want, got)
         for row, (s, t) in enumerate(zip(lengths, target_lengths)):
             annotations, mask, states, targets, attention = (x[row: row + 1] for x in inputs)
             alone = (annotations[:, :s], mask[:, :s], states[:, :t], targets[:, :t], attention[:, :t, :s])
-            (single,) = session.run(None, {n: x.numpy() for n, x in zip(names, alone)})
-            diffs.record("aligner.alignment_alone", torch.from_numpy(actual[row: row + 1, :t, :s]), single)
+            singles = session.run(None, {n: x.numpy() for n, x in zip(names, alone)})
+            for output, (padded, single) in enumerate(zip(actual, singles)):
+                name = ("aligner.alignment_alone", "aligner.reverse_alignment_alone")[output]
+                diffs.record(name, torch.from_numpy(padded[row: row + 1, :t, :s]), single)
     return max(diffs.checked(tolerance).values())
 
 

@@ -28,9 +28,9 @@ def aer(predicted: list[set], reference: list[set]) -> float:
 
 
 def test_piece_targets_spread_over_linked_pieces_and_send_the_rest_to_eos():
-    src = [f"{M}big", f"{M}dog", "s", f"{M}run"]  # words: big, dogs, run
-    tgt = [f"{M}grosse", f"{M}Hund", "e", f"{M}laufen", f"{M}!"]  # words: grosse, Hunde, laufen, !
-    targets = piece_targets(src, tgt, {(0, 0), (1, 1), (2, 2), (1, 2)}, 3, 4)
+    src = [0, 1, 1, 2]  # pieces of: big, dog+s, run
+    tgt = [0, 1, 1, 2, 3]  # pieces of: grosse, Hund+e, laufen, !
+    targets = piece_targets(src, tgt, {(0, 0), (1, 1), (2, 2), (1, 2)})
     assert targets.shape == (6, 5)
     np.testing.assert_allclose(targets.sum(1), 1.0)
     np.testing.assert_allclose(targets[0], [1, 0, 0, 0, 0])
@@ -39,6 +39,47 @@ def test_piece_targets_spread_over_linked_pieces_and_send_the_rest_to_eos():
     np.testing.assert_allclose(targets[3], [0, 1 / 3, 1 / 3, 1 / 3, 0])  # "laufen" <- dogs, run
     np.testing.assert_allclose(targets[4], [0, 0, 0, 0, 1])  # "!" has no link: source eos
     np.testing.assert_allclose(targets[5], [0, 0, 0, 0, 1])  # target eos
+
+
+def test_alignment_tokens_split_off_leading_and_trailing_punctuation_only():
+    from training.silver import token_words, tokens
+
+    line = '"Hello," said Olaf\'s (new) EU-Haushalt... İstanbul?!'
+    assert [line[a:b] for a, b in tokens(line)] == [
+        '"', "Hello", ",", '"', "said", "Olaf's", "(", "new", ")", "EU-Haushalt", "...", "İstanbul", "?", "!"]
+    assert token_words("The budget.") == "the budget ."
+    assert tokens("") == [] and tokens("  ") == []
+
+
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("spaced", [False, True])
+def test_every_view_keeps_the_alignment_tokens(lower, spaced):
+    from training.aligner_views import View, render
+    from training.silver import tokens
+
+    line = '"Hello," said Olaf\'s (new) EU-Haushalt... İstanbul?!'
+    text, spans = render(line, View(lower=lower, spaced=spaced))
+    shown = [text[a:b] for a, b in spans]
+    original = [line[a:b] for a, b in tokens(line)]
+    assert shown == [t.lower() if lower else t for t in original]
+    assert (" , " in text) == spaced and ("Hello" in text) != lower
+    if not spaced:  # a view that only changes case keeps the tokens where they were
+        assert [text[a:b] for a, b in tokens(text)] == shown
+
+
+def test_each_piece_belongs_to_the_token_holding_its_first_character(tiny_checkpoint):
+    from training.aligner_views import NATURAL, View, piece_tokens, render
+    from training.loading import load_model
+
+    processor = load_model(tiny_checkpoint).vocabs.src.processor
+    for view in (NATURAL, View(spaced=True)):
+        text, spans = render("the dog runs.", view)
+        ids, owners = piece_tokens(processor, text, spans)
+        assert len(ids) == len(owners) and owners == sorted(owners)
+        assert owners[0] == 0 and owners[-1] == len(spans) - 1 == 3  # the full stop is a token of its own
+        for piece_id, owner in zip(ids, owners):
+            surface = processor.id_to_piece(piece_id).replace("\u2581", "")
+            assert surface in text[spans[owner][0]: spans[owner][1]]
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +133,10 @@ def test_the_head_learns_the_true_alignment_of_held_out_pairs(toy_head):
     assert trained > 0.6 and trained > before + 0.3 and trained > attention + 0.3, (trained, before, attention)
 
 
-@pytest.fixture(scope="module", params=["bigru", "attention"])
+@pytest.fixture(scope="module", params=[("bigru", True), ("attention", False)], ids=["bigru-reverse", "attention"])
 def context_head(request, tiny_checkpoint):
-    """A head with a target context (``request.param``) trained on the toy corpus's true links."""
+    """A head with a target context (``request.param``: it, and whether the head has the reverse
+    direction) trained on the toy corpus's true links."""
     from training.aligner import AlignerConfig
     from training.aligner_training import AlignerTrainConfig, make_examples, train_head
     from training.loading import load_model
@@ -104,7 +146,8 @@ def context_head(request, tiny_checkpoint):
     examples = make_examples(loaded, pairs, [toy_links(s, t) for s, t in pairs], max_len=80)
     # Epochs, not seconds, end it (max_seconds out of reach), so the result does not depend on the load.
     cfg = AlignerTrainConfig(batch_tokens=400, max_sentences=32, lr=3e-3, max_epochs=5, max_seconds=1e9, bf16=False)
-    head_cfg = AlignerConfig(target_context=request.param, context_hidden=32)
+    context, reverse = request.param
+    head_cfg = AlignerConfig(target_context=context, context_hidden=32, reverse=reverse)
     head, report = train_head(loaded, examples[100:], examples[:100], cfg, head_cfg)
     return loaded, head, report
 
@@ -126,17 +169,50 @@ def test_a_head_with_target_context_learns_the_true_alignment(context_head):
     # Measured after 2 to 3 epochs: about 0.49 (either context) against 0.24 from this barely trained
     # model's attention.
     assert trained > 0.45 and trained > attention + 0.2, (trained, attention)
+    if head.cfg.reverse:
+        reverse = reverse_accuracy(loaded, head, examples)
+        # Measured: about 0.6; a column picked at random is right about 1 time in 8.
+        assert reverse > 0.45, reverse
 
 
-def run_head(loaded, head, examples):
-    """The head's probabilities of ``examples`` as one padded batch: float [B, T, S]."""
+def reverse_accuracy(loaded, head, examples) -> float:
+    """Share of linked source pieces whose most probable target piece in the reverse direction
+    belongs to a linked target word."""
+    reverse = run_head(loaded, head, examples, reverse=True)
+    hits = total = 0
+    for row, example in enumerate(examples):
+        t, s = len(example.tgt) + 1, len(example.src)
+        best = reverse[row, :t, : s - 1].argmax(0).numpy()  # the source eos column aside
+        for column, target in enumerate(best):
+            if example.reverse[-1, column] < 1:  # a piece with a link
+                total += 1
+                hits += bool(example.reverse[target, column] > 0)
+    return hits / total
+
+
+def test_reverse_targets_spread_over_linked_target_pieces_and_send_the_rest_to_eos():
+    from training.aligner import reverse_targets
+
+    targets = reverse_targets([0, 1, 1, 2], [0, 1, 1, 2, 3], {(0, 0), (1, 1), (2, 2), (1, 2)})
+    assert targets.shape == (6, 5)
+    np.testing.assert_allclose(targets.sum(0), 1.0)
+    np.testing.assert_allclose(targets[:, 0], [1, 0, 0, 0, 0, 0])  # big -> grosse
+    np.testing.assert_allclose(targets[:, 1], [0, 1 / 3, 1 / 3, 1 / 3, 0, 0])  # dog.. -> Hund, e, laufen
+    np.testing.assert_allclose(targets[:, 2], targets[:, 1])
+    np.testing.assert_allclose(targets[:, 3], [0, 0, 0, 1, 0, 0])  # run -> laufen
+    np.testing.assert_allclose(targets[:, 4], [0, 0, 0, 0, 0, 1])  # source eos -> target eos
+
+
+def run_head(loaded, head, examples, reverse: bool = False):
+    """The head's probabilities of ``examples`` as one padded batch (or its reverse direction's):
+    float [B, T, S]."""
     from training.batching import collate
 
     batch = collate(range(len(examples)), [e.src for e in examples], [e.tgt for e in examples])
     with torch.no_grad():
         enc = loaded.model.encode(batch.src, batch.src_lengths)
         states, _, attention = loaded.model.decode_states(enc, batch.prev_ids)
-        return head(enc.annotations, enc.mask, states, batch.gold, attention).exp()
+        return head.both(enc.annotations, enc.mask, states, batch.gold, attention)[int(reverse)].exp()
 
 
 def test_a_sentences_alignment_is_the_same_alone_or_padded_in_a_batch(context_head):
@@ -150,6 +226,14 @@ def test_a_sentences_alignment_is_the_same_alone_or_padded_in_a_batch(context_he
         assert alone.shape == (t, s)
         torch.testing.assert_close(batched[row, :t, :s], alone, atol=1e-5, rtol=0)
         assert (batched[row, :t, s:] == 0).all()  # source padding gets nothing
+    if head.cfg.reverse:
+        batched = run_head(loaded, head, examples, reverse=True)
+        for row, example in enumerate(examples):
+            alone = run_head(loaded, head, [example], reverse=True)[0]
+            t, s = len(example.tgt) + 1, len(example.src)
+            torch.testing.assert_close(batched[row, :t, :s], alone, atol=1e-5, rtol=0)
+            torch.testing.assert_close(alone.sum(0), torch.ones(s))  # each column a distribution
+            assert (batched[row, t:, :s] == 0).all()  # target padding gets nothing
 
 
 def test_a_head_with_target_context_exports_with_parity_on_padded_batches(context_head, tmp_path):
@@ -163,7 +247,9 @@ def test_a_head_with_target_context_exports_with_parity_on_padded_batches(contex
     path = export_aligner(loaded.model, head, tmp_path)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     assert [i.name for i in session.get_inputs()] == list(ALIGNER_INPUTS)  # the bundle contract, unchanged
-    assert declared_dims(path) == {"alignment": ["batch", "tgt_len", "src_len"]}
+    dims = ["batch", "tgt_len", "src_len"]
+    assert declared_dims(path) == ({"alignment": dims, "reverse_alignment": dims} if head.cfg.reverse
+                                   else {"alignment": dims})
     assert aligner_parity(loaded.model, head, session) < 1e-4
 
 
@@ -312,5 +398,39 @@ def test_guided_links_read_the_head_and_leave_null_words_unaligned():
                        [0.0, 0.0, 0.0, 1.0]])    # eos row
     links = word_links(src, tgt, attention, "the dog barks", "der Hund bellt !", "guided", guided)
     assert links == ((0, 0), (1, 1), (2, 2))
+    # The reverse direction: "the" is aligned to nothing, "dog" to Hund, "barks" to both pieces of bellt.
+    reverse = np.array([[0.1, 0.0, 0.0, 0.0],
+                        [0.0, 0.9, 0.0, 0.0],
+                        [0.0, 0.0, 0.5, 0.0],
+                        [0.0, 0.0, 0.4, 0.0],
+                        [0.0, 0.0, 0.0, 0.0],
+                        [0.9, 0.1, 0.1, 1.0]])  # target eos row: no link
+    links = word_links(src, tgt, attention, "the dog barks", "der Hund bellt !", "guided", guided, reverse)
+    assert links == ((0, 0), (1, 1), (2, 2))  # (the, der) from the forward direction, grown
+    forward_none = np.tile([0.0, 0.0, 0.0, 1.0], (6, 1))  # forward: every target word to nothing
+    links = word_links(src, tgt, attention, "the dog barks", "der Hund bellt !", "guided", forward_none, reverse)
+    assert links == ((1, 1), (2, 2))  # the reverse direction's links only; "the" stays unaligned
     with pytest.raises(ValueError, match="alignment head"):
         word_links(src, tgt, attention, "the dog barks", "der Hund bellt !", "guided")
+
+
+def test_a_words_full_stop_does_not_link_it_where_its_letters_do_not():
+    """The head links a full stop to the full stop; "laut." has no counterpart, and its full stop
+    must not link it to "barks." (the word that carries the source's full stop)."""
+    from worker.engine.forced import word_links
+
+    src = [f"{M}the", f"{M}dog", f"{M}barks", "."]
+    tgt = [f"{M}der", f"{M}Hund", f"{M}bellt", f"{M}laut", "."]
+    attention = np.full((6, 5), 0.2)
+    guided = np.array([[0.9, 0.0, 0.0, 0.0, 0.1],   # der <- the
+                       [0.0, 0.9, 0.0, 0.0, 0.1],   # Hund <- dog
+                       [0.0, 0.0, 0.9, 0.0, 0.1],   # bellt <- barks
+                       [0.0, 0.1, 0.2, 0.0, 0.7],   # laut: nothing
+                       [0.0, 0.0, 0.0, 1.0, 0.0],   # . <- .
+                       [0.0, 0.0, 0.0, 0.0, 1.0]])
+    links = word_links(src, tgt, attention, "the dog barks.", "der Hund bellt laut.", "guided", guided)
+    assert links == ((0, 0), (1, 1), (2, 2))
+    # Spaced apart, the full stop is a word of its own and links to the full stop.
+    spaced_src, spaced_tgt = [*src[:-1], f"{M}."], [*tgt[:-1], f"{M}."]
+    links = word_links(spaced_src, spaced_tgt, attention, "the dog barks .", "der Hund bellt laut .", "guided", guided)
+    assert (3, 4) in links and (2, 3) not in links

@@ -15,7 +15,7 @@ every source piece against what is known once y_i is there, with the translation
 
 (b_j is a learned bias on the source eos column only, which the head uses for "aligned to
 nothing"). Trained by cross-entropy against silver links spread over the pieces of the linked
-words (``piece_targets``); translations are unchanged.
+tokens (``piece_targets``); translations are unchanged.
 
 s_i has seen y_1 .. y_i only, but the head runs once the whole target is known, and what y_i
 translates often shows in the words after it (Garg et al. 2019; Zenkel et al. 2020, "End-to-End
@@ -26,6 +26,16 @@ Neural Word Alignment Outperforms GIZA++"). ``AlignerConfig.target_context`` pic
                started at each target's own eos (``reverse_within_length``), so padding is never read
     attention  one pre-norm self-attention layer (``self_attention.EncoderLayer``) over the
                projected [s_t ; E y_t] plus sinusoidal positions, padded positions masked
+
+With ``AlignerConfig.reverse`` (what ``nmt train-aligner`` trains) the head also gives the other
+direction, as statistical aligners run both and symmetrise them: its own last query and key layers
+on the same hidden layers, its own prior weight w' and "no link" bias b'_i on the target eos,
+
+    score' a'_ij = q'_i . k'_j / sqrt(K) + w' log(alpha_ij + 1e-6) + b'_i
+    p'_j   = softmax_i(a'_ij)                        over real target pieces and the target eos
+
+so each source piece gets a distribution over the target pieces (``reverse_targets``);
+``worker.engine.forced`` joins the best links of both directions with grow-diag-final-and.
 
 Target padding is where target_ids is PAD_ID (after the eos), so the graph needs no length input
 and a sentence's rows are the same alone or padded in a batch.
@@ -58,6 +68,7 @@ class AlignerConfig:
     target_context: str = "none"  # r_i: one of TARGET_CONTEXTS; "none" is what old checkpoints hold
     context_hidden: int = DEFAULT_CONTEXT_HIDDEN  # bigru: per direction; attention: the layer's width
     context_heads: int = 4  # attention only
+    reverse: bool = False  # also the source-to-target direction (below); False is what old checkpoints hold
 
     def __post_init__(self) -> None:
         if self.target_context not in TARGET_CONTEXTS:
@@ -128,58 +139,82 @@ class AlignmentHead(nn.Module):
         self.key = nn.Sequential(nn.Linear(annotation_dim, cfg.hidden), nn.Tanh(), nn.Linear(cfg.hidden, cfg.width))
         self.prior = nn.Parameter(torch.tensor(1.0))
         self.null = nn.Parameter(torch.tensor(0.0))
+        if cfg.reverse:  # its own last layers on the shared hidden layers, its own prior weight and null
+            self.reverse_query = nn.Linear(cfg.hidden, cfg.width)
+            self.reverse_key = nn.Linear(cfg.hidden, cfg.width)
+            self.reverse_prior = nn.Parameter(torch.tensor(1.0))
+            self.reverse_null = nn.Parameter(torch.tensor(0.0))
 
     def forward(self, annotations: Tensor, src_mask: Tensor, states: Tensor, target_ids: Tensor,
                 attention: Tensor) -> Tensor:
         """annotations float [B, S, 2H], src_mask bool [B, S], states float [B, T, D] (s_i), target_ids
         int64 [B, T] (y_i, eos included, PAD_ID after it), attention float [B, T, S] (alpha_i) ->
         log-probabilities float [B, T, S], -inf at source padding."""
+        return self.both(annotations, src_mask, states, target_ids, attention)[0]
+
+    def both(self, annotations: Tensor, src_mask: Tensor, states: Tensor, target_ids: Tensor,
+             attention: Tensor) -> tuple[Tensor, Tensor | None]:
+        """``forward``'s log-probabilities, and with ``cfg.reverse`` the reverse direction's: float
+        [B, T, S], each source piece's column a distribution over the target pieces, the target eos
+        standing for "aligned to nothing" (-inf at target padding; source padding columns are not
+        distributions and are ignored). Without ``cfg.reverse``, None."""
         contexts = torch.bmm(attention, annotations)  # c_i [B, T, 2H]
         step = torch.cat([states, self.embed(target_ids)], dim=-1)  # [B, T, D + E]
         features = [step, contexts]
+        target_real = target_ids != PAD_ID
         if self.target_context is not None:
-            features.append(self.target_context(step, target_ids != PAD_ID))  # r_i [B, T, R]
-        query = self.query(torch.cat(features, dim=-1))  # [B, T, K]
-        key = self.key(annotations)  # [B, S, K]
-        scores = torch.bmm(query, key.transpose(1, 2)) * self.cfg.width ** -0.5
-        scores = scores + self.prior * torch.log(attention + PRIOR_FLOOR)
+            features.append(self.target_context(step, target_real))  # r_i [B, T, R]
+        query_hidden = self.query[1](self.query[0](torch.cat(features, dim=-1)))  # [B, T, hidden]
+        key_hidden = self.key[1](self.key[0](annotations))  # [B, S, hidden]
+        prior = torch.log(attention + PRIOR_FLOOR)
+        scores = torch.bmm(self.query[2](query_hidden), self.key[2](key_hidden).transpose(1, 2)) * self.cfg.width ** -0.5
+        scores = scores + self.prior * prior
         lengths = src_mask.sum(1)  # the eos is each source's last real piece
         is_eos = torch.arange(src_mask.shape[1], device=src_mask.device).unsqueeze(0) == (lengths - 1).unsqueeze(1)
         scores = scores + self.null * is_eos.unsqueeze(1).to(scores.dtype)
         scores = scores.masked_fill(~src_mask.unsqueeze(1), float("-inf"))
-        return torch.log_softmax(scores, dim=-1)
+        if not self.cfg.reverse:
+            return torch.log_softmax(scores, dim=-1), None
+        reverse = torch.bmm(self.reverse_query(query_hidden), self.reverse_key(key_hidden).transpose(1, 2))
+        reverse = reverse * self.cfg.width ** -0.5 + self.reverse_prior * prior
+        target_lengths = target_real.sum(1)  # the eos is each target's last real piece
+        is_target_eos = (torch.arange(target_ids.shape[1], device=target_ids.device).unsqueeze(0)
+                         == (target_lengths - 1).unsqueeze(1))
+        reverse = reverse + self.reverse_null * is_target_eos.unsqueeze(2).to(reverse.dtype)
+        reverse = reverse.masked_fill(~target_real.unsqueeze(2), float("-inf"))
+        return torch.log_softmax(scores, dim=-1), torch.log_softmax(reverse, dim=1)
 
 
-def piece_words(pieces: Sequence[str]) -> list[int]:
-    """Word index of each SentencePiece piece: a piece starting with U+2581 opens the next word
-    (as ``worker.alignment.piece_words``)."""
-    words, current = [], -1
-    for piece in pieces:
-        if piece.startswith("\u2581") or current < 0:
-            current += 1
-        words.append(current)
-    return words
-
-
-def piece_targets(src_pieces: Sequence[str], tgt_pieces: Sequence[str], links: set[tuple[int, int]],
-                  n_src_words: int, n_tgt_words: int) -> np.ndarray:
+def piece_targets(src_tokens: Sequence[int], tgt_tokens: Sequence[int], links: set[tuple[int, int]]) -> np.ndarray:
     """Training targets float32 [T + 1, S + 1] of one pair (pieces, then eos on each side).
 
-    Target piece t, in target word w, spreads its mass evenly over the pieces of the source words
-    linked to w (``links``: (source word, target word) pairs, whitespace words from 0). A piece
-    whose word has no link, and the target eos, put theirs on the source eos (no alignment).
-    Word indices past the text's words (normalisation can split differently) are clamped."""
-    src_words = np.minimum(piece_words(src_pieces), max(n_src_words - 1, 0))
-    tgt_words = np.minimum(piece_words(tgt_pieces), max(n_tgt_words - 1, 0))
-    targets = np.zeros((len(tgt_pieces) + 1, len(src_pieces) + 1), dtype=np.float32)
-    by_target: dict[int, set[int]] = {}
-    for i, j in links:
-        by_target.setdefault(j, set()).add(i)
-    for t, word in enumerate(tgt_words):
-        columns = [s for s, source_word in enumerate(src_words) if source_word in by_target.get(int(word), ())]
+    ``src_tokens``, ``tgt_tokens``: the token (word, or ``silver.tokens`` alignment token) each
+    piece belongs to; ``links``: (source token, target token) pairs. Target piece t, in target token
+    w, spreads its mass evenly over the pieces of the source tokens linked to w. A piece whose token
+    has no link, and the target eos, put theirs on the source eos (no alignment)."""
+    return _spread(tgt_tokens, src_tokens, {(j, i) for i, j in links})
+
+
+def reverse_targets(src_tokens: Sequence[int], tgt_tokens: Sequence[int], links: set[tuple[int, int]]) -> np.ndarray:
+    """The reverse direction's training targets float32 [T + 1, S + 1], by column: source piece s,
+    in source token u, spreads its mass evenly over the pieces of the target tokens linked to u; a
+    piece whose token has no link, and the source eos, put theirs on the target eos."""
+    return _spread(src_tokens, tgt_tokens, set(links)).T.copy()
+
+
+def _spread(from_tokens: Sequence[int], to_tokens: Sequence[int], links: set[tuple[int, int]]) -> np.ndarray:
+    """float32 [F + 1, O + 1]: row f (a piece of token u) spread evenly over the pieces of the tokens
+    linked to u (``links``: (from token, to token) pairs), else on the last column (eos); the eos
+    row on the eos column."""
+    targets = np.zeros((len(from_tokens) + 1, len(to_tokens) + 1), dtype=np.float32)
+    linked: dict[int, set[int]] = {}
+    for u, v in links:
+        linked.setdefault(u, set()).add(v)
+    for row, token in enumerate(from_tokens):
+        columns = [c for c, other in enumerate(to_tokens) if other in linked.get(int(token), ())]
         if columns:
-            targets[t, columns] = 1.0 / len(columns)
+            targets[row, columns] = 1.0 / len(columns)
         else:
-            targets[t, -1] = 1.0
+            targets[row, -1] = 1.0
     targets[-1, -1] = 1.0
     return targets

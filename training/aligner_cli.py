@@ -34,6 +34,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "option; default: %(default)s)")
     p.add_argument("--context-hidden", type=int, default=DEFAULT_CONTEXT_HIDDEN,
                    help="its width: per direction for bigru (default: %(default)s)")
+    p.add_argument("--lower-share", type=float, default=defaults.lower_share,
+                   help="share of the pairs shown lower-cased (default: %(default)s)")
+    p.add_argument("--spaced-share", type=float, default=defaults.spaced_share,
+                   help="share of the pairs shown tokenized, punctuation spaced apart (default: %(default)s)")
+    p.add_argument("--no-reverse", dest="reverse", action="store_false",
+                   help="train the target-to-source direction only, without the source-to-target one that "
+                        "nmt align symmetrises it with (heads made before the option)")
     p.set_defaults(handler=run)
 
 
@@ -49,14 +56,19 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     if args.pairs < 10:
         raise UserError(f"--pairs must be at least 10, got {args.pairs}")
+    for option, share in (("--lower-share", args.lower_share), ("--spaced-share", args.spaced_share)):
+        if not 0 <= share <= 1:
+            raise UserError(f"{option} must be between 0 and 1, got {share}")
     try:
-        head_cfg = AlignerConfig(target_context=args.target_context, context_hidden=args.context_hidden)
+        head_cfg = AlignerConfig(target_context=args.target_context, context_hidden=args.context_hidden,
+                                 reverse=args.reverse)
     except ValueError as exc:
         raise UserError(str(exc).replace("context_hidden", "--context-hidden")) from None
     try:
         config = load_config(args.config)
         cfg = AlignerTrainConfig(pairs=args.pairs, valid_pairs=min(500, args.pairs // 10),
-                                 max_seconds=args.max_seconds, max_epochs=args.max_epochs, seed=args.seed)
+                                 max_seconds=args.max_seconds, max_epochs=args.max_epochs, seed=args.seed,
+                                 lower_share=args.lower_share, spaced_share=args.spaced_share)
         data_dir = resolve_data_dir(config, args.data_dir, config_path=args.config)
         report = train_aligner(Path(args.checkpoint), config, data_dir, Path(args.out), cfg, head_cfg)
     except (CheckpointError, ConfigError, CorpusError) as exc:

@@ -23,4 +23,6 @@ class AlignerTrainConfig:
     max_seconds: float = 1200.0
     max_epochs: int = 3
     seed: int = 1234
+    lower_share: float = 0.25  # of the pairs, shown lower-cased (training.aligner_views)
+    spaced_share: float = 0.25  # shown tokenized: punctuation spaced apart
     bf16: bool = True  # autocast the frozen model where the CPU runs bf16 natively

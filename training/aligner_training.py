@@ -1,7 +1,9 @@
 """Train the guided-alignment head (``training.aligner``) of a finished model on silver alignments.
 
-    checkpoint + training corpora -> sample of pairs -> eflomal links (``training.silver``)
-        -> piece targets -> head trained with the translation model frozen -> checkpoint + head
+    checkpoint + training corpora -> sample of pairs -> eflomal links over alignment tokens
+        (``training.silver``, punctuation split off) -> each pair in a drawn view (natural,
+        lower-cased, spaced: ``training.aligner_views``) -> piece targets -> head trained with the
+        translation model frozen -> checkpoint + head
 
 The frozen model runs teacher-forced without gradients (bf16 autocast where the CPU has it);
 only the head learns, so a few minutes on a CPU are enough and translations do not change.
@@ -19,8 +21,9 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from .aligner import AlignerConfig, AlignmentHead, piece_targets
+from .aligner import AlignerConfig, AlignmentHead, piece_targets, reverse_targets
 from .aligner_options import AlignerTrainConfig
+from .aligner_views import NATURAL, View, draw_view, piece_tokens, render
 from .batching import collate, make_batches
 from .checkpoint import save_checkpoint
 from .loading import LoadedModel, load_model
@@ -43,6 +46,7 @@ class Example:
     src: list[int]  # source ids, eos last
     tgt: list[int]  # target ids, no bos/eos
     targets: np.ndarray  # float32 [len(tgt) + 1, len(src)] from ``piece_targets``
+    reverse: np.ndarray  # float32 [len(tgt) + 1, len(src)] from ``reverse_targets``
 
 
 def sample_pairs(config: Config, data_dir: Path, total: int, seed: int) -> list[tuple[str, str]]:
@@ -74,36 +78,44 @@ def sample_pairs(config: Config, data_dir: Path, total: int, seed: int) -> list[
 
 
 def make_examples(loaded: LoadedModel, pairs: Sequence[tuple[str, str]], links: Sequence[set[tuple[int, int]]],
-                  max_len: int) -> list[Example]:
-    """Pieces and piece-level targets of each pair; pairs with an empty side, no link, or more than
-    ``max_len`` pieces on a side are left out."""
+                  max_len: int, views: Sequence[View] | None = None) -> list[Example]:
+    """Pieces and piece-level targets of each pair, shown in its view (``aligner_views``; default:
+    as it is); ``links`` are over the pair's alignment tokens (``silver.tokens``). Pairs with an
+    empty side, no link, or more than ``max_len`` pieces on a side are left out."""
     src_sp, tgt_sp = loaded.vocabs.src.processor, loaded.vocabs.tgt.processor
     examples = []
-    for (source, target), pair_links in zip(pairs, links):
-        src_ids, tgt_ids = src_sp.encode(source, out_type=int), tgt_sp.encode(target, out_type=int)
+    for k, ((source, target), pair_links) in enumerate(zip(pairs, links)):
+        view = views[k] if views is not None else NATURAL
+        src_ids, src_tokens = piece_tokens(src_sp, *render(source, view))
+        tgt_ids, tgt_tokens = piece_tokens(tgt_sp, *render(target, view))
         if not (pair_links and src_ids and tgt_ids) or max(len(src_ids), len(tgt_ids)) > max_len:
             continue
-        targets = piece_targets([src_sp.id_to_piece(i) for i in src_ids], [tgt_sp.id_to_piece(i) for i in tgt_ids],
-                                pair_links, len(source.split()), len(target.split()))
-        examples.append(Example([*src_ids, EOS_ID], tgt_ids, targets))
+        examples.append(Example([*src_ids, EOS_ID], tgt_ids, piece_targets(src_tokens, tgt_tokens, pair_links),
+                                reverse_targets(src_tokens, tgt_tokens, pair_links)))
     return examples
 
 
-def batch_loss(loaded: LoadedModel, head: AlignmentHead, examples: Sequence[Example], bf16: bool) -> tuple[torch.Tensor, int]:
-    """Summed cross-entropy of the head against the examples' targets, and the rows it covers."""
+def batch_loss(loaded: LoadedModel, head: AlignmentHead, examples: Sequence[Example], bf16: bool) -> torch.Tensor:
+    """Cross-entropy of the head against the examples' targets: the mean over target pieces, plus
+    with a reverse direction its mean over source pieces."""
     batch = collate(range(len(examples)), [e.src for e in examples], [e.tgt for e in examples])
     model = loaded.model
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         enc = model.encode(batch.src, batch.src_lengths)
         states, _, attention = model.decode_states(enc, batch.prev_ids)
-    targets = torch.zeros(attention.shape)
+    targets, reverse_targets_ = torch.zeros(attention.shape), torch.zeros(attention.shape)
     for row, example in enumerate(examples):
         rows, columns = example.targets.shape
         targets[row, :rows, :columns] = torch.from_numpy(example.targets)
-    log_probs = head(enc.annotations.float(), enc.mask, states.float(), batch.gold, attention.float())
+        reverse_targets_[row, :rows, :columns] = torch.from_numpy(example.reverse)
+    log_probs, reverse = head.both(enc.annotations.float(), enc.mask, states.float(), batch.gold, attention.float())
     real = batch.gold != PAD_ID
     loss = -torch.where(targets > 0, targets * log_probs, torch.zeros(())).sum(-1)
-    return loss[real].sum(), int(real.sum())
+    total = loss[real].sum() / real.sum()
+    if reverse is not None:
+        reverse_loss = -torch.where(reverse_targets_ > 0, reverse_targets_ * reverse, torch.zeros(())).sum(1)
+        total = total + reverse_loss[enc.mask].sum() / enc.mask.sum()
+    return total
 
 
 def train_head(loaded: LoadedModel, examples: list[Example], valid: list[Example], cfg: AlignerTrainConfig,
@@ -125,13 +137,13 @@ def train_head(loaded: LoadedModel, examples: list[Example], valid: list[Example
         batches = make_batches(src_ids, tgt_ids, cfg.batch_tokens, cfg.max_sentences, cfg.seed + epoch)
         for number, indices in enumerate(batches):
             head.train()
-            loss, rows = batch_loss(loaded, head, [examples[i] for i in indices], bf16)
+            loss = batch_loss(loaded, head, [examples[i] for i in indices], bf16)
             optimizer.zero_grad()
-            (loss / rows).backward()
+            loss.backward()
             optimizer.step()
             steps += 1
             if steps % 200 == 0:
-                say(f"epoch {epoch + 1} batch {number + 1}/{len(batches)}: loss {loss.item() / rows:.3f} "
+                say(f"epoch {epoch + 1} batch {number + 1}/{len(batches)}: loss {loss.item():.3f} "
                     f"({time.monotonic() - started:.0f} s)")
             if time.monotonic() - started > cfg.max_seconds:
                 out_of_time = True
@@ -155,14 +167,15 @@ def train_head(loaded: LoadedModel, examples: list[Example], valid: list[Example
 
 def validation_loss(loaded: LoadedModel, head: AlignmentHead, valid: list[Example], cfg: AlignerTrainConfig,
                     bf16: bool) -> float:
+    """``batch_loss`` over ``valid``, weighted by each batch's sentences."""
     head.eval()
-    total, rows = 0.0, 0
+    total, sentences = 0.0, 0
     with torch.no_grad():
         for indices in make_batches([e.src for e in valid], [e.tgt for e in valid], cfg.batch_tokens,
                                     cfg.max_sentences, cfg.seed):
-            loss, n = batch_loss(loaded, head, [valid[i] for i in indices], bf16)
-            total, rows = total + loss.item(), rows + n
-    return total / max(rows, 1)
+            total += batch_loss(loaded, head, [valid[i] for i in indices], bf16).item() * len(indices)
+            sentences += len(indices)
+    return total / max(sentences, 1)
 
 
 def train_aligner(checkpoint: Path, config: Config, data_dir: Path, out: Path, cfg: AlignerTrainConfig,
@@ -173,10 +186,12 @@ def train_aligner(checkpoint: Path, config: Config, data_dir: Path, out: Path, c
     loaded = load_model(checkpoint)
     pairs = sample_pairs(config, data_dir, cfg.pairs, cfg.seed)
     started = time.monotonic()
-    links = silver_links(pairs)
+    links = silver_links(pairs, split=True)
     silver_seconds = time.monotonic() - started
     say(f"eflomal: {len(pairs)} pairs aligned in {silver_seconds:.0f} s")
-    examples = make_examples(loaded, pairs, links, cfg.max_len)
+    rng = random.Random(f"{cfg.seed}:views")
+    views = [draw_view(rng, cfg.lower_share, cfg.spaced_share) for _ in pairs]
+    examples = make_examples(loaded, pairs, links, cfg.max_len, views)
     valid, train = examples[: cfg.valid_pairs], examples[cfg.valid_pairs:]
     head, report = train_head(loaded, train, valid, cfg, head_cfg, say)
     report["eflomal_seconds"] = round(silver_seconds)

@@ -36,6 +36,9 @@ STEP_OUTPUTS = ("log_probs", "new_state", "attention", "topk_log_probs", "topk_i
 # [batch, tgt_len, src_len]: per target token, a distribution over the source tokens (eos last: no link).
 ALIGNER_INPUTS = ("annotations", "src_mask", "states", "target_ids", "attention")
 ALIGNER_OUTPUTS = ("alignment",)
+# Optional aligner output, of heads with the reverse direction: float [batch, tgt_len, src_len], per
+# source token a distribution over the target tokens (eos last: no link); nmt align symmetrises the two.
+REVERSE_ALIGNMENT = "reverse_alignment"
 # Optional step output, which a lexical shortlist needs (a bundle without it cannot use one):
 # float [rows, R], the deep output before the vocabulary projection.
 READOUT_OUTPUT = "readout"

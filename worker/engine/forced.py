@@ -13,10 +13,12 @@ attention matrix by one of ``METHODS``:
   target pieces of each word), then one link per target word.
 - ``grow``: ``words`` in both directions (argmax per target word and per source word), joined with
   grow-diag-final-and (Koehn et al. 2003) as statistical aligners symmetrise.
-- ``guided`` (the default where the bundle has an alignment head): ``grow`` over the head's
-  matrix instead of the attention (``training.aligner``: a second attention trained on word
-  alignments, read once the target token is known); a target word whose head mass sits mostly on
-  the source eos is left unaligned.
+- ``guided`` (the default where the bundle has an alignment head): the head's links
+  (``training.aligner``: a second attention trained on word alignments, read once the target token
+  is known). Its forward direction gives each target word's best source word, its reverse
+  direction (heads that have one) each source word's best target word; a word whose mass sits
+  mostly on the other side's eos is left unaligned; the two are joined with grow-diag-final-and.
+  Punctuation pieces inside a word are left out of its weights (``_guided_links``).
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ class Forced:
     attention: np.ndarray  # float32 [T+1, S+1]: one row per target token and eos, one column per source token and eos
     token_log_probs: np.ndarray  # float32 [T+1]: each given token's log-probability, eos last
     guided: np.ndarray | None = None  # float32 [T+1, S+1]: the alignment head's rows, if the model has one
+    reverse: np.ndarray | None = None  # float32 [T+1, S+1]: its reverse direction's columns, if it has one
 
     @property
     def log_prob(self) -> float:
@@ -95,9 +98,12 @@ def _force_batch(model: StepModel, sources: Sequence[Sequence[int]], targets: Se
         if aligner:
             tops.append(model.top_state(state))
     # (3) the alignment head, if any, over the whole teacher-forced batch at once.
-    guided = model.align(encoded, np.stack(tops, 1), gold, attention) if aligner else None
-    return [Forced(attention[b, : tgt_lengths[b], : src_lengths[b]].copy(), log_probs[b, : tgt_lengths[b]].copy(),
-                   None if guided is None else guided[b, : tgt_lengths[b], : src_lengths[b]].copy())
+    guided, reverse = model.align(encoded, np.stack(tops, 1), gold, attention) if aligner else (None, None)
+
+    def cut(matrix: np.ndarray | None, b: int) -> np.ndarray | None:
+        return None if matrix is None else matrix[b, : tgt_lengths[b], : src_lengths[b]].copy()
+
+    return [Forced(cut(attention, b), log_probs[b, : tgt_lengths[b]].copy(), cut(guided, b), cut(reverse, b))
             for b in range(batch)]
 
 
@@ -113,39 +119,75 @@ def default_method(model: StepModel) -> str:
 
 def word_links(source_pieces: Sequence[str], target_pieces: Sequence[str], attention: np.ndarray,
                source_text: str, target_text: str, method: str = DEFAULT_METHOD,
-               guided: np.ndarray | None = None) -> tuple[tuple[int, int], ...]:
+               guided: np.ndarray | None = None, reverse: np.ndarray | None = None) -> tuple[tuple[int, int], ...]:
     """Sorted (source word, target word) links of one pair; words are whitespace words from 0.
 
-    attention, guided: float [T+1, S+1] from ``force_decode`` (T target pieces, S source pieces);
-    ``guided`` (the alignment head's) is what the ``guided`` method reads."""
+    attention, guided, reverse: float [T+1, S+1] from ``force_decode`` (T target pieces, S source
+    pieces); ``guided`` (the alignment head's) and ``reverse`` (its reverse direction's, if it has
+    one) are what the ``guided`` method reads."""
     if method not in METHODS:
         raise ValueError(f"unknown alignment method {method!r} (choose from {', '.join(METHODS)})")
-    if method == "guided":
-        if guided is None:
-            raise ValueError("the 'guided' alignment method needs a bundle with an alignment head")
-        attention = guided
     n_src, n_tgt = len(word_spans(source_text)), len(word_spans(target_text))
     if not (source_pieces and target_pieces and n_src and n_tgt):
         return ()
     # Clamp: text normalisation can, rarely, make piece words and text words disagree.
     src_words = np.minimum(piece_words(source_pieces), n_src - 1)
     tgt_words = np.minimum(piece_words(target_pieces), n_tgt - 1)
-    weights = np.asarray(attention, dtype=np.float64)
     n_t, n_s = len(target_pieces), len(source_pieces)
+    if method == "guided":
+        if guided is None:
+            raise ValueError("the 'guided' alignment method needs a bundle with an alignment head")
+        return _guided_links(guided, reverse, source_pieces, target_pieces, src_words, tgt_words, n_src, n_tgt)
+    weights = np.asarray(attention, dtype=np.float64)
     offset = 1 if method == "shift" else 0
     rows = weights[offset: n_t + offset, :n_s]
     if method in ("argmax", "shift"):
         return tuple(sorted({(int(src_words[s]), int(tgt_words[t])) for t, s in enumerate(rows.argmax(axis=1))}))
     matrix = word_matrix(rows, src_words, tgt_words, n_src, n_tgt)  # [target words, source words]
-    linked = matrix.any(axis=1)
-    if method == "guided":  # a target word whose mass sits mostly on the source eos has no link
-        null = np.bincount(tgt_words, weights=weights[:n_t, n_s], minlength=n_tgt)
-        linked &= matrix.max(axis=1) >= null / np.maximum(np.bincount(tgt_words, minlength=n_tgt), 1)
-    forward = {(int(i), j) for j, i in enumerate(matrix.argmax(axis=1)) if linked[j]}
+    forward = {(int(i), j) for j, i in enumerate(matrix.argmax(axis=1)) if matrix[j].any()}
     if method == "words":
         return tuple(sorted(forward))
     backward = {(i, int(j)) for i, j in enumerate(matrix.argmax(axis=0)) if matrix[:, i].any()}
     return tuple(sorted(grow_diag_final_and(forward, backward)))
+
+
+def _guided_links(guided: np.ndarray, reverse: np.ndarray | None, source_pieces: Sequence[str],
+                  target_pieces: Sequence[str], src_words: np.ndarray, tgt_words: np.ndarray, n_src: int,
+                  n_tgt: int) -> tuple[tuple[int, int], ...]:
+    """The head's links: each direction's best word per word, unless the word's mass sits mostly on
+    the other side's eos (no link), joined with grow-diag-final-and. The head links punctuation to
+    punctuation (a full stop to a full stop), so a word's punctuation pieces are left out of its
+    weights unless it is punctuation only: "gekommen." links where "gekommen" does. Without the
+    reverse direction (heads made before it), the backward links are the forward matrix's column
+    maxima."""
+    n_t, n_s = len(target_pieces), len(source_pieces)
+    src_keep, tgt_keep = _content_pieces(source_pieces, src_words), _content_pieces(target_pieces, tgt_words)
+    weights = np.asarray(guided, dtype=np.float64)[:n_t][tgt_keep]
+    matrix = word_matrix(weights[:, :n_s][:, src_keep], src_words[src_keep], tgt_words[tgt_keep], n_src, n_tgt)
+    null = _mean_by_word(weights[:, n_s], tgt_words[tgt_keep], n_tgt)
+    forward = {(int(i), j) for j, i in enumerate(matrix.argmax(axis=1)) if matrix[j].any() and matrix[j].max() >= null[j]}
+    if reverse is None:
+        backward = {(i, int(j)) for i, j in enumerate(matrix.argmax(axis=0)) if matrix[:, i].any()}
+    else:  # columns: per source piece, a distribution over the target pieces (target eos last: no link)
+        columns = np.asarray(reverse, dtype=np.float64)[:, :n_s][:, src_keep].T  # [kept source pieces, T + 1]
+        by_source = word_matrix(columns[:, :n_t][:, tgt_keep], tgt_words[tgt_keep], src_words[src_keep], n_tgt, n_src)
+        reverse_null = _mean_by_word(columns[:, n_t], src_words[src_keep], n_src)
+        backward = {(i, int(j)) for i, j in enumerate(by_source.argmax(axis=1))
+                    if by_source[i].any() and by_source[i].max() >= reverse_null[i]}
+    return tuple(sorted(grow_diag_final_and(forward, backward)))
+
+
+def _content_pieces(pieces: Sequence[str], words: np.ndarray) -> np.ndarray:
+    """bool [pieces]: a piece with a letter or digit, or any piece of a word that has none."""
+    content = np.array([any(c.isalnum() for c in piece) for piece in pieces])
+    word_has_content = np.zeros(int(words.max()) + 1, dtype=bool)
+    np.logical_or.at(word_has_content, words, content)
+    return content | ~word_has_content[words]
+
+
+def _mean_by_word(values: np.ndarray, words: np.ndarray, n_words: int) -> np.ndarray:
+    """float [n_words]: the mean of ``values`` (one per piece) over each word's pieces (0 for none)."""
+    return np.bincount(words, weights=values, minlength=n_words) / np.maximum(np.bincount(words, minlength=n_words), 1)
 
 
 def word_matrix(weights: np.ndarray, src_words: np.ndarray, tgt_words: np.ndarray, n_src: int,
@@ -180,8 +222,8 @@ def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
         [[translator.target_sp.piece_to_id(p) for p in tgt_pieces[k]] for k in todo])
     results: list[dict[str, tuple[tuple[int, int], ...]]] = [{m: () for m in methods} for _ in sources]
     for k, f in zip(todo, forced):
-        results[k] = {m: word_links(src_pieces[k], tgt_pieces[k], f.attention, sources[k], targets[k], m, f.guided)
-                      for m in methods}
+        results[k] = {m: word_links(src_pieces[k], tgt_pieces[k], f.attention, sources[k], targets[k], m, f.guided,
+                                    f.reverse) for m in methods}
     return results
 
 

@@ -262,18 +262,21 @@ class OrtStepModel:
         host = state if isinstance(state, np.ndarray) else state.numpy()
         return np.asarray(host[-1], dtype=np.float32)
 
-    def align(self, encoded: OrtEncoded, states: np.ndarray, target_ids: np.ndarray, attention: np.ndarray) -> np.ndarray:
+    def align(self, encoded: OrtEncoded, states: np.ndarray, target_ids: np.ndarray,
+              attention: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The alignment head over a teacher-forced batch (one decoder row per sentence): states float
         [B, T, D] (``top_state`` of each step), target_ids int64 [B, T], attention float [B, T, S]
-        -> alignment float32 [B, T, S]. Needs a bundle with the ``aligner`` graph."""
+        -> alignment float32 [B, T, S] (rows over the source) and, from a head with the reverse
+        direction, reverse float32 [B, T, S] (columns over the target), else None. Needs a bundle with
+        the ``aligner`` graph."""
         if self.aligner is None:
             raise BundleError("this bundle has no alignment head (export it from a checkpoint made by nmt train-aligner)")
         host = encoded.host or encoded
-        (alignment,) = self.aligner.run(None, {
+        alignment, *reverse = self.aligner.run(None, {
             "annotations": np.asarray(host.annotations, dtype=np.float32), "src_mask": host.mask,
             "states": np.asarray(states, dtype=np.float32), "target_ids": target_ids,
             "attention": np.asarray(attention, dtype=np.float32)})
-        return alignment
+        return alignment, (reverse[0] if reverse else None)
 
     def reorder(self, state: Any, index: np.ndarray) -> Any:
         """Rows ``index`` (int64 [M]) of ``state`` (float [L, N, D]) -> [L, M, D]; with IO binding an
