@@ -339,7 +339,11 @@ def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, t
     out = tmp_path / "aligned.pt"
     done = run_nmt("train-aligner", "--checkpoint", str(tiny_checkpoint), "--config", str(tiny_config_path),
                    "--data-dir", str(toy_corpus), "--out", str(out), "--pairs", "400", "--max-epochs", "40",
-                   "--context-hidden", "32")  # the default target context (bigru), sized for the tiny model
+                   "--context-hidden", "32",  # the default target context (bigru), sized for the tiny model
+                   # One direction: on this barely trained 60-piece model the reverse direction is weak and
+                   # joining it costs AER (measured 0.64 against 0.43). On the shipped model it gains
+                   # (tests/test_forced_alignment.py runs it; docs/models.md, Alignment head).
+                   "--no-reverse")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["pairs"] > 300 and report["steps"] > 0
@@ -354,6 +358,8 @@ def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, t
     assert manifest["graphs"]["aligner"]["file"] == "aligner.onnx" and "aligner.onnx" in manifest["files"]
     assert manifest["aligner"]["graph_max_abs_diff"] < 1e-4
     assert manifest["aligner"]["config"]["target_context"] == "bigru"
+    assert not manifest["aligner"]["config"]["reverse"]
+    assert [o["name"] for o in manifest["graphs"]["aligner"]["outputs"]] == ["alignment"]
 
     from worker.engine.bundle import load_bundle, verify_graphs
 

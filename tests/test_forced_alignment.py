@@ -127,3 +127,18 @@ def test_nmt_align_errors(tmp_path, capsys, content, message):
     code, out, err = run_cli(capsys, "--src", str(src), "--tgt", str(tgt), "--bundle", str(BUNDLE))
     assert code == 2 and out == ""
     assert err.startswith("nmt align: error: ") and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_shipped_head_aligns_both_directions_and_spaced_punctuation(translator):
+    """The shipped head has the reverse direction; tokenized, lower-cased text (the form of word
+    alignment data sets) gets its full stop linked to the full stop and its words to their words,
+    and attached punctuation leaves the same word links as the spaced-apart form."""
+    from worker.engine.forced import align_pairs
+
+    manifest = json.loads((BUNDLE / "manifest.json").read_text())
+    assert [o["name"] for o in manifest["graphs"]["aligner"]["outputs"]] == ["alignment", "reverse_alignment"]
+    spaced = ("the dog sleeps in the garden .", "der hund schläft im garten .")
+    natural = ("The dog sleeps in the garden.", "Der Hund schläft im Garten.")
+    (spaced_links,), (natural_links,) = ([links["guided"]] for links in align_pairs(translator, *map(list, zip(spaced, natural))))
+    assert {(6, 5), (1, 1), (2, 2), (5, 4)} <= set(spaced_links)  # . - .   dog - hund   sleeps - schläft   garden - garten
+    assert {(1, 1), (2, 2), (5, 4)} <= set(natural_links) and all(i < 6 and j < 5 for i, j in natural_links)
