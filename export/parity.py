@@ -13,7 +13,7 @@ from training.aligner import AlignmentHead
 from training.greedy import greedy_decode, pad_batch
 from training.model import Seq2Seq
 from training.vocab import BOS_ID
-from worker.engine.bundle import READOUT_OUTPUT
+from worker.engine.bundle import READOUT_OUTPUT, REVERSE_ALIGNMENT
 from worker.engine.ort_model import OrtStepModel
 from worker.engine.search import SearchOptions, search_in_batches
 
@@ -100,6 +100,7 @@ def aligner_parity(model: Seq2Seq, head: AlignmentHead, session, tolerance: floa
     against the same rows in its padded batch (a head reading the target's other positions must not
     read padding or other sentences). Raises ``ParityError``."""
     names = [i.name for i in session.get_inputs()]
+    outputs = [o.name for o in session.get_outputs()]
     diffs = _Differences()
     for seed, (lengths, target_lengths) in enumerate(zip(PARITY_LENGTHS, PARITY_TARGET_LENGTHS)):
         inputs = aligner_inputs(model, lengths, target_lengths, seed + 1)
@@ -108,20 +109,18 @@ def aligner_parity(model: Seq2Seq, head: AlignmentHead, session, tolerance: floa
         actual = session.run(None, {n: x.numpy() for n, x in zip(names, inputs)})
         if len(actual) != len(expected):
             raise ParityError(f"aligner graph has {len(actual)} outputs, the head {len(expected)}")
-        for output, (want, got) in enumerate(zip(expected, actual)):
-            name = ("aligner.alignment", "aligner.reverse_alignment")[output]
-            if output:  # the reverse direction: real source columns only (padding columns are no distribution)
+        for output, want, got in zip(outputs, expected, actual):
+            if output == REVERSE_ALIGNMENT:  # real source columns only (padding columns are no distribution)
                 for row, s in enumerate(lengths):
-                    diffs.record(name, want[row: row + 1, :, :s], got[row: row + 1, :, :s])
+                    diffs.record(f"aligner.{output}", want[row: row + 1, :, :s], got[row: row + 1, :, :s])
             else:
-                diffs.record(name, want, got)
+                diffs.record(f"aligner.{output}", want, got)
         for row, (s, t) in enumerate(zip(lengths, target_lengths)):
             annotations, mask, states, targets, attention = (x[row: row + 1] for x in inputs)
             alone = (annotations[:, :s], mask[:, :s], states[:, :t], targets[:, :t], attention[:, :t, :s])
             singles = session.run(None, {n: x.numpy() for n, x in zip(names, alone)})
-            for output, (padded, single) in enumerate(zip(actual, singles)):
-                name = ("aligner.alignment_alone", "aligner.reverse_alignment_alone")[output]
-                diffs.record(name, torch.from_numpy(padded[row: row + 1, :t, :s]), single)
+            for output, padded, single in zip(outputs, actual, singles):
+                diffs.record(f"aligner.{output}_alone", torch.from_numpy(padded[row: row + 1, :t, :s]), single)
     return max(diffs.checked(tolerance).values())
 
 

@@ -103,17 +103,17 @@ def batch_loss(loaded: LoadedModel, head: AlignmentHead, examples: Sequence[Exam
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
         enc = model.encode(batch.src, batch.src_lengths)
         states, _, attention = model.decode_states(enc, batch.prev_ids)
-    targets, reverse_targets_ = torch.zeros(attention.shape), torch.zeros(attention.shape)
+    targets, reverse_wanted = torch.zeros(attention.shape), torch.zeros(attention.shape)
     for row, example in enumerate(examples):
         rows, columns = example.targets.shape
         targets[row, :rows, :columns] = torch.from_numpy(example.targets)
-        reverse_targets_[row, :rows, :columns] = torch.from_numpy(example.reverse)
+        reverse_wanted[row, :rows, :columns] = torch.from_numpy(example.reverse)
     log_probs, reverse = head.both(enc.annotations.float(), enc.mask, states.float(), batch.gold, attention.float())
     real = batch.gold != PAD_ID
     loss = -torch.where(targets > 0, targets * log_probs, torch.zeros(())).sum(-1)
     total = loss[real].sum() / real.sum()
     if reverse is not None:
-        reverse_loss = -torch.where(reverse_targets_ > 0, reverse_targets_ * reverse, torch.zeros(())).sum(1)
+        reverse_loss = -torch.where(reverse_wanted > 0, reverse_wanted * reverse, torch.zeros(())).sum(1)
         total = total + reverse_loss[enc.mask].sum() / enc.mask.sum()
     return total
 

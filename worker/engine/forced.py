@@ -144,11 +144,10 @@ def word_links(source_pieces: Sequence[str], target_pieces: Sequence[str], atten
     if method in ("argmax", "shift"):
         return tuple(sorted({(int(src_words[s]), int(tgt_words[t])) for t, s in enumerate(rows.argmax(axis=1))}))
     matrix = word_matrix(rows, src_words, tgt_words, n_src, n_tgt)  # [target words, source words]
-    forward = {(int(i), j) for j, i in enumerate(matrix.argmax(axis=1)) if matrix[j].any()}
+    forward = {(i, j) for j, i in _best_links(matrix)}
     if method == "words":
         return tuple(sorted(forward))
-    backward = {(i, int(j)) for i, j in enumerate(matrix.argmax(axis=0)) if matrix[:, i].any()}
-    return tuple(sorted(grow_diag_final_and(forward, backward)))
+    return tuple(sorted(grow_diag_final_and(forward, _best_links(matrix.T))))
 
 
 def _guided_links(guided: np.ndarray, reverse: np.ndarray | None, source_pieces: Sequence[str],
@@ -165,16 +164,21 @@ def _guided_links(guided: np.ndarray, reverse: np.ndarray | None, source_pieces:
     weights = np.asarray(guided, dtype=np.float64)[:n_t][tgt_keep]
     matrix = word_matrix(weights[:, :n_s][:, src_keep], src_words[src_keep], tgt_words[tgt_keep], n_src, n_tgt)
     null = _mean_by_word(weights[:, n_s], tgt_words[tgt_keep], n_tgt)
-    forward = {(int(i), j) for j, i in enumerate(matrix.argmax(axis=1)) if matrix[j].any() and matrix[j].max() >= null[j]}
+    forward = {(i, j) for j, i in _best_links(matrix, null)}
     if reverse is None:
-        backward = {(i, int(j)) for i, j in enumerate(matrix.argmax(axis=0)) if matrix[:, i].any()}
+        backward = _best_links(matrix.T)
     else:  # columns: per source piece, a distribution over the target pieces (target eos last: no link)
         columns = np.asarray(reverse, dtype=np.float64)[:, :n_s][:, src_keep].T  # [kept source pieces, T + 1]
         by_source = word_matrix(columns[:, :n_t][:, tgt_keep], tgt_words[tgt_keep], src_words[src_keep], n_tgt, n_src)
-        reverse_null = _mean_by_word(columns[:, n_t], src_words[src_keep], n_src)
-        backward = {(i, int(j)) for i, j in enumerate(by_source.argmax(axis=1))
-                    if by_source[i].any() and by_source[i].max() >= reverse_null[i]}
+        backward = _best_links(by_source, _mean_by_word(columns[:, n_t], src_words[src_keep], n_src))
     return tuple(sorted(grow_diag_final_and(forward, backward)))
+
+
+def _best_links(matrix: np.ndarray, null: np.ndarray | float = 0.0) -> set[tuple[int, int]]:
+    """(row, column) of each row's largest weight in ``matrix`` float [rows, columns], for the rows
+    with any weight whose largest is at least ``null`` (one per row, or one for all)."""
+    best, top = matrix.argmax(axis=1), matrix.max(axis=1)
+    return {(int(row), int(best[row])) for row in np.flatnonzero(matrix.any(axis=1) & (top >= null))}
 
 
 def _content_pieces(pieces: Sequence[str], words: np.ndarray) -> np.ndarray:
