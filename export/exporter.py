@@ -215,6 +215,27 @@ def _aligner(loaded: LoadedModel, out_dir: Path, options: ExportOptions) -> dict
             "training": {k: report[k] for k in ("pairs", "steps", "best_valid_loss", "history") if k in report}}
 
 
+def aligner_graph_entry(aligner: dict[str, Any], model_cfg) -> dict[str, Any]:
+    """The manifest's ``graphs`` entry of the aligner graph ``_aligner`` described (``aligner``); it
+    runs in float32 at every precision."""
+    shapes = {
+        "annotations": ["batch", "src_len", model_cfg.annotation_dim], "src_mask": ["batch", "src_len"],
+        "states": ["batch", "tgt_len", model_cfg.dec_hidden], "target_ids": ["batch", "tgt_len"],
+        "attention": ["batch", "tgt_len", "src_len"], "alignment": ["batch", "tgt_len", "src_len"],
+        REVERSE_ALIGNMENT: ["batch", "tgt_len", "src_len"],
+    }
+    dtypes = {"src_mask": "bool", "target_ids": "int64"}
+    return {"file": aligner["file"], **{
+        kind: [{"name": n, "dtype": dtypes.get(n, "float32"), "shape": shapes[n]} for n in names]
+        for kind, names in (("inputs", ALIGNER_INPUTS), ("outputs", aligner["outputs"]))}}
+
+
+def aligner_manifest_entry(aligner: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's ``aligner`` entry: parity and how the head was trained (``_aligner``'s
+    description without what ``graphs`` holds)."""
+    return {k: v for k, v in aligner.items() if k not in ("file", "outputs")}
+
+
 def _ort_model_for(paths: dict[str, Path], shortlist=None) -> OrtStepModel:
     return OrtStepModel(paths["encoder"], paths["decoder_step"], grouped_beams=True, shortlist=shortlist,
                         special=SPECIAL_IDS)
@@ -346,20 +367,12 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
     def io(names):
         return [{"name": n, "dtype": shapes[n][0], "shape": shapes[n][1]} for n in names]
 
-    aligner_shapes = {
-        "annotations": ("float32", ["batch", "src_len", model_cfg.annotation_dim]), "src_mask": ("bool", ["batch", "src_len"]),
-        "states": ("float32", ["batch", "tgt_len", model_cfg.dec_hidden]), "target_ids": ("int64", ["batch", "tgt_len"]),
-        "attention": ("float32", ["batch", "tgt_len", "src_len"]), "alignment": ("float32", ["batch", "tgt_len", "src_len"]),
-        REVERSE_ALIGNMENT: ("float32", ["batch", "tgt_len", "src_len"]),
-    }
     graph_entries = {
         "encoder": {"file": "encoder.onnx", "inputs": io(ENCODER_INPUTS), "outputs": io(ENCODER_OUTPUTS)},
         "decoder_step": {"file": "decoder_step.onnx", "inputs": io(STEP_INPUTS), "outputs": io(STEP_OUTPUTS)},
     }
     if aligner is not None:
-        graph_entries[ALIGNER] = {"file": aligner["file"], **{
-            kind: [{"name": n, "dtype": aligner_shapes[n][0], "shape": aligner_shapes[n][1]} for n in names]
-            for kind, names in (("inputs", ALIGNER_INPUTS), ("outputs", aligner["outputs"]))}}
+        graph_entries[ALIGNER] = aligner_graph_entry(aligner, model_cfg)
     progress = loaded.raw.get("progress", {})
     files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_files.values(), *([shortlist["file"]] if shortlist else []),
                     *([aligner["file"]] if aligner else [])})
@@ -404,7 +417,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         },
         "files": {name: sha256_file(staging / name) for name in files},
         **({SHORTLIST: shortlist} if shortlist else {}),
-        **({ALIGNER: {k: v for k, v in aligner.items() if k not in ("file", "outputs")}} if aligner else {}),
+        **({ALIGNER: aligner_manifest_entry(aligner)} if aligner else {}),
     }
     manifest["signature"] = signature_for(manifest)
     return manifest

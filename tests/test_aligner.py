@@ -4,12 +4,15 @@ export with parity on padded batches, old heads loading, and ``nmt align`` readi
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import torch
 
-from tests.conftest import make_toy_pairs, run_nmt
+from tests.conftest import REPO_ROOT, make_toy_pairs, run_nmt
 from training.aligner import piece_targets
 
 M = "\u2581"
@@ -133,10 +136,11 @@ def test_the_head_learns_the_true_alignment_of_held_out_pairs(toy_head):
     assert trained > 0.6 and trained > before + 0.3 and trained > attention + 0.3, (trained, before, attention)
 
 
-@pytest.fixture(scope="module", params=[("bigru", True), ("attention", False)], ids=["bigru-reverse", "attention"])
+@pytest.fixture(scope="module", params=[("bigru", True, False), ("attention", False, False), ("bigru", True, True)],
+                ids=["bigru-reverse", "attention", "bigru-reverse-source-context"])
 def context_head(request, tiny_checkpoint):
-    """A head with a target context (``request.param``: it, and whether the head has the reverse
-    direction) trained on the toy corpus's true links."""
+    """A head with a target context (``request.param``: it, whether the head has the reverse
+    direction, and whether its keys read a source context) trained on the toy corpus's true links."""
     from training.aligner import AlignerConfig
     from training.aligner_training import AlignerTrainConfig, make_examples, train_head
     from training.loading import load_model
@@ -146,8 +150,8 @@ def context_head(request, tiny_checkpoint):
     examples = make_examples(loaded, pairs, [toy_links(s, t) for s, t in pairs], max_len=80)
     # Epochs, not seconds, end it (max_seconds out of reach), so the result does not depend on the load.
     cfg = AlignerTrainConfig(batch_tokens=400, max_sentences=32, lr=3e-3, max_epochs=5, max_seconds=1e9, bf16=False)
-    context, reverse = request.param
-    head_cfg = AlignerConfig(target_context=context, context_hidden=32, reverse=reverse)
+    context, reverse, source_context = request.param
+    head_cfg = AlignerConfig(target_context=context, context_hidden=32, reverse=reverse, source_context=source_context)
     head, report = train_head(loaded, examples[100:], examples[:100], cfg, head_cfg)
     return loaded, head, report
 
@@ -201,6 +205,45 @@ def test_reverse_targets_spread_over_linked_target_pieces_and_send_the_rest_to_e
     np.testing.assert_allclose(targets[:, 2], targets[:, 1])
     np.testing.assert_allclose(targets[:, 3], [0, 0, 0, 1, 0, 0])  # run -> laufen
     np.testing.assert_allclose(targets[:, 4], [0, 0, 0, 0, 0, 1])  # source eos -> target eos
+
+
+def test_eflomal_directions_give_one_link_per_word_and_join_to_the_silver_links():
+    """Real eflomal on the toy corpus: forward gives each target token at most one source token,
+    backward each source token at most one target token, and grow-diag-final-and of the two is
+    what ``silver_links`` returns."""
+    from nmt.links import grow_diag_final_and
+    from training.silver import silver_directions, silver_links
+
+    pairs = make_toy_pairs(300, seed=5)
+    directions = silver_directions(pairs[:50], pairs[50:], split=True)
+    joined = silver_links(pairs[:50], pairs[50:], split=True)
+    assert len(directions) == len(joined) == 50
+    agree = 0
+    for (forward, backward), links, (source, target) in zip(directions, joined, pairs):
+        assert forward and backward
+        assert len({j for _, j in forward}) == len(forward) and len({i for i, _ in backward}) == len(backward)
+        agree += links == grow_diag_final_and(forward, backward)
+        assert links >= forward & backward
+    assert agree >= 45  # eflomal samples: two of its runs may differ on a pair or two
+
+
+def test_the_reverse_direction_learns_its_own_links_when_given(tiny_checkpoint):
+    from training.aligner_training import make_examples
+    from training.loading import load_model
+
+    loaded = load_model(tiny_checkpoint)
+    pairs = make_toy_pairs(5, seed=8)
+    forward = [toy_links(s, t) for s, t in pairs]
+    backward = [{(0, 0)} for _ in pairs]  # each source's first token to the target's first, no other link
+    both = make_examples(loaded, pairs, forward, max_len=80)
+    split = make_examples(loaded, pairs, forward, max_len=80, reverse_links=backward)
+    assert len(both) == len(split) == len(pairs)
+    for a, b in zip(both, split):
+        np.testing.assert_array_equal(a.targets, b.targets)  # the forward direction: the same links
+        np.testing.assert_allclose(b.reverse.sum(0), 1.0)
+        assert b.reverse[0, 0] > 0 and b.reverse[-1, 0] == 0  # first source piece -> first target token
+        assert (b.reverse[-1, -2:] == 1).all()  # the last source piece and the eos -> no link
+        assert not np.array_equal(a.reverse, b.reverse)
 
 
 def run_head(loaded, head, examples, reverse: bool = False):
@@ -333,7 +376,7 @@ def test_train_aligner_refuses_an_unknown_target_context(tmp_path, tiny_checkpoi
     assert not (tmp_path / "x.pt").exists()
 
 
-def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, tiny_config_path):
+def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, tiny_config_path, tiny_bundle):
     """``nmt train-aligner`` (real eflomal on the toy train split) -> checkpoint -> ``nmt export`` ->
     a bundle with a third, signed graph checked against torch -> ``nmt align`` uses it by default."""
     out = tmp_path / "aligned.pt"
@@ -378,6 +421,37 @@ def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, t
     guided, grow = ([{tuple(map(int, p.split("-"))) for p in line.split()} for line in lines[m]] for m in ("guided", "grow"))
     # Measured: AER 0.34 from the head against 0.77 from this barely trained model's attention.
     assert aer(guided, truth) < 0.5 and aer(guided, truth) < aer(grow, truth) - 0.25
+
+    # The same head grafted into a bundle of the same model exported without one: its translation
+    # graphs stay byte for byte, it is re-signed, and it aligns as the bundle exported with the head.
+    grafted = tmp_path / "grafted"
+    shutil.copytree(tiny_bundle, grafted)
+    before = json.loads((grafted / "manifest.json").read_text())
+    done = subprocess.run([sys.executable, "-m", "export.graft_aligner", "--checkpoint", str(out), str(grafted)],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    after = json.loads((grafted / "manifest.json").read_text())
+    assert after["signature"] != before["signature"] and after["signature"] in done.stdout
+    assert {k: after["files"][k] for k in before["files"]} == before["files"]
+    assert after["graphs"]["aligner"] == manifest["graphs"]["aligner"]
+    assert after["aligner"]["graph_max_abs_diff"] < 1e-4
+    verify_graphs(load_bundle(grafted))
+    args = ["align", "--bundle", str(grafted), "--src", str(tmp_path / "src.txt"), "--tgt", str(tmp_path / "tgt.txt")]
+    done = run_nmt(*args)
+    assert done.returncode == 0 and done.stdout.splitlines() == lines["guided"], done.stderr
+
+
+def test_graft_aligner_refuses_another_model_or_a_checkpoint_without_a_head(tmp_path, tiny_bundle, tiny_checkpoint,
+                                                                            tiny_hybrid_checkpoint):
+    bundle = tmp_path / "bundle"
+    shutil.copytree(tiny_bundle, bundle)
+    before = (bundle / "manifest.json").read_text()
+    for checkpoint, message in ((tiny_hybrid_checkpoint, "model config is not the bundle's"),
+                                (tiny_checkpoint, "has no alignment head")):
+        done = subprocess.run([sys.executable, "-m", "export.graft_aligner", "--checkpoint", str(checkpoint),
+                               str(bundle)], capture_output=True, text=True, cwd=REPO_ROOT)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+        assert (bundle / "manifest.json").read_text() == before and not (bundle / "aligner.onnx").exists()
 
 
 def test_guided_needs_a_bundle_with_a_head(tmp_path, tiny_bundle):

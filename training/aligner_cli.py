@@ -13,7 +13,8 @@ from pathlib import Path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from .aligner_options import DEFAULT_CONTEXT_HIDDEN, DEFAULT_TARGET_CONTEXT, TARGET_CONTEXTS, AlignerTrainConfig
+    from .aligner_options import (DEFAULT_CONTEXT_HIDDEN, DEFAULT_TARGET_CONTEXT, SILVER_KINDS, TARGET_CONTEXTS,
+                                  AlignerTrainConfig)
 
     defaults = AlignerTrainConfig()
     p = subparsers.add_parser("train-aligner", help="train a guided-alignment head for a trained model",
@@ -38,6 +39,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="share of the pairs shown lower-cased (default: %(default)s)")
     p.add_argument("--spaced-share", type=float, default=defaults.spaced_share,
                    help="share of the pairs shown tokenized, punctuation spaced apart (default: %(default)s)")
+    p.add_argument("--silver", choices=SILVER_KINDS, default=defaults.silver,
+                   help="what each direction learns from eflomal: its links joined with grow-diag-final-and, "
+                        "or eflomal's own links of that direction (default: %(default)s)")
+    p.add_argument("--source-context", action="store_true",
+                   help="the keys also read a bidirectional GRU over the source annotations, "
+                        "--context-hidden wide per direction")
     p.add_argument("--no-reverse", dest="reverse", action="store_false",
                    help="train the target-to-source direction only, without the source-to-target one that "
                         "nmt align symmetrises it with (heads made before the option)")
@@ -61,14 +68,15 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{option} must be between 0 and 1, got {share}")
     try:
         head_cfg = AlignerConfig(target_context=args.target_context, context_hidden=args.context_hidden,
-                                 reverse=args.reverse)
+                                 reverse=args.reverse, source_context=args.source_context)
     except ValueError as exc:
         raise UserError(str(exc).replace("context_hidden", "--context-hidden")) from None
     try:
         config = load_config(args.config)
         cfg = AlignerTrainConfig(pairs=args.pairs, valid_pairs=min(500, args.pairs // 10),
                                  max_seconds=args.max_seconds, max_epochs=args.max_epochs, seed=args.seed,
-                                 lower_share=args.lower_share, spaced_share=args.spaced_share)
+                                 lower_share=args.lower_share, spaced_share=args.spaced_share,
+                                 silver=args.silver)
         data_dir = resolve_data_dir(config, args.data_dir, config_path=args.config)
         report = train_aligner(Path(args.checkpoint), config, data_dir, Path(args.out), cfg, head_cfg)
     except (CheckpointError, ConfigError, CorpusError) as exc:

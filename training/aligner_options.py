@@ -10,6 +10,9 @@ TARGET_CONTEXTS = ("none", "bigru", "attention")
 # What ``nmt train-aligner`` trains unless told otherwise; a head checkpoint without the key is "none".
 DEFAULT_TARGET_CONTEXT = "bigru"
 DEFAULT_CONTEXT_HIDDEN = 128  # per direction (bigru), or the self-attention width
+# What each direction of the head learns from eflomal: the links joined with grow-diag-final-and
+# (both directions the same links), or eflomal's own links of that direction.
+SILVER_KINDS = ("joined", "directional")
 
 
 @dataclass(frozen=True)
@@ -25,4 +28,9 @@ class AlignerTrainConfig:
     seed: int = 1234
     lower_share: float = 0.25  # of the pairs, shown lower-cased (training.aligner_views)
     spaced_share: float = 0.25  # shown tokenized: punctuation spaced apart
+    silver: str = "joined"  # one of SILVER_KINDS
     bf16: bool = True  # autocast the frozen model where the CPU runs bf16 natively
+
+    def __post_init__(self) -> None:
+        if self.silver not in SILVER_KINDS:
+            raise ValueError(f"silver must be one of {', '.join(SILVER_KINDS)}, got {self.silver!r}")

@@ -31,7 +31,7 @@ from .config import Config
 from .corpora import iter_corpus
 from .corpus import find_corpus_file, iter_parallel
 from .stream import Reservoir
-from .silver import silver_links
+from .silver import silver_directions, silver_links
 from .trainer import bf16_is_native
 from .vocab import EOS_ID, PAD_ID
 
@@ -78,20 +78,23 @@ def sample_pairs(config: Config, data_dir: Path, total: int, seed: int) -> list[
 
 
 def make_examples(loaded: LoadedModel, pairs: Sequence[tuple[str, str]], links: Sequence[set[tuple[int, int]]],
-                  max_len: int, views: Sequence[View] | None = None) -> list[Example]:
+                  max_len: int, views: Sequence[View] | None = None,
+                  reverse_links: Sequence[set[tuple[int, int]]] | None = None) -> list[Example]:
     """Pieces and piece-level targets of each pair, shown in its view (``aligner_views``; default:
-    as it is); ``links`` are over the pair's alignment tokens (``silver.tokens``). Pairs with an
-    empty side, no link, or more than ``max_len`` pieces on a side are left out."""
+    as it is); ``links`` are over the pair's alignment tokens (``silver.tokens``), and the reverse
+    direction learns ``reverse_links`` (default: the same links). Pairs with an empty side, no link,
+    or more than ``max_len`` pieces on a side are left out."""
     src_sp, tgt_sp = loaded.vocabs.src.processor, loaded.vocabs.tgt.processor
     examples = []
-    for k, ((source, target), pair_links) in enumerate(zip(pairs, links)):
+    reverse_links = links if reverse_links is None else reverse_links
+    for k, ((source, target), pair_links, pair_reverse) in enumerate(zip(pairs, links, reverse_links)):
         view = views[k] if views is not None else NATURAL
         src_ids, src_tokens = piece_tokens(src_sp, *render(source, view))
         tgt_ids, tgt_tokens = piece_tokens(tgt_sp, *render(target, view))
         if not (pair_links and src_ids and tgt_ids) or max(len(src_ids), len(tgt_ids)) > max_len:
             continue
         examples.append(Example([*src_ids, EOS_ID], tgt_ids, piece_targets(src_tokens, tgt_tokens, pair_links),
-                                reverse_targets(src_tokens, tgt_tokens, pair_links)))
+                                reverse_targets(src_tokens, tgt_tokens, pair_reverse)))
     return examples
 
 
@@ -186,12 +189,15 @@ def train_aligner(checkpoint: Path, config: Config, data_dir: Path, out: Path, c
     loaded = load_model(checkpoint)
     pairs = sample_pairs(config, data_dir, cfg.pairs, cfg.seed)
     started = time.monotonic()
-    links = silver_links(pairs, split=True)
+    if cfg.silver == "directional":  # each direction learns eflomal's own links of that direction
+        links, reverse_links = map(list, zip(*silver_directions(pairs, split=True))) if pairs else ([], [])
+    else:  # both learn the joined links
+        links = reverse_links = silver_links(pairs, split=True)
     silver_seconds = time.monotonic() - started
     say(f"eflomal: {len(pairs)} pairs aligned in {silver_seconds:.0f} s")
     rng = random.Random(f"{cfg.seed}:views")
     views = [draw_view(rng, cfg.lower_share, cfg.spaced_share) for _ in pairs]
-    examples = make_examples(loaded, pairs, links, cfg.max_len, views)
+    examples = make_examples(loaded, pairs, links, cfg.max_len, views, reverse_links)
     valid, train = examples[: cfg.valid_pairs], examples[cfg.valid_pairs:]
     head, report = train_head(loaded, train, valid, cfg, head_cfg, say)
     report["eflomal_seconds"] = round(silver_seconds)

@@ -63,6 +63,14 @@ def silver_links(pairs: Sequence[tuple[str, str]], extra: Sequence[tuple[str, st
     """eflomal links of ``pairs`` (its statistics also learnt from ``extra``), grow-diag-final-and;
     an empty set for a pair with an empty side. Indices are whitespace words, or with ``split`` the
     alignment tokens of ``tokens``."""
+    return [grow_diag_final_and(forward, backward) for forward, backward in silver_directions(pairs, extra, split)]
+
+
+def silver_directions(pairs: Sequence[tuple[str, str]], extra: Sequence[tuple[str, str]] = (),
+                      split: bool = False) -> list[tuple[Links, Links]]:
+    """eflomal's two directions of each pair before they are joined: (forward, backward) links,
+    (source, target) index pairs both. Forward gives each target token at most one source token,
+    backward each source token at most one target token. Empty sets for a pair with an empty side."""
     import eflomal
 
     view = token_words if split else eflomal_words
@@ -74,6 +82,5 @@ def silver_links(pairs: Sequence[tuple[str, str]], extra: Sequence[tuple[str, st
                                 links_filename_fwd=fwd, links_filename_rev=rev, quiet=True)
         forward = Path(fwd).read_text().splitlines()[: len(pairs)]
         backward = Path(rev).read_text().splitlines()[: len(pairs)]
-    return [grow_diag_final_and(set(parse_pharaoh(f)), set(parse_pharaoh(b))) if s.split() and t.split() else set()
+    return [(set(parse_pharaoh(f)), set(parse_pharaoh(b))) if s.split() and t.split() else (set(), set())
             for (s, t), f, b in zip(pairs, forward, backward)]
-
