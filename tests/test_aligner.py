@@ -136,11 +136,10 @@ def test_the_head_learns_the_true_alignment_of_held_out_pairs(toy_head):
     assert trained > 0.6 and trained > before + 0.3 and trained > attention + 0.3, (trained, before, attention)
 
 
-@pytest.fixture(scope="module", params=[("bigru", True, False), ("attention", False, False), ("bigru", True, True)],
-                ids=["bigru-reverse", "attention", "bigru-reverse-source-context"])
+@pytest.fixture(scope="module", params=[("bigru", True), ("attention", False)], ids=["bigru-reverse", "attention"])
 def context_head(request, tiny_checkpoint):
-    """A head with a target context (``request.param``: it, whether the head has the reverse
-    direction, and whether its keys read a source context) trained on the toy corpus's true links."""
+    """A head with a target context (``request.param``: it, and whether the head has the reverse
+    direction) trained on the toy corpus's true links."""
     from training.aligner import AlignerConfig
     from training.aligner_training import AlignerTrainConfig, make_examples, train_head
     from training.loading import load_model
@@ -150,8 +149,8 @@ def context_head(request, tiny_checkpoint):
     examples = make_examples(loaded, pairs, [toy_links(s, t) for s, t in pairs], max_len=80)
     # Epochs, not seconds, end it (max_seconds out of reach), so the result does not depend on the load.
     cfg = AlignerTrainConfig(batch_tokens=400, max_sentences=32, lr=3e-3, max_epochs=5, max_seconds=1e9, bf16=False)
-    context, reverse, source_context = request.param
-    head_cfg = AlignerConfig(target_context=context, context_hidden=32, reverse=reverse, source_context=source_context)
+    context, reverse = request.param
+    head_cfg = AlignerConfig(target_context=context, context_hidden=32, reverse=reverse)
     head, report = train_head(loaded, examples[100:], examples[:100], cfg, head_cfg)
     return loaded, head, report
 

@@ -9,10 +9,7 @@ every source piece against what is known once y_i is there, with the translation
     query  q_i = MLP_q([s_i ; E y_i ; c_i ; r_i])    s_i the top decoder state after step i,
                                                     E y_i the target embedding, c_i the context,
                                                     r_i the target context (below)
-    key    k_j = MLP_k(h_j)                          h_j the encoder annotation (with
-                                                    ``AlignerConfig.source_context``,
-                                                    MLP_k([h_j ; g_j]), g_j a bidirectional
-                                                    GRU over h_1 .. h_S, padding never read)
+    key    k_j = MLP_k(h_j)                          h_j the encoder annotation
     score  a_ij = q_i . k_j / sqrt(K) + w log(alpha_ij + 1e-6) + b_j
     p_i    = softmax_j(a_ij)                         over real source pieces and the source eos
 
@@ -72,7 +69,6 @@ class AlignerConfig:
     context_hidden: int = DEFAULT_CONTEXT_HIDDEN  # bigru: per direction; attention: the layer's width
     context_heads: int = 4  # attention only
     reverse: bool = False  # also the source-to-target direction (below); False is what old checkpoints hold
-    source_context: bool = False  # keys also read a bidirectional GRU over the annotations (below)
 
     def __post_init__(self) -> None:
         if self.target_context not in TARGET_CONTEXTS:
@@ -140,9 +136,7 @@ class AlignmentHead(nn.Module):
         self.target_context = build_target_context(cfg, step_features)
         query_in = step_features + annotation_dim + (self.target_context.width if self.target_context else 0)
         self.query = nn.Sequential(nn.Linear(query_in, cfg.hidden), nn.Tanh(), nn.Linear(cfg.hidden, cfg.width))
-        self.source_context = BiGRUContext(annotation_dim, cfg.context_hidden) if cfg.source_context else None
-        key_in = annotation_dim + (self.source_context.width if self.source_context else 0)
-        self.key = nn.Sequential(nn.Linear(key_in, cfg.hidden), nn.Tanh(), nn.Linear(cfg.hidden, cfg.width))
+        self.key = nn.Sequential(nn.Linear(annotation_dim, cfg.hidden), nn.Tanh(), nn.Linear(cfg.hidden, cfg.width))
         self.prior = nn.Parameter(torch.tensor(1.0))
         self.null = nn.Parameter(torch.tensor(0.0))
         if cfg.reverse:  # its own last layers on the shared hidden layers, its own prior weight and null
@@ -171,10 +165,7 @@ class AlignmentHead(nn.Module):
         if self.target_context is not None:
             features.append(self.target_context(step, target_real))  # r_i [B, T, R]
         query_hidden = self.query[1](self.query[0](torch.cat(features, dim=-1)))  # [B, T, hidden]
-        keys_in = annotations
-        if self.source_context is not None:  # [h_j ; g_j], g_j [B, S, 2C]
-            keys_in = torch.cat([annotations, self.source_context(annotations, src_mask)], dim=-1)
-        key_hidden = self.key[1](self.key[0](keys_in))  # [B, S, hidden]
+        key_hidden = self.key[1](self.key[0](annotations))  # [B, S, hidden]
         prior = torch.log(attention + PRIOR_FLOOR)
         scores = torch.bmm(self.query[2](query_hidden), self.key[2](key_hidden).transpose(1, 2)) * self.cfg.width ** -0.5
         scores = scores + self.prior * prior

@@ -42,9 +42,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--silver", choices=SILVER_KINDS, default=defaults.silver,
                    help="what each direction learns from eflomal: its links joined with grow-diag-final-and, "
                         "or eflomal's own links of that direction (default: %(default)s)")
-    p.add_argument("--source-context", action="store_true",
-                   help="the keys also read a bidirectional GRU over the source annotations, "
-                        "--context-hidden wide per direction")
     p.add_argument("--no-reverse", dest="reverse", action="store_false",
                    help="train the target-to-source direction only, without the source-to-target one that "
                         "nmt align symmetrises it with (heads made before the option)")
@@ -68,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{option} must be between 0 and 1, got {share}")
     try:
         head_cfg = AlignerConfig(target_context=args.target_context, context_hidden=args.context_hidden,
-                                 reverse=args.reverse, source_context=args.source_context)
+                                 reverse=args.reverse)
     except ValueError as exc:
         raise UserError(str(exc).replace("context_hidden", "--context-hidden")) from None
     try:
