@@ -7,7 +7,6 @@ import pytest
 
 from client.client import TranslationClient
 from worker.engine.bundle import load_bundle
-from worker.engine.search import SearchOptions
 
 from .conftest import make_toy_pairs
 from .queue_harness import CeleryWorker, RedisServer
@@ -42,6 +41,6 @@ def test_a_worker_translates_with_a_transformer_encoder_bundle(tmp_path, redis_s
     assert hybrid.provenance["signature"] == load_bundle(tiny_hybrid_bundle).signature
     assert [s.source for s in hybrid.segments] == sentences
     local = Translator(tiny_hybrid_bundle, EngineSettings(provider="cpu", intra_op_threads=1))
-    expected = local.translate_sentences(sentences, SearchOptions(beam=3))
+    expected = local.translate_sentences(sentences, local.search_options(beam=3))  # the bundle defaults, as a job
     assert [s.translation for s in hybrid.segments] == [r.translation for r in expected]
     assert [s.translation for s in hybrid.segments] != [s.translation for s in gru.segments]
