@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 from training.loading import LoadedModel, load_model
-from worker.engine.bundle import (ALIGNER, BundleError, load_bundle, replace_manifest, sha256_file, signature_for,
-                                  verify_graphs)
+from worker.engine.bundle import (ALIGNER, MANIFEST, BundleError, load_bundle, replace_manifest, sha256_file,
+                                  signature_for, verify_graphs)
 
-from .exporter import ExportOptions, _aligner, aligner_graph_entry, aligner_manifest_entry
+from .exporter import ExportOptions, _aligner, _write_vocabs, aligner_graph_entry, aligner_manifest_entry
 
 
 def check_same_model(loaded: LoadedModel, manifest: dict, bundle_dir: Path) -> None:
@@ -37,8 +38,7 @@ def check_same_model(loaded: LoadedModel, manifest: dict, bundle_dir: Path) -> N
         raise BundleError(f"{bundle_dir}: the bundle was exported at training step "
                           f"{(manifest.get('training') or {}).get('steps')}, the checkpoint is at step {step}")
     with tempfile.TemporaryDirectory() as tmp:
-        loaded.vocabs.src.save(Path(tmp) / "spm.model")
-        ours = sha256_file(Path(tmp) / "spm.model")
+        ours = sha256_file(Path(tmp) / _write_vocabs(loaded, Path(tmp))["source"])
     if ours != manifest["files"][manifest["vocab"]["source"]["file"]]:
         raise BundleError(f"{bundle_dir}: the checkpoint's vocabulary is not the bundle's")
 
@@ -55,7 +55,7 @@ def graft(checkpoint: Path, bundle_dir: Path, tolerance: float = ExportOptions()
         if aligner is None:
             raise BundleError(f"{checkpoint}: this checkpoint has no alignment head (nmt train-aligner adds one)")
         old = bundle.manifest["graphs"].get(ALIGNER, {}).get("file")
-        os.chmod(Path(staging) / aligner["file"], 0o644 & ~_umask())
+        shutil.copymode(bundle_dir / MANIFEST, Path(staging) / aligner["file"])  # as the bundle's files are
         os.replace(Path(staging) / aligner["file"], bundle_dir / aligner["file"])
     manifest = dict(bundle.manifest)
     manifest["graphs"] = dict(manifest["graphs"]) | {ALIGNER: aligner_graph_entry(aligner, loaded.spec.config)}
@@ -67,12 +67,6 @@ def graft(checkpoint: Path, bundle_dir: Path, tolerance: float = ExportOptions()
     grafted = load_bundle(bundle_dir)
     verify_graphs(grafted)
     return grafted.signature
-
-
-def _umask() -> int:
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return umask
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,9 +26,9 @@ class AlignerTrainConfig:
     max_seconds: float = 1200.0
     max_epochs: int = 3
     seed: int = 1234
-    lower_share: float = 0.25  # of the pairs, shown lower-cased (training.aligner_views)
-    spaced_share: float = 0.25  # shown tokenized: punctuation spaced apart
-    silver: str = "joined"  # one of SILVER_KINDS
+    lower_share: float = 0.5  # of the pairs, shown lower-cased (training.aligner_views)
+    spaced_share: float = 0.5  # shown tokenized: punctuation spaced apart (drawn apart from lower_share)
+    silver: str = "directional"  # one of SILVER_KINDS
     bf16: bool = True  # autocast the frozen model where the CPU runs bf16 natively
 
     def __post_init__(self) -> None:

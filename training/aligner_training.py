@@ -190,7 +190,8 @@ def train_aligner(checkpoint: Path, config: Config, data_dir: Path, out: Path, c
     pairs = sample_pairs(config, data_dir, cfg.pairs, cfg.seed)
     started = time.monotonic()
     if cfg.silver == "directional":  # each direction learns eflomal's own links of that direction
-        links, reverse_links = map(list, zip(*silver_directions(pairs, split=True))) if pairs else ([], [])
+        directions = silver_directions(pairs, split=True)
+        links, reverse_links = [forward for forward, _ in directions], [backward for _, backward in directions]
     else:  # both learn the joined links
         links = reverse_links = silver_links(pairs, split=True)
     silver_seconds = time.monotonic() - started
