@@ -7,7 +7,8 @@ the evaluated pairs plus a chunk of the training corpora for statistics, symmetr
 grow-diag-final-and. eflomal sees lower-cased words with their leading and trailing punctuation
 stripped (a word of punctuation only is kept as it is), so word indices are the whitespace words
 ``nmt align`` prints. eflomal's own links are scored against both gold sets too (it learns from the
-Bicici sentences as from the others: unsupervised, as it is used). AER = 1 - (|A & S| + |A & P|) /
+Bicici sentences as from the others: unsupervised, as it is used), as they are and with the rule
+``guided`` applies (``eflomal+punct``: a word of punctuation only links only to another). AER = 1 - (|A & S| + |A & P|) /
 (|A| + |S|) (Och and Ney 2003), S the sure and P the possible links (P includes S); the silver and
 the hand-made gold have sure links only (P = S).
 
@@ -65,6 +66,15 @@ def aer(predicted: list[Links], sure: list[Links], possible: list[Links] | None 
     return {"aer": 100.0 * (1 - (sure_hits + possible_hits) / max(n_a + n_s, 1)),
             "precision": 100.0 * possible_hits / max(n_a, 1), "recall": 100.0 * sure_hits / max(n_s, 1),
             "links": n_a, "reference_links": n_s}
+
+
+def punctuation_to_punctuation(links: Links, source: str, target: str) -> Links:
+    """``links`` without those joining a word of punctuation only to a word with a letter or digit."""
+    def punctuation(text: str) -> list[bool]:
+        return [not any(c.isalnum() for c in word) for word in text.split()]
+
+    src, tgt = punctuation(source), punctuation(target)
+    return {(i, j) for i, j in links if i < len(src) and j < len(tgt) and src[i] == tgt[j]}
 
 
 def read_gold(path: Path) -> tuple[list[tuple[str, str]], list[Links]]:
@@ -153,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
                 for method in methods}
         if eflomal_links is not None:  # how far the silver itself is from a gold set
             rows["eflomal"] = aer(eflomal_links, sure, possible)
+            # with the rule `guided` applies: a word of punctuation only links only to another
+            rows["eflomal+punct"] = aer([punctuation_to_punctuation(links, s, t) for links, (s, t)
+                                         in zip(eflomal_links, pairs)], sure, possible)
         for method, row in rows.items():
             results["sets"][f"{name}:{method}"] = row
             print(f"{name:16} {kind:8} {method:12} {row['aer']:6.1f} {row['precision']:6.1f} {row['recall']:6.1f} "

@@ -3,15 +3,17 @@ near-duplicate-free splits ``nmt build-data`` writes (Tatoeba dev/test, software
 docs/models.md, Data). One home for their paths.
 
 ``SHARED``: ``../shared/data`` beside the work tree. ``BUILT``: ``$NMT_BUILT_DATA``, else
-``../data/general-v2`` (build-data's default output)."""
+build-data's default output (``training.build_data.DEFAULT_OUT``)."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from training.build_data import DEFAULT_OUT
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared" / "data"
-BUILT = Path(os.environ.get("NMT_BUILT_DATA") or REPO_ROOT.parent / "data" / "general-v2")
+BUILT = Path(os.environ.get("NMT_BUILT_DATA") or DEFAULT_OUT)
 
 # name -> (source, reference): relative to the shared data, or to BUILT when they start with "@"
 SETS = {

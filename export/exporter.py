@@ -27,6 +27,7 @@ from training.data import read_split
 from worker.engine.bundle import (
     ALIGNER,
     ALIGNER_INPUTS,
+    CASING,
     ENCODER_INPUTS,
     ENCODER_OUTPUTS,
     FORMAT,
@@ -50,6 +51,7 @@ from worker.engine.ort_model import OrtStepModel
 from worker.engine.settings import EngineSettings, local_cpu_settings
 from worker.engine.translator import Translator
 from worker.engine.search import SearchOptions, search_in_batches
+from worker.text.truecase import CaseTable, FormCounts
 
 from . import graphs
 from .parity import ParityError, aligner_parity, graph_parity, search_parity
@@ -170,6 +172,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     if options.shortlist is not None:
         shortlist = _shortlist(loaded, staging, options, {n: final_dir / p.name for n, p in paths.items()},
                                valid_ids, valid.tgt, search, scores["valid_bleu"])
+    casing = casing_table(loaded, staging, options)
     scores["valid_set"] = valid_name
     scores["decoding"] = {"beam": options.beam, "max_len_a": cfg.train.max_len_a, "max_len_b": cfg.train.max_len_b,
                           "length_penalty": options.length_penalty, "bleu": "sacreBLEU default (cased, 13a)"}
@@ -183,7 +186,7 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
         shutil.rmtree(work_dir, ignore_errors=True)
     vocab_files = _write_vocabs(loaded, staging)
     manifest = _manifest(loaded, staging, vocab_files, options, out, scores, diffs, parity, change, folded, shortlist,
-                         aligner)
+                         aligner, casing)
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     verify_graphs(load_bundle(staging))
     # (5) test scores as nmt eval measures them: the finished bundle, text handling and all.
@@ -252,6 +255,30 @@ def training_pairs(loaded: LoadedModel, options: ExportOptions):
         return
     train = read_split(resolve_data_dir(cfg, options.data_dir), cfg.data.train_prefix, cfg)
     yield from zip(train.src, train.tgt)
+
+
+CASING_FILE = "casing.json.gz"
+
+
+def casing_table(loaded: LoadedModel, directory: Path, options: ExportOptions) -> dict[str, Any] | None:
+    """Write ``casing.json.gz``: the usual case of each side's words in the training pairs
+    (``worker.text.truecase``), read by ``nmt align`` for lower-cased text; its manifest entry, or
+    None (with a warning) when the training pairs are not here."""
+    counts, pairs = (FormCounts(), FormCounts()), 0
+    try:
+        for pair in training_pairs(loaded, options):
+            for side, text in zip(counts, pair):
+                side.add(text)
+            pairs += 1
+    except (CorpusError, OSError) as exc:
+        log.warning("no case table: the training pairs are not readable here (%s)", exc)
+        return None
+    source_forms, target_forms = counts[0].forms(), counts[1].forms()
+    CaseTable.write(directory / CASING_FILE, source_forms, target_forms)
+    log.info("case table: %d source and %d target words from %d training pairs",
+             len(source_forms), len(target_forms), pairs)
+    return {"file": CASING_FILE, "pairs": pairs, "source_words": len(source_forms),
+            "target_words": len(target_forms)}
 
 
 def _shortlist(loaded: LoadedModel, staging: Path, export: ExportOptions, paths: dict[str, Path], valid_ids,
@@ -345,7 +372,8 @@ def _write_vocabs(loaded: LoadedModel, staging: Path) -> dict[str, str]:
 
 def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOptions, out: Path,
               scores, diffs, parity, change, folded: dict[str, Any] | None = None,
-              shortlist: dict[str, Any] | None = None, aligner: dict[str, Any] | None = None) -> dict[str, Any]:
+              shortlist: dict[str, Any] | None = None, aligner: dict[str, Any] | None = None,
+              casing: dict[str, Any] | None = None) -> dict[str, Any]:
     cfg, spec = loaded.config, loaded.spec
     float_type = "float16" if options.precision == "fp16" else "float32"
     model_cfg = spec.config
@@ -375,8 +403,8 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
     if aligner is not None:
         graph_entries[ALIGNER] = aligner_graph_entry(aligner, model_cfg)
     progress = loaded.raw.get("progress", {})
-    files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_files.values(), *([shortlist["file"]] if shortlist else []),
-                    *([aligner["file"]] if aligner else [])})
+    files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_files.values(),
+                    *(entry["file"] for entry in (shortlist, aligner, casing) if entry)})
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -419,6 +447,7 @@ def _manifest(loaded: LoadedModel, staging: Path, vocab_files, options: ExportOp
         "files": {name: sha256_file(staging / name) for name in files},
         **({SHORTLIST: shortlist} if shortlist else {}),
         **({ALIGNER: aligner_manifest_entry(aligner)} if aligner else {}),
+        **({CASING: casing} if casing else {}),
     }
     manifest["signature"] = signature_for(manifest)
     return manifest

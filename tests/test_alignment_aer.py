@@ -54,3 +54,9 @@ def test_read_bicici_reads_pairs_and_english_first_links(bench, tmp_path):
     (tmp_path / "possible.txt").write_text("0-0 1-1 2-2\n", encoding="utf-8")
     with pytest.raises(ValueError, match="2 pairs, 2 sure and 1 possible"):
         bench.read_bicici(tmp_path)
+
+
+def test_punctuation_links_only_to_punctuation_in_the_baselines_rule(bench):
+    links = {(0, 0), (1, 1), (2, 1), (2, 2), (3, 3), (1, 2)}
+    # "He said , yes ." / "Er sagte , ja" : the English comma (2) may link to the German one (2) only
+    assert bench.punctuation_to_punctuation(links, "He said , yes .", "Er sagte , ja") == {(0, 0), (1, 1), (2, 2), (3, 3)}

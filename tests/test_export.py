@@ -34,7 +34,7 @@ def test_bundle_has_graphs_vocab_and_a_complete_manifest(tiny_bundle):
     assert (m["source_language"], m["target_language"], m["precision"]) == ("en", "de", "fp32")
     assert m["opset"] >= 17
     assert m["special_ids"] == {"pad": 0, "unk": 1, "bos": 2, "eos": 3}
-    assert set(m["files"]) == {"encoder.onnx", "decoder_step.onnx", "spm.model"}
+    assert set(m["files"]) == {"encoder.onnx", "decoder_step.onnx", "spm.model", "casing.json.gz"}
     assert [i["name"] for i in m["graphs"]["decoder_step"]["inputs"]] == ["prev_ids", "state", "annotations", "keys", "src_mask"]
     assert [o["name"] for o in m["graphs"]["decoder_step"]["outputs"]] == [
         "log_probs", "new_state", "attention", "topk_log_probs", "topk_ids", "readout"]

@@ -142,3 +142,25 @@ def test_the_shipped_head_aligns_both_directions_and_spaced_punctuation(translat
     (spaced_links,), (natural_links,) = ([links["guided"]] for links in align_pairs(translator, *map(list, zip(spaced, natural))))
     assert {(6, 5), (1, 1), (2, 2), (5, 4)} <= set(spaced_links)  # . - .   dog - hund   sleeps - schläft   garden - garten
     assert {(1, 1), (2, 2), (5, 4)} <= set(natural_links) and all(i < 6 and j < 5 for i, j in natural_links)
+
+
+def test_lower_cased_text_is_read_in_its_usual_case_and_punctuation_links_only_to_punctuation(translator):
+    """A lower-cased, tokenized pair (the form of word alignment data sets) is force-decoded in its
+    words' usual case from the bundle's table, so its links are those of the cased pair; a German
+    comma before "dass" has no English comma to link to and stays unlinked."""
+    from worker.engine.forced import align_pairs
+
+    assert translator.case_table.recase("die kommission hat den plan gebilligt , sagte er .", "target") == \
+        "Die Kommission hat den Plan gebilligt , sagte er ."
+    cased = ("The European Commission has approved the plan .", "Die Europäische Kommission hat den Plan gebilligt .")
+    lower = tuple(text.lower() for text in cased)
+    cased_links, lower_links = (links["guided"] for links in align_pairs(translator, *map(list, zip(cased, lower))))
+    assert {(2, 2), (6, 5), (7, 7)} <= set(lower_links)  # commission - kommission, plan - plan, . - .
+    assert len(set(lower_links) ^ set(cased_links)) <= 2
+
+    source, target = "He said that he was tired .", "Er sagte , dass er müde war ."
+    (links,) = align_pairs(translator, [source], [target])
+    punctuation = [not any(c.isalnum() for c in w) for w in source.split()], \
+        [not any(c.isalnum() for c in w) for w in target.split()]
+    assert links["guided"] and all(punctuation[0][i] == punctuation[1][j] for i, j in links["guided"])
+    assert (6, 7) in links["guided"] and not any(j == 2 for _, j in links["guided"])

@@ -38,7 +38,7 @@ def test_the_bundle_keeps_the_two_graph_contract_and_records_its_encoder(tiny_hy
     verify_graphs(bundle)
     m = bundle.manifest
     assert m["model_config"]["encoder"] == "transformer" and m["model_config"]["enc_layers"] == 2
-    assert set(m["files"]) == {"encoder.onnx", "decoder_step.onnx", "spm.model"}
+    assert set(m["files"]) == {"encoder.onnx", "decoder_step.onnx", "spm.model", "casing.json.gz"}
     assert [o["name"] for o in m["graphs"]["encoder"]["outputs"]] == ["annotations", "keys", "init_state"]
     assert [i["name"] for i in m["graphs"]["decoder_step"]["inputs"]] == ["prev_ids", "state", "annotations", "keys", "src_mask"]
     annotations = m["graphs"]["encoder"]["outputs"][0]

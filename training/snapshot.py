@@ -106,15 +106,15 @@ def model_checkpoint(snapshot: dict[str, Any]) -> dict[str, Any]:
         if record.get("kind") == "valid":
             chosen = record.get("weights", "raw")
             break
-    model = ModelSpec(ModelConfig(**snapshot["model_config"]), snapshot["src_vocab_size"], snapshot["tgt_vocab_size"]).build()
-    model.load_state_dict(full_weights(snapshot))
-    if chosen == "average" and "ema" in snapshot:
+    weights = full_weights(snapshot)
+    if chosen == "average" and "ema" in snapshot:  # the average goes in through a model: tied weights stay tied
+        model = ModelSpec(ModelConfig(**snapshot["model_config"]), snapshot["src_vocab_size"],
+                          snapshot["tgt_vocab_size"]).build()
+        model.load_state_dict(weights)
         average = WeightAverage(model, float(snapshot["ema"]["decay"]))
         average.load_state_dict(snapshot["ema"])
-        with average.applied(model):  # as the trainer writes best.pt (tied weights stay tied)
+        with average.applied(model):  # as the trainer writes best.pt
             weights = {name: t.detach().clone() for name, t in model.state_dict().items()}
-    else:
-        weights = model.state_dict()
     kept = {key: snapshot[key] for key in KEPT if key in snapshot}
     return {"format_version": CHECKPOINT_FORMAT_VERSION, **kept, "progress": dict(snapshot["progress"]),
             "model": weights}

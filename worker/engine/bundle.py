@@ -52,6 +52,9 @@ GROUPED_BEAMS = "grouped_beams"
 # Manifest entry of an optional lexical shortlist: {"file": "shortlist.npz", ...how it was built};
 # the file is listed in "files", so it is part of the signature.
 SHORTLIST = "shortlist"
+# Manifest entry of an optional table of words' usual case (``worker.text.truecase``):
+# {"file": "casing.json.gz", ...how it was built}; listed in "files" like the shortlist.
+CASING = "casing"
 
 
 class BundleError(ValueError):
@@ -101,6 +104,12 @@ class Bundle:
     def shortlist_path(self) -> Path | None:
         """The lexical shortlist file (``worker.shortlist``), if the bundle has one."""
         entry = self.manifest.get(SHORTLIST)
+        return self.path / entry["file"] if isinstance(entry, Mapping) and entry.get("file") else None
+
+    @property
+    def casing_path(self) -> Path | None:
+        """The table of words' usual case (``worker.text.truecase.CaseTable``), if the bundle has one."""
+        entry = self.manifest.get(CASING)
         return self.path / entry["file"] if isinstance(entry, Mapping) and entry.get("file") else None
 
     @property
@@ -193,8 +202,7 @@ def load_bundle(path: str | os.PathLike[str], verify_hashes: bool = True) -> Bun
                 raise BundleError(f"{path}: sha256 mismatch for {name}: manifest {expected[:16]}..., file {actual[:16]}...")
     bundle = Bundle(path, manifest)
     referenced = [bundle.graph(g).file for g in bundle.graphs] + [manifest["vocab"][s]["file"] for s in ("source", "target")]
-    if bundle.shortlist_path is not None:
-        referenced.append(bundle.shortlist_path.name)
+    referenced += [p.name for p in (bundle.shortlist_path, bundle.casing_path) if p is not None]
     for name in referenced:
         if name not in manifest["files"]:
             raise BundleError(f"{manifest_path}: {name} is used but has no sha256 in 'files'")

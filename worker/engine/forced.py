@@ -154,7 +154,8 @@ def _guided_links(guided: np.ndarray, reverse: np.ndarray | None, source_pieces:
                   target_pieces: Sequence[str], src_words: np.ndarray, tgt_words: np.ndarray, n_src: int,
                   n_tgt: int) -> tuple[tuple[int, int], ...]:
     """The head's links: each direction's best word per word, unless the word's mass sits mostly on
-    the other side's eos (no link), joined with grow-diag-final-and. The head links punctuation to
+    the other side's eos (no link), joined with grow-diag-final-and; a word of punctuation only
+    links only to another such word. The head links punctuation to
     punctuation (a full stop to a full stop), so a word's punctuation pieces are left out of its
     weights unless it is punctuation only: "gekommen." links where "gekommen" does. Without the
     reverse direction (heads made before it), the backward links are the forward matrix's column
@@ -171,7 +172,17 @@ def _guided_links(guided: np.ndarray, reverse: np.ndarray | None, source_pieces:
         columns = np.asarray(reverse, dtype=np.float64)[:, :n_s][:, src_keep].T  # [kept source pieces, T + 1]
         by_source = word_matrix(columns[:, :n_t][:, tgt_keep], tgt_words[tgt_keep], src_words[src_keep], n_tgt, n_src)
         backward = _best_links(by_source, _mean_by_word(columns[:, n_t], src_words[src_keep], n_src))
-    return tuple(sorted(grow_diag_final_and(forward, backward)))
+    # A word of punctuation only links to one: a German comma before "dass" is not "that".
+    src_punct, tgt_punct = _punctuation_words(source_pieces, src_words, n_src), _punctuation_words(
+        target_pieces, tgt_words, n_tgt)
+    return tuple(sorted((i, j) for i, j in grow_diag_final_and(forward, backward) if src_punct[i] == tgt_punct[j]))
+
+
+def _punctuation_words(pieces: Sequence[str], words: np.ndarray, n_words: int) -> np.ndarray:
+    """bool [n_words]: whether each word's pieces hold no letter or digit."""
+    content = np.zeros(n_words, dtype=bool)
+    np.logical_or.at(content, words, [any(c.isalnum() for c in piece) for piece in pieces])
+    return ~content
 
 
 def _best_links(matrix: np.ndarray, null: np.ndarray | float = 0.0) -> set[tuple[int, int]]:
@@ -211,12 +222,17 @@ def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
     """Word links of each (source, target) text pair, per method (default: ``default_method``),
     from one forced decoding.
 
-    ``translator``: a ``worker.engine.Translator`` (its step model, SentencePiece models and eos id).
+    ``translator``: a ``worker.engine.Translator`` (its step model, SentencePiece models, eos id and
+    case table: a text without capitals is decoded in its words' usual case, which keeps its words).
     A pair whose source or target has no pieces gets no links."""
     methods = tuple(methods or (default_method(translator.model),))
     if "guided" in methods and not has_alignment_head(translator.model):
         raise ValueError(f"the 'guided' alignment method needs a bundle with an alignment head; "
                          f"{translator.bundle.path} has none")
+    table = translator.case_table
+    if table is not None:  # a side with no capital at all (a lower-cased corpus) is read in its usual case
+        sources = [table.recase(s, "source") for s in sources]
+        targets = [table.recase(t, "target") for t in targets]
     src_pieces = [translator.source_sp.encode(s, out_type=str) for s in sources]
     tgt_pieces = [translator.target_sp.encode(t, out_type=str) for t in targets]
     todo = [k for k, (s, t) in enumerate(zip(src_pieces, tgt_pieces)) if s and t]

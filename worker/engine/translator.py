@@ -19,6 +19,7 @@ import numpy as np
 import sentencepiece as spm
 
 from worker.text.casing import vocabulary_capitals
+from worker.text.truecase import CaseTable
 from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
 from worker.text.pipeline import Prepared, TextOptions, prepare, restore
@@ -75,6 +76,8 @@ class Translator:
         # Words an ALL-CAPS or Title Case sentence keeps capitalised in sentence case ("I", names).
         self.capitalised = vocabulary_capitals([(self.source_sp.id_to_piece(i), self.source_sp.get_score(i))
                                                 for i in range(self.source_sp.get_piece_size())])
+        # Words' usual case (a table built at export), for text that arrives all in lower case.
+        self.case_table = CaseTable.load(self.bundle.casing_path) if self.bundle.casing_path else None
         # Characters both vocabularies carry; the others (emoji, rare symbols) are masked as spans.
         self.represented = functools.cache(lambda c: all(
             sp.unk_id() not in sp.encode(c) for sp in (self.source_sp, self.target_sp)))

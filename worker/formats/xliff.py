@@ -161,11 +161,12 @@ def parse_xliff(text: str, languages: tuple[str, str] | None = None) -> Parsed:
     ``target-language`` on each ``<file>``; 2.x: ``srcLang`` and ``trgLang`` on the root), since
     a target in a file without a target language breaks the standard."""
     data = utf8_xml(text).encode("utf-8")
-    if languages is not None:
-        data = _declare_languages(data, *languages)
-    reader = _Reader(data)
     try:
-        expat.ParserCreate(encoding="UTF-8").Parse(data, True)  # expanding entities: bombs are refused
+        if languages is not None:  # its parse expands entities, as the one below: bombs are refused
+            data = _declare_languages(data, *languages)
+        else:
+            expat.ParserCreate(encoding="UTF-8").Parse(data, True)  # expanding entities: bombs are refused
+        reader = _Reader(data)
         reader.parser.Parse(data, True)
     except expat.ExpatError as exc:
         raise FormatError(f"not a valid XLIFF file: {exc}") from None

@@ -53,10 +53,10 @@ def normalise(text: str, case: str | None, protected: Sequence[tuple[int, int]] 
             if not keep[k]:
                 chars[k] = _lower(chars[k])
         if capitalised is not None and not keep[m.start()] and capitalised("".join(chars[m.start():m.end()])):
-            chars[m.start()] = _upper(chars[m.start()])
+            chars[m.start()] = upper_char(chars[m.start()])
     first = next((k for k, c in enumerate(chars) if c.isalpha()), None)
     if first is not None and not keep[first]:
-        chars[first] = _upper(chars[first])
+        chars[first] = upper_char(chars[first])
     return "".join(chars)
 
 
@@ -68,14 +68,14 @@ def restore(text: str, case: str | None, protected: Sequence[tuple[int, int]] = 
     for a, b in protected:
         keep[a:b] = [True] * (b - a)
     if case == UPPER:
-        return "".join(c if keep[k] else _upper(c) for k, c in enumerate(text))
+        return "".join(c if keep[k] else upper_char(c) for k, c in enumerate(text))
     first = next((k for k, c in enumerate(text) if c.isalpha()), None)
     if first is None or keep[first]:
         return text
-    return text[:first] + _upper(text[first]) + text[first + 1:]
+    return text[:first] + upper_char(text[first]) + text[first + 1:]
 
 
-def _upper(c: str) -> str:
+def upper_char(c: str) -> str:
     """Upper case of one character, kept to one character (ß -> ẞ, not SS)."""
     u = c.upper()
     return u if len(u) == 1 else ("\u1e9e" if c == "ß" else c)
@@ -107,7 +107,7 @@ def vocabulary_capitals(pieces: Sequence[tuple[str, float]], marker: str = "\u25
     def capitalised(word: str) -> bool:
         if word in _MINOR:
             return False
-        upper = scores.get(marker + _upper(word[:1]) + word[1:])
+        upper = scores.get(marker + upper_char(word[:1]) + word[1:])
         return upper is not None and upper > scores.get(marker + word, float("-inf")) + CAPITAL_MARGIN
 
     return capitalised
