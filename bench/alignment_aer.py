@@ -8,9 +8,9 @@ grow-diag-final-and. eflomal sees lower-cased words with their leading and trail
 stripped (a word of punctuation only is kept as it is), so word indices are the whitespace words
 ``nmt align`` prints. eflomal's own links are scored against both gold sets too (it learns from the
 Bicici sentences as from the others: unsupervised, as it is used), as they are and with the rule
-``guided`` applies (``eflomal+punct``: a word of punctuation only links only to another). AER = 1 - (|A & S| + |A & P|) /
-(|A| + |S|) (Och and Ney 2003), S the sure and P the possible links (P includes S); the silver and
-the hand-made gold have sure links only (P = S).
+``guided`` applies (``eflomal+punct``: a word of punctuation only links only to another).
+AER = 1 - (|A & S| + |A & P|) / (|A| + |S|) (Och and Ney 2003), S the sure and P the possible links
+(P includes S); the silver and the hand-made gold have sure links only (P = S).
 
     python bench/alignment_aer.py [--bundle models/en-de] [--lines 1000] [--train-lines 100000]
                                   [--methods argmax,grow] [--data ../shared/data] [--json]

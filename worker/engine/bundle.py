@@ -103,13 +103,16 @@ class Bundle:
     @property
     def shortlist_path(self) -> Path | None:
         """The lexical shortlist file (``worker.shortlist``), if the bundle has one."""
-        entry = self.manifest.get(SHORTLIST)
-        return self.path / entry["file"] if isinstance(entry, Mapping) and entry.get("file") else None
+        return self._entry_file(SHORTLIST)
 
     @property
     def casing_path(self) -> Path | None:
         """The table of words' usual case (``worker.text.truecase.CaseTable``), if the bundle has one."""
-        entry = self.manifest.get(CASING)
+        return self._entry_file(CASING)
+
+    def _entry_file(self, key: str) -> Path | None:
+        """The file a manifest entry {"file": ..., ...} names, if the bundle has that entry."""
+        entry = self.manifest.get(key)
         return self.path / entry["file"] if isinstance(entry, Mapping) and entry.get("file") else None
 
     @property

@@ -161,7 +161,8 @@ def _guided_links(guided: np.ndarray, reverse: np.ndarray | None, source_pieces:
     reverse direction (heads made before it), the backward links are the forward matrix's column
     maxima."""
     n_t, n_s = len(target_pieces), len(source_pieces)
-    src_keep, tgt_keep = _content_pieces(source_pieces, src_words), _content_pieces(target_pieces, tgt_words)
+    (src_keep, src_punct), (tgt_keep, tgt_punct) = (_content(source_pieces, src_words, n_src),
+                                                    _content(target_pieces, tgt_words, n_tgt))
     weights = np.asarray(guided, dtype=np.float64)[:n_t][tgt_keep]
     matrix = word_matrix(weights[:, :n_s][:, src_keep], src_words[src_keep], tgt_words[tgt_keep], n_src, n_tgt)
     null = _mean_by_word(weights[:, n_s], tgt_words[tgt_keep], n_tgt)
@@ -173,16 +174,7 @@ def _guided_links(guided: np.ndarray, reverse: np.ndarray | None, source_pieces:
         by_source = word_matrix(columns[:, :n_t][:, tgt_keep], tgt_words[tgt_keep], src_words[src_keep], n_tgt, n_src)
         backward = _best_links(by_source, _mean_by_word(columns[:, n_t], src_words[src_keep], n_src))
     # A word of punctuation only links to one: a German comma before "dass" is not "that".
-    src_punct, tgt_punct = _punctuation_words(source_pieces, src_words, n_src), _punctuation_words(
-        target_pieces, tgt_words, n_tgt)
     return tuple(sorted((i, j) for i, j in grow_diag_final_and(forward, backward) if src_punct[i] == tgt_punct[j]))
-
-
-def _punctuation_words(pieces: Sequence[str], words: np.ndarray, n_words: int) -> np.ndarray:
-    """bool [n_words]: whether each word's pieces hold no letter or digit."""
-    content = np.zeros(n_words, dtype=bool)
-    np.logical_or.at(content, words, [any(c.isalnum() for c in piece) for piece in pieces])
-    return ~content
 
 
 def _best_links(matrix: np.ndarray, null: np.ndarray | float = 0.0) -> set[tuple[int, int]]:
@@ -192,12 +184,13 @@ def _best_links(matrix: np.ndarray, null: np.ndarray | float = 0.0) -> set[tuple
     return {(int(row), int(best[row])) for row in np.flatnonzero(matrix.any(axis=1) & (top >= null))}
 
 
-def _content_pieces(pieces: Sequence[str], words: np.ndarray) -> np.ndarray:
-    """bool [pieces]: a piece with a letter or digit, or any piece of a word that has none."""
+def _content(pieces: Sequence[str], words: np.ndarray, n_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """(bool [pieces]: a piece with a letter or digit, or any piece of a word that has none;
+    bool [n_words]: a word of punctuation only, its pieces without a letter or digit)."""
     content = np.array([any(c.isalnum() for c in piece) for piece in pieces])
-    word_has_content = np.zeros(int(words.max()) + 1, dtype=bool)
+    word_has_content = np.zeros(n_words, dtype=bool)
     np.logical_or.at(word_has_content, words, content)
-    return content | ~word_has_content[words]
+    return content | ~word_has_content[words], ~word_has_content
 
 
 def _mean_by_word(values: np.ndarray, words: np.ndarray, n_words: int) -> np.ndarray:
