@@ -12,8 +12,13 @@ Bicici sentences as from the others: unsupervised, as it is used), as they are a
 AER = 1 - (|A & S| + |A & P|) / (|A| + |S|) (Och and Ney 2003), S the sure and P the possible links
 (P includes S); the silver and the hand-made gold have sure links only (P = S).
 
+eflomal is a sampler: two runs on the same data differ by a point or more of AER on 100 pairs. It
+runs ``--eflomal-runs`` times on the gold sets (the first run also gives the silver), and each
+method is compared with the runs' mean by a paired bootstrap over the set's sentences (Koehn 2004):
+the AER difference, its 95% interval and the share of resamples in which the method is better.
+
     python bench/alignment_aer.py [--bundle models/en-de] [--lines 1000] [--train-lines 100000]
-                                  [--methods argmax,grow] [--data ../shared/data] [--json]
+                                  [--methods argmax,grow] [--eflomal-runs 3] [--data ../shared/data] [--json]
 """
 from __future__ import annotations
 
@@ -25,6 +30,8 @@ import os
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
@@ -68,6 +75,30 @@ def aer(predicted: list[Links], sure: list[Links], possible: list[Links] | None 
             "links": n_a, "reference_links": n_s}
 
 
+def counts(predicted: list[Links], sure: list[Links], possible: list[Links] | None = None) -> np.ndarray:
+    """int [pairs, 4]: per pair |A & S|, |A & P|, |A| and |S|, the terms of AER."""
+    possible = sure if possible is None else possible
+    return np.array([(len(a & s), len(a & p), len(a), len(s)) for a, s, p in zip(predicted, sure, possible)],
+                    dtype=np.int64).reshape(-1, 4)
+
+
+def paired_bootstrap(ours: np.ndarray, baselines: list[np.ndarray], samples: int = 2000, seed: int = 0) -> dict:
+    """Paired bootstrap (Koehn 2004) of AER(ours) - mean AER(baselines) over the same pairs.
+
+    ours, baselines: ``counts`` of one method and of each baseline run on the same pairs. Returns the
+    difference on the whole set, its 2.5 and 97.5 percentiles over ``samples`` resamples of the
+    pairs, and the share of resamples in which ``ours`` has the lower AER (all in AER points)."""
+    def rate(table: np.ndarray) -> np.ndarray:  # table [..., pairs, 4] -> AER [...]
+        total = table.sum(axis=-2)
+        return 100.0 * (1 - (total[..., 0] + total[..., 1]) / np.maximum(total[..., 2] + total[..., 3], 1))
+
+    rows = np.random.default_rng(seed).integers(0, len(ours), size=(samples, len(ours)))
+    difference = rate(ours[rows]) - np.mean([rate(b[rows]) for b in baselines], axis=0)
+    whole = float(rate(ours) - np.mean([rate(b) for b in baselines]))
+    low, high = np.percentile(difference, [2.5, 97.5])
+    return {"difference": whole, "low": float(low), "high": float(high), "better_share": float((difference < 0).mean())}
+
+
 def punctuation_to_punctuation(links: Links, source: str, target: str) -> Links:
     """``links`` without those joining a word of punctuation only to a word with a letter or digit."""
     def punctuation(text: str) -> list[bool]:
@@ -107,11 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-lines", type=int, default=100000,
                         help="first N pairs of each training corpus, for eflomal's statistics")
     parser.add_argument("--methods", default=None, help="comma-separated extraction methods (default: all)")
+    parser.add_argument("--eflomal-runs", type=int, default=3,
+                        help="eflomal runs on the gold sets, to compare with their mean (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0: its default)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA,
                         help="the shared data: wmt-newstest-de-en and align-bicici-deen (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print a JSON object as the last line")
     args = parser.parse_args(argv)
+    if args.eflomal_runs < 1:
+        parser.error("--eflomal-runs must be at least 1")
     wmt, bicici = args.data / "wmt-newstest-de-en", args.data / "align-bicici-deen"
     for directory in (wmt, bicici):
         if not directory.is_dir():
@@ -140,37 +175,57 @@ def main(argv: list[str] | None = None) -> int:
     silver_all = silver_links(evaluated, train)
     silver_seconds = time.perf_counter() - started
     print(f"eflomal: {len(evaluated)} evaluated + {len(train)} training pairs, {silver_seconds:.0f} s")
+    golds = gold_pairs + bicici_pairs
+    # each run on the same pairs as the first; kept: the links of the gold sets' pairs (the last ones)
+    runs = [silver_all[len(evaluated) - len(golds):]]
+    runs += [silver_links(evaluated, train)[len(evaluated) - len(golds):] for _ in range(args.eflomal_runs - 1)]
 
-    # name -> (kind, pairs, sure, possible, eflomal's links of the pairs or None for a silver set)
+    # name -> (kind, pairs, sure, possible, each eflomal run's links of the pairs; none for a silver set)
     references = {}
     offset = 0
     for name, pairs in sets.items():
-        references[name] = ("silver", pairs, silver_all[offset: offset + len(pairs)], None, None)
+        references[name] = ("silver", pairs, silver_all[offset: offset + len(pairs)], None, [])
         offset += len(pairs)
+    offset = 0
     for name, pairs, sure, possible in (("gold", gold_pairs, gold_links, None),
                                         ("bicici", bicici_pairs, bicici_sure, bicici_possible)):
-        references[name] = ("gold", pairs, sure, possible, silver_all[offset: offset + len(pairs)])
+        references[name] = ("gold", pairs, sure, possible, [run[offset: offset + len(pairs)] for run in runs])
         offset += len(pairs)
 
     results: dict[str, dict] = {"bundle": str(translator.bundle.signature), "cpu": cpu_model(),
-                                "lines": args.lines, "train_lines": args.train_lines, "sets": {}}
-    print(f"\n{'set':16} {'reference':8} {'method':12} {'AER':>6} {'prec':>6} {'recall':>6} {'links':>7} {'ref':>7}")
-    for name, (kind, pairs, sure, possible, eflomal_links) in references.items():
+                                "lines": args.lines, "train_lines": args.train_lines,
+                                "eflomal_runs": args.eflomal_runs, "sets": {}, "against_eflomal": {}}
+    print(f"\n{'set':16} {'reference':8} {'method':14} {'AER':>6} {'prec':>6} {'recall':>6} {'links':>7} {'ref':>7}")
+    comparisons = []
+    for name, (kind, pairs, sure, possible, eflomal_runs) in references.items():
         started = time.perf_counter()
         predicted = align_pairs(translator, [s for s, _ in pairs], [t for _, t in pairs], methods)
         seconds = time.perf_counter() - started
-        rows = {method: {**aer([set(p[method]) for p in predicted], sure, possible), "seconds": round(seconds, 1)}
-                for method in methods}
-        if eflomal_links is not None:  # how far the silver itself is from a gold set
-            rows["eflomal"] = aer(eflomal_links, sure, possible)
-            # with the rule `guided` applies: a word of punctuation only links only to another
-            rows["eflomal+punct"] = aer([punctuation_to_punctuation(links, s, t) for links, (s, t)
-                                         in zip(eflomal_links, pairs)], sure, possible)
+        links = {method: [set(p[method]) for p in predicted] for method in methods}
+        rows = {method: {**aer(links[method], sure, possible), "seconds": round(seconds, 1)} for method in methods}
+        if eflomal_runs:  # how far the silver itself is from a gold set, run by run
+            baselines = [counts(run, sure, possible) for run in eflomal_runs]
+            for k, run in enumerate(eflomal_runs):
+                suffix = f" {k + 1}" if len(eflomal_runs) > 1 else ""
+                rows[f"eflomal{suffix}"] = aer(run, sure, possible)
+                # with the rule `guided` applies: a word of punctuation only links only to another
+                rows[f"eflomal+punct{suffix}"] = aer([punctuation_to_punctuation(run_links, s, t) for run_links, (s, t)
+                                                      in zip(run, pairs)], sure, possible)
+            for method in methods:
+                test = paired_bootstrap(counts(links[method], sure, possible), baselines)
+                results["against_eflomal"][f"{name}:{method}"] = test
+                comparisons.append((name, method, test))
         for method, row in rows.items():
             results["sets"][f"{name}:{method}"] = row
-            print(f"{name:16} {kind:8} {method:12} {row['aer']:6.1f} {row['precision']:6.1f} {row['recall']:6.1f} "
+            print(f"{name:16} {kind:8} {method:14} {row['aer']:6.1f} {row['precision']:6.1f} {row['recall']:6.1f} "
                   f"{row['links']:7d} {row['reference_links']:7d}")
         print(f"{'':16} forced decoding + extraction of {len(pairs)} pairs: {seconds:.1f} s")
+    print(f"\nagainst the mean of {args.eflomal_runs} eflomal run(s), paired bootstrap over the pairs "
+          "(2,000 resamples):")
+    print(f"{'set':16} {'method':14} {'AER diff':>8} {'95% interval':>16} {'better in':>9}")
+    for name, method, test in comparisons:
+        print(f"{name:16} {method:14} {test['difference']:+8.2f} {test['low']:+7.2f} .. {test['high']:+6.2f} "
+              f"{100 * test['better_share']:8.1f}%")
     if args.json:
         print(json.dumps(results))
     return 0
