@@ -149,8 +149,9 @@ def test_alignment_head_exports_with_parity_and_nmt_align_uses_it(tmp_path, tiny
     config = tmp_path / "hybrid.yaml"
     config.write_text(TINY_HYBRID_CONFIG, encoding="utf-8")
     checkpoint, bundle_dir = tmp_path / "aligned.pt", tmp_path / "bundle"
+    # 20 epochs: measured AER 0.23 from the head against 0.79 from the attention (40 epochs cost 15 s more)
     done = run_nmt("train-aligner", "--checkpoint", str(tiny_hybrid_checkpoint), "--config", str(config),
-                   "--data-dir", str(toy_corpus), "--out", str(checkpoint), "--pairs", "400", "--max-epochs", "40")
+                   "--data-dir", str(toy_corpus), "--out", str(checkpoint), "--pairs", "400", "--max-epochs", "20")
     assert done.returncode == 0, done.stderr
     done = run_nmt("export", str(checkpoint), "--out", str(bundle_dir), "--data-dir", str(toy_corpus))
     assert done.returncode == 0, done.stderr
