@@ -66,11 +66,9 @@ SETS = silver_sets(SHARED_DATA)  # with the default data (bench/worker_rss.py re
 def aer(predicted: list[Links], sure: list[Links], possible: list[Links] | None = None) -> dict:
     """AER over a whole set, in %, with precision (against the possible links) and recall (of the
     sure ones); ``possible`` includes ``sure`` and defaults to it (every reference link sure)."""
-    possible = sure if possible is None else possible
-    sure_hits = sum(len(a & s) for a, s in zip(predicted, sure))
-    possible_hits = sum(len(a & p) for a, p in zip(predicted, possible))
-    n_a, n_s = sum(map(len, predicted)), sum(map(len, sure))
-    return {"aer": 100.0 * (1 - (sure_hits + possible_hits) / max(n_a + n_s, 1)),
+    table = counts(predicted, sure, possible)
+    sure_hits, possible_hits, n_a, n_s = (int(n) for n in table.sum(axis=0))
+    return {"aer": float(aer_of(table)),
             "precision": 100.0 * possible_hits / max(n_a, 1), "recall": 100.0 * sure_hits / max(n_s, 1),
             "links": n_a, "reference_links": n_s}
 
@@ -82,19 +80,21 @@ def counts(predicted: list[Links], sure: list[Links], possible: list[Links] | No
                     dtype=np.int64).reshape(-1, 4)
 
 
+def aer_of(table: np.ndarray) -> np.ndarray:
+    """AER in % of ``counts`` tables: [..., pairs, 4] -> [...] (Och and Ney 2003)."""
+    total = table.sum(axis=-2)
+    return 100.0 * (1 - (total[..., 0] + total[..., 1]) / np.maximum(total[..., 2] + total[..., 3], 1))
+
+
 def paired_bootstrap(ours: np.ndarray, baselines: list[np.ndarray], samples: int = 2000, seed: int = 0) -> dict:
     """Paired bootstrap (Koehn 2004) of AER(ours) - mean AER(baselines) over the same pairs.
 
     ours, baselines: ``counts`` of one method and of each baseline run on the same pairs. Returns the
     difference on the whole set, its 2.5 and 97.5 percentiles over ``samples`` resamples of the
     pairs, and the share of resamples in which ``ours`` has the lower AER (all in AER points)."""
-    def rate(table: np.ndarray) -> np.ndarray:  # table [..., pairs, 4] -> AER [...]
-        total = table.sum(axis=-2)
-        return 100.0 * (1 - (total[..., 0] + total[..., 1]) / np.maximum(total[..., 2] + total[..., 3], 1))
-
     rows = np.random.default_rng(seed).integers(0, len(ours), size=(samples, len(ours)))
-    difference = rate(ours[rows]) - np.mean([rate(b[rows]) for b in baselines], axis=0)
-    whole = float(rate(ours) - np.mean([rate(b) for b in baselines]))
+    difference = aer_of(ours[rows]) - np.mean([aer_of(b[rows]) for b in baselines], axis=0)
+    whole = float(aer_of(ours) - np.mean([aer_of(b) for b in baselines]))
     low, high = np.percentile(difference, [2.5, 97.5])
     return {"difference": whole, "low": float(low), "high": float(high), "better_share": float((difference < 0).mean())}
 

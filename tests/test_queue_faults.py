@@ -25,6 +25,9 @@ from .test_queue_integration import LONG, client, document, redis_server, worker
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 QUEUE = queue_for("en", "de")
+# Worker settings for the redelivery tests: a 12 s visibility timeout (with the backoff it allows)
+# and a 2 s sweep stand in for the defaults' 90 s and 10 s; one job per message.
+FAST = {"visibility_timeout": 12, "retry_backoff_max": 3, "sweep_seconds": 2, "chunk_sentences": 100000}
 
 
 def send_raw(client, payload: dict, job_id: str) -> None:
@@ -257,15 +260,14 @@ def test_a_job_whose_worker_host_dies_is_redelivered_within_the_visibility_timeo
     """SIGKILL of the worker parent and its children together (the host died): another worker runs
     the job again within the visibility timeout plus one sweep. A 12 s visibility timeout stands in
     for the default 90 s, whose bound (two minutes) the sweep test below checks."""
-    fast = {"visibility_timeout": 12, "retry_backoff_max": 3, "sweep_seconds": 2, "chunk_sentences": 100000}
-    first = workers("w1", **fast)
+    first = workers("w1", **FAST)
     text, sentences = document(1500, seed=12)
     job = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
     os.killpg(first.process.pid, signal.SIGKILL)
     killed = time.monotonic()
     first.process.wait(timeout=10)
-    workers("w2", **fast)
+    workers("w2", **FAST)
     attempts = client.store.key(job.id, "attempts", "document")
     wait_for(lambda: client.store.redis.get(attempts) == "2", 120, "the job to be redelivered")
     redelivered = time.monotonic() - killed
@@ -333,8 +335,7 @@ def test_a_running_job_whose_message_is_lost_is_sent_again_and_finishes(workers,
     """A Redis crash can lose the message of a running job (its acknowledgement or requeue falls
     in the AOF window). Simulated: the worker host dies and Redis forgets the unacknowledged
     message, so no visibility timeout can bring it back. The sweep of another worker sends it again."""
-    fast = {"visibility_timeout": 12, "retry_backoff_max": 3, "sweep_seconds": 2, "chunk_sentences": 100000}
-    first = workers("w1", **fast)
+    first = workers("w1", **FAST)
     text, sentences = document(1500, seed=13)
     job = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
@@ -345,7 +346,7 @@ def test_a_running_job_whose_message_is_lost_is_sent_again_and_finishes(workers,
     r.delete("unacked", "unacked_index")  # the message is gone: only the job store's record is left
     assert r.llen(QUEUE) == 0
     killed = time.monotonic()
-    second = workers("w2", **fast)
+    second = workers("w2", **FAST)
     attempts = client.store.key(job.id, "attempts", "document")
     wait_for(lambda: r.get(attempts) == "2", 120, "the sweep to send the job again")
     assert time.monotonic() - killed < 12 + 10 + 20 + 2 + 15
