@@ -366,8 +366,8 @@ def test_build_is_deterministic_and_its_report_is_written_last(built, inputs, tm
 
 def test_nmt_build_data_prints_the_counts_and_refuses_a_missing_catalogue_dir(built, inputs, tmp_path):
     shared, catalogues = inputs
-    done = run_nmt("build-data", "--shared", str(shared), "--catalogues", str(catalogues), "--out", str(tmp_path / "o"),
-                   "--seed", "7")
+    done = run_nmt("build-data", "--no-docs", "--shared", str(shared), "--catalogues", str(catalogues),
+                   "--out", str(tmp_path / "o"), "--seed", "7")
     assert done.returncode == 0, done.stderr
     kept = built[1]["held_out"]["tatoeba-test"]["pairs"]
     assert re.search(rf"^  tatoeba-test +{kept} of 2000 ", done.stdout, re.MULTILINE), done.stdout

@@ -13,11 +13,17 @@ or one word substituted, inserted or deleted) with any training corpus.
     tatoeba-dev, software-dev, each losing the pairs near an earlier set or an earlier pair of
     its own.
 (4) Every training corpus (all of Tatoeba outside the new slices, news, captions, the other
-    catalogues) loses the pairs near any held-out set.
+    catalogues, the documentation corpus) loses the pairs near any held-out set.
 Each check indexes the smaller side (held-out pairs) and streams the corpus past it.
 
-Writes ``OUT/{tatoeba,wmt-news,multi30k,software}/{prefix}.{en,de}.gz`` and, last,
-``OUT/report.json``; the same inputs give the same bytes. It prints the counts.
+The documentation corpus (``training.docs``, ``--docs``, the default; ``--no-docs`` leaves it out)
+is read from Debian's documentation packages, fetched with ``apt-get download`` into
+``--docs-packages`` (outside the work tree) unless they are there already.
+
+Writes ``OUT/{tatoeba,wmt-news,multi30k,software,docs}/{prefix}.{en,de}.gz``,
+``OUT/docs/train.tagged.{en,de}.gz`` (the same pairs with their inline markup) and the data card
+``OUT/docs/card.{json,md}``, and, last, ``OUT/report.json``; the same inputs give the same bytes.
+It prints the counts.
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .corpus import CorpusError, find_corpus_file, read_parallel
+from .docs.collect import DEFAULT_PACKAGE_DIR, DocsCorpus, DocsOptions, build_docs, kept_only, write_docs
 from .gettext_catalogues import DEFAULT_CATALOGUE_DIR, split_catalogues
 from .holdout import DEFAULT_SEED, split_holdout, write_lines
 from .near_duplicates import SideIndex, distinct, near_indexed
@@ -57,6 +64,7 @@ OUTPUTS = {
     "multi30k": ("multi30k", "train"),
     "software": ("software", "train"), "software-dev": ("software", "dev"), "software-test": ("software", "test"),
 }
+DOCS = ("docs", "train")  # written by training.docs.collect.write_docs, with the tagged copy and the data card
 REPORT = "report.json"
 
 
@@ -77,14 +85,17 @@ def read_pairs(shared: Path, source: tuple[str, str]) -> Pairs:
     return list(zip(corpus.src, corpus.tgt))
 
 
-def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit = ShippedSplit()) -> dict[str, Any]:
-    """Build the data directory ``out``; returns the report it also writes to ``out/report.json``."""
+def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit = ShippedSplit(),
+               docs: DocsOptions | None = None) -> dict[str, Any]:
+    """Build the data directory ``out``; returns the report it also writes to ``out/report.json``.
+    ``docs`` None: without the documentation corpus."""
     shared, out = Path(shared), Path(out)
-    # (1) inputs
+    # (1) inputs (the documentation packages last: the local inputs are checked before any download)
     tatoeba = read_pairs(shared, TATOEBA)
     published = {name: read_pairs(shared, source) for name, source in PUBLISHED.items()}
     training: dict[str, Pairs] = {name: read_pairs(shared, source) for name, source in SHARED_TRAINING.items()}
     software = split_catalogues(catalogues)
+    documentation: DocsCorpus | None = build_docs(docs) if docs is not None else None
 
     # (2) the shipped model's slices and what it was trained on
     shipped_train, shipped_dev, shipped_test = split_holdout(
@@ -100,7 +111,11 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
     # (4) training corpora, less anything near a held-out set
     in_slices = set(held["tatoeba-test"]) | set(held["tatoeba-dev"])
     training = {"tatoeba": [p for p in tatoeba if p not in in_slices], **training, "software": software.train}
+    if documentation is not None:
+        training["docs"] = [pair.plain for pair in documentation.pairs]
     kept, training_report, overlap = drop_near_held_out(training, held)
+    if documentation is not None:
+        documentation = kept_only(documentation, kept.pop("docs"))
 
     # (5) files, then the report (its presence says the build finished)
     out.mkdir(parents=True, exist_ok=True)
@@ -110,6 +125,7 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
         (out / directory).mkdir(exist_ok=True)
         write_lines(out / directory / f"{prefix}.{SRC_LANG}.gz", [s for s, _ in pairs])
         write_lines(out / directory / f"{prefix}.{TGT_LANG}.gz", [t for _, t in pairs])
+    cards = write_docs(documentation, out / DOCS[0], DOCS[1]) if documentation is not None else None
     report = {
         "inputs": {"shared": str(shared.resolve()), "catalogues": str(Path(catalogues).resolve()), "seed": shipped.seed,
                    "tatoeba_pairs": len(tatoeba),
@@ -121,6 +137,9 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
         "software_catalogues": [{"role": software.roles[c.name], **asdict(c)} for c in software.counts],
         "software_catalogues_missing": software.missing,
         "software_catalogues_ignored": software.ignored,
+        "docs": None if cards is None else {"files": f"{DOCS[0]}/{DOCS[1]}", "tagged": f"{DOCS[0]}/{DOCS[1]}.tagged",
+                                            "package_dir": str(Path(docs.package_dir).resolve()),
+                                            "sources": [asdict(card) for card in cards]},
     }
     (out / REPORT).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return report
@@ -225,6 +244,16 @@ def format_report(report: dict[str, Any], out: Path) -> str:
                  f"forms, {skipped['multi_line']} multi-line joined); skipped {skipped['too_short']} one-character, "
                  f"{skipped['untranslated']} untranslated, {skipped['identical']} identical, "
                  f"{skipped['placeholders']} with other placeholders, {skipped['fuzzy']} fuzzy")
+    if report.get("docs"):
+        lines.append(f"documentation corpus ({report['docs']['files']}, tagged copy {report['docs']['tagged']}):")
+        for card in report["docs"]["sources"]:
+            counts = card["counts"]
+            packages = ", ".join(f"{p['name']} {p['version']}" for p in card["packages"])
+            lines.append(f"  {card['source']:<20} {card['pairs']:>6} pairs, {card['words_en']:>7} English words "
+                         f"({packages}; {card['packages'][0]['license']}); dropped "
+                         f"{counts.get('identical', 0)} identical, "
+                         f"{counts.get('untranslated', 0)} untranslated, {counts.get('duplicates', 0)} repeated, "
+                         f"{counts.get('near_held_out', 0)} near a held-out pair")
     return "\n".join(lines)
 
 
@@ -244,10 +273,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="data directory to write (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED,
                         help="seed of the shipped model's Tatoeba slices (default: %(default)s)")
+    parser.add_argument("--docs", action=argparse.BooleanOptionalAction, default=True,
+                        help="build the documentation corpus from Debian's documentation packages, fetched with "
+                             "apt-get download (default: %(default)s)")
+    parser.add_argument("--docs-packages", default=str(DEFAULT_PACKAGE_DIR),
+                        help="where the documentation packages are downloaded and unpacked (default: %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:
-    report = build_data(Path(args.shared), Path(args.catalogues), Path(args.out), ShippedSplit(seed=args.seed))
+    docs = DocsOptions(Path(args.docs_packages)) if args.docs else None
+    report = build_data(Path(args.shared), Path(args.catalogues), Path(args.out), ShippedSplit(seed=args.seed), docs)
     print(format_report(report, Path(args.out)))
     return 0
 
