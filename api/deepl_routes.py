@@ -121,6 +121,8 @@ async def translate(request: Request) -> TranslateResponse:
     gateway = _gateway(request)
     params, _ = await read_params(request)
     key_id = await gateway.admit(request, deepl_key(request, params))
+    if not params.get("text"):  # absent, "" or []; an empty text among others comes back empty
+        raise ApiError(400, "Parameter 'text' not specified.")
     body = _validated(params)
     if len(body.text) > gateway.settings.max_texts:
         raise ApiError(413, f"Too many texts: {len(body.text)} in one request, at most {gateway.settings.max_texts}")

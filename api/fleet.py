@@ -12,9 +12,9 @@ from typing import Awaitable, Callable
 import redis
 from starlette.concurrency import run_in_threadpool
 
-from client.client import ClientError, TranslationClient
+from client.client import ClientError, JobNotFoundError, TranslationClient
 from queue_config.glossary import Terms
-from queue_config.jobstore import JobStatus
+from queue_config.jobstore import INPUT_FAILURE, JobStatus
 from queue_config.messages import MessageError
 
 from .errors import ApiError
@@ -50,9 +50,11 @@ class Fleet:
         return out
 
     async def wait(self, ids: list[str], timeout: float, gone: Callable[[], Awaitable[bool]]) -> None:
-        """Return when every job of ``ids`` is done. ``ApiError`` 500 when one failed or was
-        cancelled, 503 with Retry-After when the fleet has not finished them all within ``timeout``
-        seconds; the jobs are then cancelled, as they are when ``gone()`` says the client has left."""
+        """Return when every job of ``ids`` is done. ``ApiError`` 400 when one failed because its
+        document cannot be read (corrupt, not of its format: the client's to fix), 500 when one
+        failed otherwise or was cancelled, 503 with Retry-After when the fleet has not finished them
+        all within ``timeout`` seconds; the jobs are then cancelled, as they are when ``gone()`` says
+        the client has left."""
         deadline, delay = time.monotonic() + timeout, POLL_FIRST
         try:
             while ids:
@@ -61,6 +63,8 @@ class Fleet:
                 if ended:
                     job_id, state = next(iter(ended.items()))
                     status: JobStatus = await _call(self.store.status, job_id)
+                    if status.failure == INPUT_FAILURE:
+                        raise ApiError(400, f"Invalid request: the document cannot be read: {status.error}")
                     raise ApiError(500, f"Translation {state}: {status.error or 'no reason given'}")
                 if all(s == "done" for s in states.values()):
                     return
@@ -78,7 +82,10 @@ class Fleet:
 
     def _cancel(self, ids: list[str]) -> None:
         for job_id in ids:
-            self.client.job(job_id).cancel()
+            try:
+                self.client.job(job_id).cancel()
+            except JobNotFoundError:  # its record expired: nothing left to stop
+                pass
 
     async def submit_document(self, data: str | bytes, src: str, tgt: str, fmt: str, name: str,
                               glossary: Terms = (), options: dict | None = None, model: str | None = None) -> str:
@@ -89,7 +96,8 @@ class Fleet:
         return job.id
 
     async def cancel(self, job_id: str) -> bool:
-        """Cancel a job that has not ended (and revoke its task); False when it had ended."""
+        """Cancel a job that has not ended (and revoke its task); False when it had ended, ``ApiError``
+        404 when the job store has no record of it (nothing is written then)."""
         return await _call(self.client.job(job_id).cancel)
 
     async def status(self, job_id: str) -> JobStatus:
@@ -107,6 +115,8 @@ async def _call(function, *args):
         raise ApiError(400, str(exc)) from None
     except ValueError as exc:  # UnknownLanguagePairError, UnknownModelError, JobExistsError
         raise ApiError(400, str(exc)) from None
+    except JobNotFoundError:
+        raise ApiError(404, "Job not found") from None
     except ClientError as exc:
         raise ApiError(500, str(exc)) from None
     except redis.RedisError as exc:

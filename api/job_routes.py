@@ -69,6 +69,9 @@ async def _document(upload: UploadFile | None, params: dict[str, Any], cap: int)
         content: str | bytes = data if fmt in BINARY_FORMATS else decode_document(data, fmt)
     except DocumentError as exc:
         raise ApiError(400, f"The document cannot be read: {exc}") from None
+    if not (content.strip() if isinstance(content, str) else content):  # refused here, never queued to fail
+        raise ApiError(400, "Parameter 'text' is empty: a job needs text to translate" if upload is None
+                       else "The document is empty: it has no text to translate")
     return content, fmt, PurePosixPath(filename).name[:200]
 
 

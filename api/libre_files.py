@@ -68,6 +68,8 @@ async def translate_file(request: Request) -> dict:
         content: str | bytes = data if fmt in BINARY_FORMATS else decode_document(data, fmt)
     except DocumentError as exc:
         raise ApiError(400, f"Invalid request: {exc}") from None
+    if not (content.strip() if isinstance(content, str) else content):  # a job would only fail: no text
+        raise ApiError(400, "Invalid request: empty file")
     pairs = await run_in_threadpool(gateway.fleet.pairs)
     detection = None
     if params["source"] == "auto" and isinstance(content, str):

@@ -89,6 +89,8 @@ async def translate(request: Request) -> dict:
     gateway: Gateway = request.app.state.gateway
     params, _ = await read_params(request)
     key_id = await libre_admit(request, params)
+    if not params.get("q"):  # absent, "" or []: refused as LibreTranslate refuses them (`if not q`)
+        raise ApiError(400, "Invalid request: missing q parameter")
     try:
         body = LibreRequest.model_validate(params)
     except ValidationError as exc:

@@ -23,7 +23,7 @@ from celery import Celery
 
 from queue_config.celery_config import celery_config
 from queue_config.glossary import read_glossary
-from queue_config.jobstore import JobStatus, JobStore
+from queue_config.jobstore import NO_SUCH_JOB, JobStatus, JobStore
 from queue_config.messages import JobOptions, JobRequest, JobResult, MessageError, batchable
 from queue_config.names import BINARY_FORMATS, TRANSLATE_TASK, batch_queue_for, queue_for
 from queue_config.settings import QueueSettings, load_settings, redacted
@@ -135,8 +135,11 @@ class Job:
         return f"still {status.state} ({where})"
 
     def cancel(self) -> bool:
-        """Cancel the job if it has not ended; workers stop at their next checkpoint."""
+        """Cancel the job if it has not ended (False if it had); workers stop at their next checkpoint.
+        ``JobNotFoundError`` when Redis has no record of the job, and then nothing is written."""
         cancelled = self.client.store.cancel(self.id)
+        if cancelled is None:
+            raise JobNotFoundError(f"job {self.id}: {NO_SUCH_JOB}")
         if cancelled:
             self.client.app.control.revoke(self.id)
         return cancelled

@@ -28,6 +28,7 @@ COMMANDS = {
     "download-data": Command("training.download", None, "download Multi30k task 1 from GitHub"),
     "build-data": Command("training.build_data", "train", "build the general-v2 data directory (held-out sets, software catalogues)"),
     "export": Command("export.cli", "export", "export a checkpoint to a verified ONNX bundle"),
+    "import": Command("export.marian.cli", "import", "import a Marian / OPUS-MT model into a verified ONNX bundle"),
     "translate": Command("worker.local.cli", "worker", "translate files (or stdin) with a bundle"),
     "eval": Command("worker.local.cli", "worker", "score a bundle on a test set (sacreBLEU)"),
     "calibrate": Command("worker.local.cli", "worker", "fit a bundle's confidence model to sentence chrF on dev sets"),
@@ -100,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         if not missing or missing in OWN_PACKAGES:
             raise
         extra = COMMANDS[args.command].extra
-        where = f"pip install 'nmt-batch[{extra}]'" if extra else "pip install nmt-batch"
+        # The package is on no registry: an extra is installed from a clone, in its root.
+        where = f'pip install -e ".[{extra}]"' if extra else "pip install -e ."
         print(f"nmt {args.command}: needs the '{extra or 'core'}' install (module '{exc.name}' is missing): {where}",
               file=sys.stderr)
         return 2

@@ -6,7 +6,8 @@ redelivered job never replaces or duplicates it, and a failure never overwrites 
 admits the scopes it was delivered (``admit``) and ends them (``end``) in one Lua call for a whole
 batch of jobs, each job still checked, leased, stored and failed on its own.
 
-    nmt:job:<id>            hash: state, done, total, error, src, tgt, name, submitted, finished, seconds (chunks)
+    nmt:job:<id>            hash: state, done, total, error, failure ("input": its document cannot be read),
+                            src, tgt, name, submitted, finished, seconds (chunks)
     nmt:job:<id>:result     JSON of the finished job (JobResult)
     nmt:job:<id>:attempts:<scope>  deliveries of the scope's task (document, chunk-<i>)
     nmt:job:<id>:<scope>:lease     the worker running the scope now (SET NX with expiry, renewed)
@@ -30,6 +31,10 @@ from .names import KEY_PREFIX
 
 ACTIVE = f"{KEY_PREFIX}:active"
 FINAL_STATES = ("done", "failed", "cancelled")
+NO_SUCH_JOB = "no such job (never submitted, or its record expired)"
+# A failed job's ``failure`` when its own document is at fault (corrupt, not of its format, no text):
+# the client's to fix, where any other failure is the fleet's (the gateway answers 400, not 500).
+INPUT_FAILURE = "input"
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,7 @@ class JobStatus:
     done: int  # segments translated
     total: int  # segments in the document (0 until a worker has read it)
     error: str = ""
+    failure: str = ""  # INPUT_FAILURE when a failed job's document cannot be read; "" otherwise
 
     @property
     def finished(self) -> bool:
@@ -70,6 +76,7 @@ class Ending:
     result: dict[str, Any] | None = None
     error: str | None = None
     keep_active: bool = False
+    failure: str = ""  # with ``error``: INPUT_FAILURE when the job's document is at fault
 
 
 # Create unless the id is in use: KEYS[1] hash, KEYS[2] result; ARGV src, tgt, name, time, ttl.
@@ -97,8 +104,20 @@ local function store(hash, key, result, segments, now, ttl)
   return 0
 end
 """
+# Fail a job with its failure kind, in the same call (a reader never sees one without the other):
+# KEYS[1] hash; ARGV error, time, ttl, failure.
+_FAIL = _ENDINGS + """
+local ended = finish(KEYS[1], 'failed', ARGV[1], ARGV[2], ARGV[3])
+if ended == 1 and ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'failure', ARGV[4]) end
+return ended
+"""
+# A client's cancel: end a job that has not ended (1), 0 if it had, and -1 with nothing written when
+# it has no record (a cancel must not make one for an id never submitted, or whose record expired).
 # KEYS[1] hash; ARGV state, error, time, ttl.
-_FINISH = _ENDINGS + "return finish(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])"
+_CANCEL = _ENDINGS + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+return finish(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+"""
 # KEYS[1] hash, KEYS[2] result; ARGV result JSON, segments, time, ttl.
 _PUT_RESULT = _ENDINGS + "return store(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])"
 # Segment counts; a queued (or never created) job becomes running. KEYS job hashes; ARGV ttl, then a total per key.
@@ -149,7 +168,8 @@ for i = 0, (#KEYS - 1) / 4 - 1 do
   local member, what, body, segments, keep = ARGV[5 * i + 4], ARGV[5 * i + 5], ARGV[5 * i + 6], ARGV[5 * i + 7], ARGV[5 * i + 8]
   out[i + 1] = 0
   if what == 'result' then out[i + 1] = store(hash, result, body, segments, ARGV[3], ARGV[2]) end
-  if what == 'error' then out[i + 1] = finish(hash, 'failed', body, ARGV[3], ARGV[2]) end
+  if what == 'error' or what == 'input' then out[i + 1] = finish(hash, 'failed', body, ARGV[3], ARGV[2]) end
+  if what == 'input' and out[i + 1] == 1 then redis.call('HSET', hash, 'failure', 'input') end
   if keep ~= '1' then
     redis.call('ZREM', KEYS[1], member)
     redis.call('DEL', message)
@@ -176,11 +196,11 @@ def _member(job_id: str, scope: str) -> str:
 
 def _what(ending: Ending) -> tuple[str, str]:
     """What ``JobStore.end`` does for an ending, with what: ("result", its JSON), ("error", the
-    reason) or ("none", "")."""
+    reason), ("input", the reason: a failure of the job's document) or ("none", "")."""
     if ending.result is not None:
         return "result", _json(ending.result)
     if ending.error is not None:
-        return "error", ending.error
+        return ("input" if ending.failure == INPUT_FAILURE else "error"), ending.error
     return "none", ""
 
 
@@ -189,7 +209,8 @@ class JobStore:
         self.redis = client
         self.ttl = ttl
         self._create = client.register_script(_CREATE)
-        self._finish = client.register_script(_FINISH)
+        self._cancel = client.register_script(_CANCEL)
+        self._fail = client.register_script(_FAIL)
         self._put_result = client.register_script(_PUT_RESULT)
         self._start = client.register_script(_START)
         self._admit = client.register_script(_ADMIT)
@@ -216,9 +237,9 @@ class JobStore:
     def status(self, job_id: str) -> JobStatus:
         record = self.redis.hgetall(self.key(job_id))
         if not record:
-            return JobStatus(job_id, "unknown", 0, 0, "no such job (never submitted, or its record expired)")
+            return JobStatus(job_id, "unknown", 0, 0, NO_SUCH_JOB)
         return JobStatus(job_id, record.get("state", "unknown"), int(record.get("done", 0)),
-                         int(record.get("total", 0)), record.get("error", ""))
+                         int(record.get("total", 0)), record.get("error", ""), record.get("failure", ""))
 
     def states(self, job_ids: list[str]) -> dict[str, str]:
         """``{job id: state}`` for many jobs in one round trip ("unknown" for ids with no record)."""
@@ -231,8 +252,12 @@ class JobStore:
         raw = self.redis.get(self.key(job_id, "result"))
         return None if raw is None else json.loads(raw)
 
-    def cancel(self, job_id: str) -> bool:
-        return bool(self._finish(keys=[self.key(job_id)], args=["cancelled", "cancelled by the client", time.time(), self.ttl]))
+    def cancel(self, job_id: str) -> bool | None:
+        """Cancel a job that has not ended: True if this call cancelled it, False if it had already
+        ended, None if Redis has no record of it (and then nothing is written)."""
+        cancelled = self._cancel(keys=[self.key(job_id)],
+                                 args=["cancelled", "cancelled by the client", time.time(), self.ttl])
+        return None if cancelled == -1 else bool(cancelled)
 
     def served_pairs(self, max_age: float = 300.0) -> list[str]:
         now = time.time()
@@ -271,9 +296,10 @@ class JobStore:
         return bool(self._put_result(keys=[self.key(job_id), self.key(job_id, "result")],
                                      args=[_json(payload), len(payload.get("segments", ())), time.time(), self.ttl]))
 
-    def fail(self, job_id: str, error: str) -> bool:
-        """Mark the job failed unless it already ended (a success is never overwritten)."""
-        return bool(self._finish(keys=[self.key(job_id)], args=["failed", error, time.time(), self.ttl]))
+    def fail(self, job_id: str, error: str, failure: str = "") -> bool:
+        """Mark the job failed unless it already ended (a success is never overwritten);
+        ``failure=INPUT_FAILURE`` when its document is at fault."""
+        return bool(self._fail(keys=[self.key(job_id)], args=[error, time.time(), self.ttl, failure]))
 
     def is_cancelled(self, job_id: str) -> bool:
         return self.redis.hget(self.key(job_id), "state") == "cancelled"

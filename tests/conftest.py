@@ -1,6 +1,10 @@
 """Shared fixtures: a toy parallel corpus and tiny configs, made fresh in each test session."""
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
+import os
 import random
 import subprocess
 import sys
@@ -17,6 +21,30 @@ def run_nmt(*args: str, stdin: str | bytes | None = None, text: bool = True) -> 
     (str, or bytes with ``text=False``)."""
     return subprocess.run([sys.executable, "-m", "nmt", *args], input=stdin, capture_output=True, text=text,
                           cwd=REPO_ROOT, timeout=300)
+
+@contextlib.contextmanager
+def held_lock(path: Path):
+    """An exclusive lock on ``path`` (flock), held while the block runs; waits for it first."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@pytest.fixture(scope="session")
+def one_heavy_training(tmp_path_factory):
+    """``with one_heavy_training(): run_nmt("train-aligner", ...)``: the aligner trainings (and the
+    exports after them) of test_aligner.py and test_hybrid_export.py never run at the same time, on
+    any pytest-xdist worker of this session. Side by side on a busy 2-core machine both ran past
+    run_nmt's 300 s timeout (issue 51); alone each passes. The lock is taken before a subprocess
+    starts, so the wait never counts against its timeout."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the session's directory, above each worker's own (popen-gw0, ...)
+    return functools.partial(held_lock, shared / "heavy-training.lock")
+
 
 # A toy "language pair": the target is a word-by-word substitution of the source, with a
 # reordering of the last two words, so attention has something real to learn.

@@ -376,27 +376,29 @@ def test_train_aligner_refuses_an_unknown_target_context(tmp_path, tiny_checkpoi
     assert not (tmp_path / "x.pt").exists()
 
 
-def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, tiny_config_path, tiny_bundle):
+def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, tiny_config_path, tiny_bundle,
+                                        one_heavy_training):
     """``nmt train-aligner`` (real eflomal on the toy train split) -> checkpoint -> ``nmt export`` ->
     a bundle with a third, signed graph checked against torch -> ``nmt align`` uses it by default."""
     out = tmp_path / "aligned.pt"
-    done = run_nmt("train-aligner", "--checkpoint", str(tiny_checkpoint), "--config", str(tiny_config_path),
-                   "--data-dir", str(toy_corpus), "--out", str(out), "--pairs", "400", "--max-epochs", "40",
-                   "--context-hidden", "32",  # the default target context (bigru), sized for the tiny model
-                   # One direction: on this barely trained 60-piece model the reverse direction is weak and
-                   # joining it costs AER (measured 0.64 against 0.43). On the shipped model it gains
-                   # (tests/test_forced_alignment.py runs it; docs/models.md, Alignment head).
-                   "--no-reverse")
-    assert done.returncode == 0, done.stderr
+    with one_heavy_training():  # training and export never beside test_hybrid_export's (issue 51)
+        done = run_nmt("train-aligner", "--checkpoint", str(tiny_checkpoint), "--config", str(tiny_config_path),
+                       "--data-dir", str(toy_corpus), "--out", str(out), "--pairs", "400", "--max-epochs", "40",
+                       "--context-hidden", "32",  # the default target context (bigru), sized for the tiny model
+                       # One direction: on this barely trained 60-piece model the reverse direction is weak and
+                       # joining it costs AER (measured 0.64 against 0.43). On the shipped model it gains
+                       # (tests/test_forced_alignment.py runs it; docs/models.md, Alignment head).
+                       "--no-reverse")
+        assert done.returncode == 0, done.stderr
+        bundle_dir = tmp_path / "bundle"
+        exported = run_nmt("export", str(out), "--out", str(bundle_dir), "--data-dir", str(toy_corpus))
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["pairs"] > 300 and report["steps"] > 0
     raw = torch.load(out, weights_only=True)
     assert {"aligner", "aligner_config", "aligner_training", "model", "progress"} <= set(raw)
     assert raw["aligner_config"]["target_context"] == "bigru" == report["target_context"]  # the default
 
-    bundle_dir = tmp_path / "bundle"
-    done = run_nmt("export", str(out), "--out", str(bundle_dir), "--data-dir", str(toy_corpus))
-    assert done.returncode == 0, done.stderr
+    assert exported.returncode == 0, exported.stderr
     manifest = json.loads((bundle_dir / "manifest.json").read_text())
     assert manifest["graphs"]["aligner"]["file"] == "aligner.onnx" and "aligner.onnx" in manifest["files"]
     assert manifest["aligner"]["graph_max_abs_diff"] < 1e-4

@@ -406,6 +406,65 @@ def test_translate_file_refuses_what_libretranslate_refuses(main, name, fields, 
     assert answer.status_code == 400 and answer.json() == {"error": message}
 
 
+def _zip(files: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
+# Files a client may send that no reader can read: each fails in the worker, and the answer is the
+# client's 400 naming the problem in words (never 500, never a Python exception's text).
+CORRUPT_FILES = [
+    ("zip.docx", b"PK\x03\x04 cut short", "zip: not a valid DOCX file: it is not a ZIP package"),
+    ("parts.docx", _zip({"[Content_Types].xml": b"<Types/>", "word/other.xml": b"<x/>"}),
+     "parts: not a valid DOCX file: "),
+    ("main.docx", _zip({"[Content_Types].xml": b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+                                               b'content-types"/>'}),
+     "main: not a valid DOCX file: the package has no main document part"),
+    ("cues.srt", b"1\n00:00:01,000 -> nonsense\nText\n", "cues: not a valid SRT file: line 1 does not start"),
+    ("cues.vtt", b"not a caption file\n", "cues: not a valid WebVTT file: it does not begin with a 'WEBVTT' line"),
+    ("units.xlf", b"<xliff version='1.2'><file><body><trans-unit", "units: not a valid XLIFF file"),
+    ("catalog.po", b'msgid "a\nmsgstr', "catalog: not a valid gettext PO file: Syntax error in po file (line 2)"),
+]
+
+
+@pytest.mark.parametrize("name, data, message", CORRUPT_FILES, ids=[name for name, _, _ in CORRUPT_FILES])
+def test_a_corrupt_file_is_the_clients_400_naming_the_problem_and_costs_nothing(main, name, data, message):
+    usage = {"Authorization": f"DeepL-Auth-Key {KEY}"}
+    before = requests.get(main.url + "/v2/usage", headers=usage, timeout=10).json()["character_count"]
+    answer = _translate_file(main.url, name, data)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error.startswith("Invalid request: the document cannot be read: " + message), error
+    for internal in ("Error:", "Traceback", "object has no attribute", "lxml", "File is not a zip file"):
+        assert internal not in error
+    assert requests.get(main.url + "/v2/usage", headers=usage, timeout=10).json()["character_count"] == before
+
+
+def test_empty_texts_are_refused_as_deepl_and_libretranslate_refuse_them(main):
+    for text in ("", []):
+        deepl_answer = requests.post(main.url + "/v2/translate", headers={"Authorization": f"DeepL-Auth-Key {KEY}"},
+                                     json={"text": text, "target_lang": "DE"}, timeout=30)
+        assert deepl_answer.status_code == 400 and deepl_answer.json() == {"message": "Parameter 'text' not specified."}
+        libre = requests.post(main.url + "/translate", json={"q": text, "source": "en", "target": "de", "api_key": KEY},
+                              timeout=30)
+        assert libre.status_code == 400 and libre.json() == {"error": "Invalid request: missing q parameter"}
+    among = requests.post(main.url + "/v2/translate", headers={"Authorization": f"DeepL-Auth-Key {KEY}"},
+                          data={"text": [TEXTS[0], ""], "target_lang": "DE"}, timeout=60)
+    assert among.status_code == 200 and [t["text"] == "" for t in among.json()["translations"]] == [False, True]
+    listed = requests.post(main.url + "/translate", json={"q": [TEXTS[0], ""], "source": "en", "target": "de",
+                                                          "api_key": KEY}, timeout=60)
+    assert listed.status_code == 200 and [t == "" for t in listed.json()["translatedText"]] == [False, True]
+    for empty in (b"", b" \n\n "):
+        answer = _translate_file(main.url, "blank.txt", empty)
+        assert answer.status_code == 400 and answer.json() == {"error": "Invalid request: empty file"}
+
+
 def test_translate_file_needs_a_file_and_a_key(main):
     no_file = requests.post(main.url + "/translate_file", data={"source": "en", "target": "de", "api_key": KEY},
                             timeout=30)

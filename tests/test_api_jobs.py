@@ -210,6 +210,39 @@ def test_bad_options_a_bad_glossary_and_an_unknown_glossary_id_are_400_or_404(ga
     assert submit(gateway, glossary_id="no-such-glossary").status_code == 404
 
 
+def test_an_empty_text_or_file_is_refused_at_submission_and_nothing_is_queued(gateway, fleet):
+    store = JobStore.from_url(fleet[0], 3600)
+    keys_before = sorted(store.redis.keys("nmt:*job*")) + sorted(store.redis.keys("_kombu*"))
+    queued_before = {queue: store.redis.llen(queue) for queue in store.redis.keys("nmt.*")}
+    for body in ({"text": ""}, {"text": "  \n "}):
+        refused = requests.post(gateway.url + "/v1/jobs", headers=AUTH, json={"target_lang": "de", **body}, timeout=30)
+        assert refused.status_code == 400 and refused.json() == {
+            "error": "Parameter 'text' is empty: a job needs text to translate"}
+    for data in (b"", b"\n\n"):
+        refused = requests.post(gateway.url + "/v1/jobs", headers=AUTH, data={"target_lang": "de"},
+                                files={"file": ("blank.txt", data, "text/plain")}, timeout=30)
+        assert refused.status_code == 400 and refused.json() == {
+            "error": "The document is empty: it has no text to translate"}
+    assert sorted(store.redis.keys("nmt:*job*")) + sorted(store.redis.keys("_kombu*")) == keys_before
+    assert {queue: store.redis.llen(queue) for queue in store.redis.keys("nmt.*")} == queued_before
+
+
+def test_cancelling_a_job_the_store_has_no_record_of_is_404_and_writes_nothing(gateway, fleet):
+    store = JobStore.from_url(fleet[0], 3600)
+    unknown = requests.delete(f"{gateway.url}/v1/jobs/deadbeef", headers=AUTH, timeout=10)
+    assert unknown.status_code == 404 and unknown.json() == {"error": "Job not found"}
+    assert not store.redis.exists(store.key("deadbeef"))
+    store.announce_pairs(["en-fr"])  # announced, but no worker consumes nmt.en-fr: the job stays queued
+    try:
+        job = submit(gateway, target_lang="fr").json()
+    finally:
+        store.redis.hdel("nmt:pairs", "en-fr")
+    store.redis.delete(store.key(job["id"]))  # its job record expired; the gateway's own is still there
+    expired = requests.delete(f"{gateway.url}/v1/jobs/{job['id']}", headers=AUTH, timeout=10)
+    assert expired.status_code == 404 and expired.json() == {"error": "Job not found"}
+    assert not store.redis.exists(store.key(job["id"]))  # not made again as a cancelled job
+
+
 # -- webhooks ---------------------------------------------------------------------------------------
 def test_a_finished_job_posts_one_signed_webhook_with_an_event_id(gateway, receiver, fleet):
     job = submit(gateway, receiver.url("/hooks/done")).json()

@@ -2,7 +2,10 @@
 every byte outside the translated text kept."""
 from __future__ import annotations
 
+import io
 import json
+import re
+import zipfile
 
 import polib
 import pytest
@@ -112,6 +115,53 @@ def test_po_translates_only_untranslated_messages_and_marks_them_fuzzy():
 def test_malformed_files_are_a_format_error(fmt, text, error):
     with pytest.raises(FormatError, match=error):
         parse(fmt, text)
+
+
+def _zip(parts: dict[str, bytes]) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
+TYPES = ("[Content_Types].xml", b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+         b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+         b'<Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType='
+         b'"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>')
+RELS = ("_rels/.rels", b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        b'<Relationship Id="rId1" Target="word/document.xml" '
+        b'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"/></Relationships>')
+# Corrupt files a client may send, for every reader that can refuse one (HTML and Markdown read any
+# text, as browsers and CommonMark do; Markdown refuses only NUL bytes). Each is a FormatError that
+# says what is wrong in words, never a library's exception (issue 51: "AttributeError: 'lxml.etree.
+# _Element' object has no attribute 'overrides'" for a zip without word/document.xml).
+CORRUPT = [
+    ("docx", b"", "it is not a ZIP package"),
+    ("docx", b"PK\x03\x04 cut short", "it is not a ZIP package"),
+    ("docx", _zip({"[Content_Types].xml": b"<Types/>", "word/other.xml": b"<x/>"}),
+     "its parts are not those of a Word document"),
+    ("docx", _zip(dict([TYPES])), "the package has no main document part"),
+    ("docx", _zip(dict([TYPES, RELS])), "the package has no word/document.xml"),
+    ("docx", _zip(dict([TYPES, RELS, ("word/document.xml", b"<w:doc")])),
+     "a part of the package is not well-formed XML"),
+    ("docx", _zip(dict([TYPES, RELS, ("word/document.xml", b"<other/>")])),
+     r"its main part is not a Word document \(no <w:document> with a <w:body>\)"),
+    ("srt", "\x00\x01 not subtitles -->", "line 1 does not start a subtitle block"),
+    ("vtt", "not a caption file\n", "it does not begin with a 'WEBVTT' line"),
+    ("po", 'msgid "a\nmsgstr', r"Syntax error in po file \(line 2\)"),
+    ("xliff", "<xliff version='1.2'><file><body><trans-unit", "unclosed token: line 1"),
+    ("xliff", "<other/>", "no <xliff version=...> root"),
+    ("markdown", "a\x00b", "it contains NUL bytes"),
+]
+
+
+@pytest.mark.parametrize("fmt, data, message", CORRUPT)
+def test_every_reader_refuses_a_corrupt_file_in_words(fmt, data, message):
+    with pytest.raises(FormatError, match=message) as refused:
+        parse(fmt, data, ("en", "de"))
+    assert re.match(r"not (a valid|an|a) \S+", str(refused.value))
+    assert not re.search(r"\w+Error\b|object has no attribute|Traceback|File is not a zip file", str(refused.value))
 
 
 def test_format_by_extension_or_name():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from queue_config.jobstore import ACTIVE, Admission, Delivery, Ending, JobStore
+from queue_config.jobstore import ACTIVE, INPUT_FAILURE, Admission, Delivery, Ending, JobStore
 
 from .queue_harness import RedisServer
 
@@ -122,6 +122,30 @@ def test_ending_a_batch_stores_each_jobs_own_result_or_failure_and_releases_ever
     assert store.result("taken")["text"] == "taken"
     assert list(store.redis.scan_iter("nmt:job:*:lease")) == [store.lease_key("taken", "document")]  # not ours
     assert active(store) == set() and all(store.message(j, "document") is None for j in jobs)
+
+
+def test_a_failure_of_the_jobs_own_document_is_recorded_as_such_with_the_failure(store):
+    """The gateway tells a client's bad file (400) from a fleet failure (500) by ``failure``: written
+    in the same call as the failure, by ``end`` and by ``fail`` alike, and never onto a job that ended."""
+    created(store, "corrupt", "crashed", "alone", "ended")
+    store.admit([delivery(j) for j in ("corrupt", "crashed")], ME, 60, 3)
+    store.cancel("ended")
+
+    took = store.end([Ending("corrupt", "document", error="a: not a valid DOCX file", failure=INPUT_FAILURE),
+                      Ending("crashed", "document", error="job failed in the worker: RuntimeError")], ME)
+
+    assert took == [True, True]
+    assert store.fail("alone", "b: not a valid SRT file", INPUT_FAILURE)
+    assert not store.fail("ended", "too late", INPUT_FAILURE)
+    assert [(store.status(j).state, store.status(j).failure) for j in ("corrupt", "crashed", "alone", "ended")] == \
+        [("failed", INPUT_FAILURE), ("failed", ""), ("failed", INPUT_FAILURE), ("cancelled", "")]
+
+
+def test_a_cancel_ends_a_job_once_and_never_makes_a_record_for_an_unknown_id(store):
+    created(store, "queued")
+    assert [store.cancel("queued"), store.cancel("queued"), store.cancel("never")] == [True, False, None]
+    assert store.status("queued").state == "cancelled"
+    assert not store.redis.exists(store.key("never")) and store.status("never").state == "unknown"
 
 
 def test_a_failure_never_overwrites_a_stored_result(store):

@@ -111,7 +111,7 @@ def test_a_command_whose_extra_is_missing_names_the_extra_in_one_line(tmp_path):
                       "--run-dir", str(tmp_path / "run"))
     assert out.returncode == 2
     assert out.stderr.strip().splitlines() == [
-        "nmt train: needs the 'train' install (module 'torch' is missing): pip install 'nmt-batch[train]'"]
+        "nmt train: needs the 'train' install (module 'torch' is missing): pip install -e \".[train]\""]
 
 
 def test_the_worker_install_translates_aligns_scores_and_starts_celery_without_torch(tmp_path):

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from client.client import JobFailedError, TranslationClient, UnknownLanguagePairError, UnknownModelError
+from client.client import JobFailedError, JobNotFoundError, TranslationClient, UnknownLanguagePairError, UnknownModelError
 from queue_config.messages import MessageError
 from queue_config.names import TRANSLATE_TASK, queue_for
 from worker.engine.bundle import load_bundle
@@ -231,6 +231,27 @@ def test_malformed_or_impossible_jobs_fail_with_a_clear_error(workers, client, p
     assert client.submit(text="A dog.", src="en", tgt="de").wait(timeout=60)  # still serving
 
 
+def test_a_job_whose_own_document_cannot_be_read_is_an_input_failure_and_no_other_is(workers, client, tmp_path):
+    """The job store says which failures are the client's to fix (the gateway answers those 400):
+    a document with no text (the batch path), a file that is not UTF-8 and a broken SRT file (the
+    document path); not a pair no worker serves."""
+    workers(input_root=str(tmp_path))
+    (tmp_path / "latin1.txt").write_bytes("Un caf\xe9.\n".encode("latin-1"))
+    (tmp_path / "broken.srt").write_text("1\n00:00:01,000 -> nonsense\nText\n", encoding="utf-8")
+    jobs = {"empty": client.submit(text=" \n\n ", src="en", tgt="de"),
+            "latin1": client.submit(path=str(tmp_path / "latin1.txt"), src="en", tgt="de"),
+            "srt": client.submit(path=str(tmp_path / "broken.srt"), src="en", tgt="de")}
+    client.store.create("j-pair", "fr", "cs", "document")
+    client.app.send_task(TRANSLATE_TASK, args=[{"job_id": "j-pair", "src": "fr", "tgt": "cs", "text": "Un chien."}],
+                         queue=queue_for("en", "de"))
+    for job in [*jobs.values(), client.job("j-pair")]:
+        with pytest.raises(JobFailedError):
+            job.wait(timeout=60)
+    failures = {name: job.status().failure for name, job in jobs.items()}
+    assert failures == {"empty": "input", "latin1": "input", "srt": "input"}
+    assert client.job("j-pair").status().failure == "" and "unknown language pair" in client.job("j-pair").status().error
+
+
 def test_undecodable_file_and_messages_without_a_job(workers, client, tmp_path):
     workers(input_root=str(tmp_path))
     bad = tmp_path / "latin1.txt"
@@ -264,6 +285,33 @@ def test_cancel_a_running_job(workers, client):
     with pytest.raises(JobFailedError, match="cancelled"):
         job.wait(timeout=60)
     assert client.submit(text="A dog.", src="en", tgt="de").wait(timeout=60)
+
+
+def test_cancel_of_an_unknown_job_fails_as_status_does_and_writes_nothing(redis_server, client):
+    """No worker runs: a job submitted here stays queued, so cancelling it works once; an id never
+    submitted is refused by the client and by ``nmt cancel`` alike, and Redis is left as it was."""
+    env = os.environ | {"NMT_BROKER_URL": redis_server.url}
+
+    def nmt(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "nmt", *args], cwd=REPO_ROOT, env=env, capture_output=True,
+                              text=True, timeout=120)
+
+    keys_before = sorted(redis_server.client().keys("*"))
+    with pytest.raises(JobNotFoundError, match=r"job deadbeef: no such job \(never submitted"):
+        client.job("deadbeef").cancel()
+    status, cancel = nmt("status", "deadbeef"), nmt("cancel", "deadbeef")
+    assert (status.returncode, cancel.returncode) == (1, 1)
+    assert cancel.stdout == "" and status.stdout == ""
+    assert status.stderr.strip() == "nmt status: job deadbeef: no such job (never submitted, or its record expired)"
+    assert cancel.stderr.strip() == "nmt cancel: job deadbeef: no such job (never submitted, or its record expired)"
+    assert sorted(redis_server.client().keys("*")) == keys_before  # no nmt:job:deadbeef made
+    assert nmt("status", "deadbeef").returncode == 1  # still unknown, not "cancelled"
+
+    job = client.submit(text="A dog runs.", src="en", tgt="de")
+    first, second = nmt("cancel", job.id), nmt("cancel", job.id)
+    assert (first.returncode, first.stdout) == (0, f"{job.id}\tcancelled\n"), first.stderr
+    assert second.returncode == 1 and "is cancelled: nothing to cancel" in second.stderr
+    assert client.job(job.id).cancel() is False  # ended already: no error, nothing to do
 
 
 def test_a_job_names_its_model_and_the_result_says_which_made_it(workers, client, tiny_bundle):

@@ -45,6 +45,11 @@ class JobError(ValueError):
     """The job cannot be done as asked (bad input, unknown pair...): it fails, without retries."""
 
 
+class InputError(JobError):
+    """The job's document itself cannot be read: corrupt, not of its format, or with no text. The
+    job store records it (``INPUT_FAILURE``), so the gateway answers the client 400, not 500."""
+
+
 @dataclass(frozen=True)
 class ServedModel:
     name: str  # the bundle's manifest name, e.g. "en-de", "multi30k-en-de"
@@ -174,7 +179,7 @@ def read_document(request: JobRequest, settings: QueueSettings, binary: bool = F
     except OSError as exc:
         raise JobError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     except DocumentError as exc:
-        raise JobError(f"{shown}: {exc}") from None
+        raise InputError(f"{shown}: {exc}") from None
 
 
 def checked_layout(request: JobRequest, text: str) -> Layout:
@@ -182,7 +187,7 @@ def checked_layout(request: JobRequest, text: str) -> Layout:
     and this is another language."""
     layout = split_document(text, request.src)
     if not layout.sentences:
-        raise JobError("document is empty: it has no text to translate")
+        raise InputError("document is empty: it has no text to translate")
     if request.options.refuse_foreign is not None:
         try:
             refuse_foreign_text(text, [s.text for s in layout.sentences], request.src, request.options.refuse_foreign)
@@ -295,7 +300,7 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
     try:
         parsed = parse(fmt, text, (request.src, request.tgt))
     except FormatError as exc:
-        raise JobError(f"{request.path or request.name}: {exc}") from None
+        raise InputError(f"{request.path or request.name}: {exc}") from None
     store.start(request.job_id, len(parsed.units))
     options = search_options(translator, request.options)
     around = text_options(request)

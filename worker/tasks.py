@@ -23,14 +23,15 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu import Queue
 
 from queue_config.celery_config import celery_config
-from queue_config.jobstore import Delivery, Ending, JobStore
+from queue_config.jobstore import INPUT_FAILURE, Delivery, Ending, JobStore
 from queue_config.messages import JobRequest, MessageError, batchable
 from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, queue_for
 from queue_config.settings import QueueSettings, load_settings
 from worker.engine.bundle import BundleError
 
 from . import metrics
-from .jobs import Completed, JobError, Runtime, ServedModel, reported, run_batch, run_chunk, run_document, served_models
+from .jobs import (Completed, InputError, JobError, Runtime, ServedModel, reported, run_batch, run_chunk, run_document,
+                   served_models)
 from .sweep import Sweeper
 from .taking import Taken, Taker, ack_all
 
@@ -243,7 +244,7 @@ def _failed(store: JobStore, job_id: str, scope: str, exc: Exception) -> str:
     if isinstance(exc, InvalidJobError):
         return str(exc)
     error, label = _failure(job_id, scope, exc)
-    if store.fail(job_id, error):
+    if store.fail(job_id, error, INPUT_FAILURE if isinstance(exc, InputError) else ""):
         metrics.record_failure(label)
     return error
 
@@ -327,7 +328,8 @@ def _ending(job_id: str, outcome: Completed | dict[str, Any] | Exception, failur
     """How a batched job's document scope ends: with its failure (reason, label), with its result,
     or with what its work stored itself (a job run as a document of its own)."""
     if failure is not None:
-        return Ending(job_id, "document", error=failure[0])
+        return Ending(job_id, "document", error=failure[0],
+                      failure=INPUT_FAILURE if isinstance(outcome, InputError) else "")
     if isinstance(outcome, Completed):
         return Ending(job_id, "document", result=outcome.payload)
     return Ending(job_id, "document")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import io
+import logging
 import re
 import zipfile
 from collections import Counter
@@ -29,7 +30,6 @@ from typing import Sequence
 
 import docx
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
-from docx.opc.exceptions import PackageNotFoundError
 from docx.oxml.ns import qn
 from lxml import etree
 
@@ -37,6 +37,7 @@ from .inline import inline_unit
 from .markup import Link, transfer
 from .model import FormatError, Parsed
 
+log = logging.getLogger(__name__)
 _SENTINEL = re.compile("\ue010(o|c|p)(\\d+)\ue011")  # open / close / point tag number, in markup pieces
 _DROPPED = {"proofErr", "lastRenderedPageBreak"}
 _KEPT_WHOLE = {"ins", "sdt", "smartTag", "customXml", "del", "moveFrom", "moveTo"}
@@ -67,13 +68,33 @@ def _local(element) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
+_INVALID = "not a valid DOCX file"
+_MISSING_PART = re.compile(r"no item named '([^']+)'")
+
+
 def _open(data: bytes):
+    """The python-docx document of ``data``. A file that is not a Word package is a ``FormatError``
+    that says what is wrong in words: the client sent it, and a library's internal exception
+    (an ``AttributeError`` on an XML element of the wrong kind) tells it nothing."""
     try:
-        return docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise FormatError(f"not a valid DOCX file: {exc or type(exc).__name__}") from None
-    except Exception as exc:  # noqa: BLE001 - lxml or the package reader refusing broken XML
-        raise FormatError(f"not a valid DOCX file: {type(exc).__name__}: {exc}") from None
+        document = docx.Document(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise FormatError(f"{_INVALID}: it is not a ZIP package (a DOCX file is one): damaged, cut short, "
+                          "or another kind of file") from None
+    except KeyError as exc:  # zipfile's "There is no item named ..." or python-docx's missing relationship
+        missing = _MISSING_PART.search(str(exc))
+        raise FormatError(f"{_INVALID}: the package has no {missing.group(1) if missing else 'main document part'}"
+                          ) from None
+    except etree.XMLSyntaxError as exc:
+        raise FormatError(f"{_INVALID}: a part of the package is not well-formed XML ({exc.msg})") from None
+    except ValueError as exc:  # python-docx: "file '...' is not a Word file, content type is '...'"
+        raise FormatError(f"{_INVALID}: {exc}") from None
+    except Exception:  # noqa: BLE001 - any other part python-docx cannot make sense of
+        log.debug("DOCX package refused", exc_info=True)
+        raise FormatError(f"{_INVALID}: its parts are not those of a Word document") from None
+    if getattr(document.element, "body", None) is None:
+        raise FormatError(f"{_INVALID}: its main part is not a Word document (no <w:document> with a <w:body>)")
+    return document
 
 
 def _stories(document) -> list[tuple[str, object]]:
@@ -317,7 +338,13 @@ def parse_docx(data: bytes) -> Parsed:
     if not isinstance(data, (bytes, bytearray)):
         raise FormatError("a DOCX file is binary: give its bytes")
     units, chosen, around = [], [], []
-    for index, (where, paragraph) in enumerate(_walk(_open(bytes(data)))):
+    document = _open(bytes(data))
+    try:
+        paragraphs = _walk(document)
+    except Exception:  # noqa: BLE001 - a header or footer part of the wrong kind, say
+        log.warning("DOCX parts refused", exc_info=True)  # kept in the log: it may be a reader bug
+        raise FormatError(f"{_INVALID}: its header, footer or body parts are not those of a Word document") from None
+    for index, (where, paragraph) in enumerate(paragraphs):
         unit, lead, trail = inline_unit(paragraph.items(), where) if paragraph.segments else (None, "", "")
         if unit is None:
             continue

@@ -33,7 +33,9 @@ def parse_srt(text: str) -> Parsed:
     try:
         cues = [(f"cue {cue.index}", cue.content.split("\n")) for cue in srt.parse(text)]
     except srt.SRTParseError as exc:
-        raise FormatError(f"not a valid SRT file: {exc}") from None
+        line = text.count("\n", 0, exc.expected_start) + 1
+        raise FormatError(f"not a valid SRT file: line {line} does not start a subtitle block (a number, "
+                          f"'start --> end' times, then text): {exc.unmatched_content[:60]!r}") from None
     return _parse_cues(text, cues)
 
 
@@ -41,7 +43,8 @@ def parse_vtt(text: str) -> Parsed:
     try:
         captions = webvtt.from_buffer(io.StringIO(text)).captions
     except (webvtt.errors.MalformedFileError, webvtt.errors.MalformedCaptionError, ValueError) as exc:
-        raise FormatError(f"not a valid WebVTT file: {exc or type(exc).__name__}") from None
+        detail = str(exc) if str(exc) != "Invalid format" else "it does not begin with a 'WEBVTT' line"
+        raise FormatError(f"not a valid WebVTT file: {detail or type(exc).__name__}") from None
     return _parse_cues(text, ((f"cue {c.identifier or n}", c.lines) for n, c in enumerate(captions, 1)), vtt=True)
 
 
