@@ -55,6 +55,26 @@ SHORTLIST = "shortlist"
 # Manifest entry of an optional table of words' usual case (``worker.text.truecase``):
 # {"file": "casing.json.gz", ...how it was built}; listed in "files" like the shortlist.
 CASING = "casing"
+# Manifest key: the decoder family whose step contract the graphs follow (absent: RNN).
+FAMILY = "family"
+RNN = "rnn"  # GRU decoder with additive attention, state [L, rows, D] (nmt export)
+TRANSFORMER = "transformer"  # Transformer decoder with a key/value cache (nmt import)
+FAMILIES = (RNN, TRANSFORMER)
+# The Transformer family's graphs (dimension names: batch, beam (rows per sentence), src_len,
+# steps (target tokens so far, 0 at the first step); layers, heads, head size and vocabulary are
+# numbers). prev_ids int64 [batch, beam]; self_keys/self_values float [layers, batch, beam, heads,
+# steps, head]; cross_keys/cross_values float [layers, batch, heads, src_len, head] (from the
+# encoder, once per sentence); src_mask bool [batch, src_len] -> log_probs float [batch, beam, V],
+# the cache one step longer, attention float [batch, beam, src_len] (the manifest's alignment
+# layer and heads), topk_log_probs / topk_ids [batch, beam, candidates], hidden float [batch, beam, D].
+TRANSFORMER_ENCODER_INPUTS = ("src_ids", "src_lengths")
+TRANSFORMER_ENCODER_OUTPUTS = ("memory", "cross_keys", "cross_values")
+TRANSFORMER_STEP_INPUTS = ("prev_ids", "self_keys", "self_values", "cross_keys", "cross_values", "src_mask")
+TRANSFORMER_STEP_OUTPUTS = ("log_probs", "new_self_keys", "new_self_values", "attention", "topk_log_probs",
+                            "topk_ids", "hidden")
+# A vocabulary side's optional "ids" file: a JSON piece -> id table, for models whose ids are not the
+# SentencePiece model's own (Marian's vocab.json); listed in "files" like the SentencePiece model.
+VOCAB_IDS = "ids"
 
 
 class BundleError(ValueError):
@@ -97,6 +117,11 @@ class Bundle:
         return bool(self.manifest.get(GROUPED_BEAMS, False))
 
     @property
+    def family(self) -> str:
+        """The decoder family (``FAMILY``): ``rnn`` or ``transformer``."""
+        return self.manifest.get(FAMILY, RNN)
+
+    @property
     def special_ids(self) -> SpecialIds:
         return SpecialIds(**{name: int(self.manifest["special_ids"][name]) for name in ("pad", "unk", "bos", "eos")})
 
@@ -130,6 +155,11 @@ class Bundle:
     def vocab_path(self, side: str) -> Path:
         """side: 'source' or 'target'."""
         return self.path / self.manifest["vocab"][side]["file"]
+
+    def vocab_ids_path(self, side: str) -> Path | None:
+        """The side's piece -> id table (``VOCAB_IDS``), for models whose ids are not SentencePiece's."""
+        name = self.manifest["vocab"][side].get(VOCAB_IDS)
+        return self.path / name if name else None
 
 
 DEFAULT_BUNDLE = "models/en-de"
@@ -192,6 +222,9 @@ def load_bundle(path: str | os.PathLike[str], verify_hashes: bool = True) -> Bun
             raise BundleError(f"{manifest_path}: missing key '{key}'")
     if manifest["precision"] not in PRECISIONS:
         raise BundleError(f"{manifest_path}: unknown precision {manifest['precision']!r}")
+    if manifest.get(FAMILY, RNN) not in FAMILIES:
+        raise BundleError(f"{manifest_path}: unknown decoder family {manifest.get(FAMILY)!r}; this worker runs "
+                          f"{', '.join(FAMILIES)}")
     for name in GRAPHS:
         if name not in manifest["graphs"]:
             raise BundleError(f"{manifest_path}: graph '{name}' is not described")
@@ -205,7 +238,8 @@ def load_bundle(path: str | os.PathLike[str], verify_hashes: bool = True) -> Bun
                 raise BundleError(f"{path}: sha256 mismatch for {name}: manifest {expected[:16]}..., file {actual[:16]}...")
     bundle = Bundle(path, manifest)
     referenced = [bundle.graph(g).file for g in bundle.graphs] + [manifest["vocab"][s]["file"] for s in ("source", "target")]
-    referenced += [p.name for p in (bundle.shortlist_path, bundle.casing_path) if p is not None]
+    referenced += [p.name for p in (bundle.shortlist_path, bundle.casing_path, bundle.vocab_ids_path("source"),
+                                    bundle.vocab_ids_path("target")) if p is not None]
     for name in referenced:
         if name not in manifest["files"]:
             raise BundleError(f"{manifest_path}: {name} is used but has no sha256 in 'files'")

@@ -7,6 +7,11 @@ Scores follow GNMT (Wu et al. 2016, arXiv:1609.08144, section 7):
 Each step takes the best 2K candidates per sentence, so hypotheses that end (eos) never shrink
 the live beam of K; as in fairseq, an eos candidate is final only if it ranks within the top K,
 which makes beam 1 exactly greedy decoding.
+
+Imported models decode as their reference does (transformers' ``generate``): ``length_normalisation
+= "length"`` ranks by log P / |Y| ** alpha, and ``stopping = "best_k"`` goes on after K hypotheses
+ended while the best live one, normalised at its current length, still beats the worst of the K
+best ended (transformers' ``early_stopping=False``); ``first_k`` stops at the first K ended.
 """
 from __future__ import annotations
 
@@ -27,6 +32,10 @@ class SearchError(ValueError):
     """Invalid decoding options."""
 
 
+NORMALISATIONS = ("gnmt", "length")
+STOPPING = ("first_k", "best_k")
+
+
 @dataclass(frozen=True)
 class SearchOptions:
     beam: int = 5
@@ -38,6 +47,9 @@ class SearchOptions:
     coverage_penalty: float = 0.0  # GNMT beta
     suppress_unk: bool = True
     no_repeat_ngram: int = 0  # n > 1: a hypothesis never holds the same n-gram of tokens twice (0: off)
+    length_normalisation: str = "gnmt"  # "gnmt": ((5 + |Y|) / 6) ** alpha; "length": |Y| ** alpha (transformers)
+    stopping: str = "first_k"  # "first_k": at K ended hypotheses; "best_k": while a live one can still beat them
+    max_length: int = 0  # > 0: at most this many target tokens (eos excluded), whatever a and b say
 
     def validate(self) -> "SearchOptions":
         for name in ("max_len_a", "length_penalty", "coverage_penalty"):
@@ -55,6 +67,13 @@ class SearchOptions:
             raise SearchError("length_penalty and coverage_penalty must be >= 0")
         if self.no_repeat_ngram < 0 or self.no_repeat_ngram == 1:
             raise SearchError(f"no_repeat_ngram must be 0 (off) or >= 2, got {self.no_repeat_ngram}")
+        if self.length_normalisation not in NORMALISATIONS:
+            raise SearchError(f"length_normalisation must be one of {', '.join(NORMALISATIONS)}, "
+                              f"got {self.length_normalisation!r}")
+        if self.stopping not in STOPPING:
+            raise SearchError(f"stopping must be one of {', '.join(STOPPING)}, got {self.stopping!r}")
+        if self.max_length < 0:
+            raise SearchError(f"max_length must be >= 0 (0: no cap), got {self.max_length}")
         return self
 
 
@@ -120,8 +139,10 @@ def beam_rows(sentences: np.ndarray, beam: int) -> np.ndarray:
     return (sentences[:, None] * beam + np.arange(beam)).reshape(-1)
 
 
-def length_penalty(length: int, alpha: float) -> float:
-    """GNMT lp(Y) = ((5 + |Y|) / 6) ** alpha."""
+def length_penalty(length: int, alpha: float, normalisation: str = "gnmt") -> float:
+    """GNMT lp(Y) = ((5 + |Y|) / 6) ** alpha, or |Y| ** alpha (``normalisation="length"``, transformers')."""
+    if normalisation == "length":
+        return float(max(length, 1)) ** alpha
     return ((5.0 + length) / 6.0) ** alpha
 
 
@@ -134,7 +155,8 @@ def coverage_penalty(attention: np.ndarray, source_length: int, beta: float) -> 
 
 
 def max_target_length(source_length: int, options: SearchOptions) -> int:
-    return min(int(math.floor(options.max_len_a * source_length + options.max_len_b)), MAX_TARGET_TOKENS)
+    cap = min(options.max_length, MAX_TARGET_TOKENS) if options.max_length else MAX_TARGET_TOKENS
+    return min(int(math.floor(options.max_len_a * source_length + options.max_len_b)), cap)
 
 
 def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: SearchOptions) -> list[list[Hypothesis]]:
@@ -170,6 +192,7 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     ended: list[list[_Ended]] = [[] for _ in range(batch)]  # read back from the trace at the end
     n_finished = np.zeros(batch, dtype=np.int64)
     history = np.zeros((batch, 1, 0), dtype=np.int64)  # [sentences, rows per sentence, t]: for n-gram blocking
+    best_k = options.stopping == "best_k" and k > 1  # beam 1 stays greedy decoding
 
     for t in range(steps):
         n, rows_per = scores.shape
@@ -221,12 +244,15 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         new_tokens[rows, slot[rows, ranks]] = tokens[rows, ranks]
         for i, rank in zip(*np.nonzero(valid & is_eos & (np.arange(width) < k))):
             b = active[i]
-            if n_finished[b] < k:
+            if n_finished[b] < k or best_k:
                 n_finished[b] += 1
                 origin = int(origins[i, rank])
                 ended[b].append(_Ended(t, origin, float(top_scores[i, rank]), attention[i, origin],
                                        float(top_scores[i, rank] - scores[i, origin])))
-        done = (n_finished[active] >= k) | (extend.sum(1) == 0) | (t >= max_lens[active])
+        if best_k:
+            done = (extend.sum(1) == 0) | (t >= max_lens[active]) | _cannot_improve(new_scores, ended, active, t, options)
+        else:
+            done = (n_finished[active] >= k) | (extend.sum(1) == 0) | (t >= max_lens[active])
         for i in np.flatnonzero(done):
             b = active[i]
             if not ended[b]:  # every candidate banned (n-gram blocking on a shortlist): end the best row as it stands
@@ -257,6 +283,27 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     return [_best(trace, b, ended[b], int(lengths[b]), options) for b in range(batch)]
 
 
+def _cannot_improve(live: np.ndarray, ended: list[list["_Ended"]], active: np.ndarray, t: int,
+                    options: SearchOptions) -> np.ndarray:
+    """bool [n]: sentences whose best live hypothesis (live float [n, K]: log-probabilities of
+    t + 1 tokens), normalised at its current length, cannot beat the worst of their K best ended
+    ones (transformers' heuristic for ``early_stopping=False``)."""
+    k = live.shape[1]
+    out = np.zeros(len(active), dtype=bool)
+    for i, b in enumerate(active):
+        if len(ended[b]) < k:
+            continue
+        normalised = sorted((_normalised(e.log_prob, e.step + 1, options) for e in ended[b]), reverse=True)
+        best_live = live[i].max() / length_penalty(t + 1, options.length_penalty, options.length_normalisation)
+        out[i] = best_live <= normalised[k - 1]
+    return out
+
+
+def _normalised(log_prob: float, length: int, options: SearchOptions) -> float:
+    """A hypothesis' ranking score from its log-probability and length (eos counted)."""
+    return log_prob / length_penalty(length, options.length_penalty, options.length_normalisation)
+
+
 class _Ended(NamedTuple):
     """A hypothesis that ended with eos at step ``step``, extending beam slot ``slot``."""
 
@@ -272,7 +319,7 @@ def _best(trace: "_Trace", sentence: int, ended: list[_Ended], source_length: in
     """A sentence's n-best ended hypotheses, best first (ties in the order they ended). Only those
     are read back from the trace, unless the coverage penalty needs every one's attention."""
     if options.coverage_penalty == 0.0:
-        ended = sorted(ended, key=lambda e: -e.log_prob / length_penalty(e.step + 1, options.length_penalty))
+        ended = sorted(ended, key=lambda e: -_normalised(e.log_prob, e.step + 1, options))
         ended = ended[: options.n_best]
     hypotheses = []
     for e in ended:
@@ -318,7 +365,7 @@ class _Trace:
 def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray, log_prob: float,
             source_length: int, options: SearchOptions, token_log_probs: np.ndarray) -> Hypothesis:
     full_attention = np.concatenate([attention, eos_attention[None, :]], 0)
-    score = log_prob / length_penalty(len(tokens) + 1, options.length_penalty)
+    score = _normalised(log_prob, len(tokens) + 1, options)
     score += coverage_penalty(full_attention, source_length, options.coverage_penalty)
     return Hypothesis(tuple(tokens.tolist()), float(score), float(log_prob), full_attention, token_log_probs)
 

@@ -27,11 +27,13 @@ from worker.text.quality import DecodedChunk, assess, decoder_facts, model_for
 from worker.text.segment import TIME_BUDGET, WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
 
 from .alignment import align
-from .bundle import SHORTLIST, Bundle, BundleError, load_bundle
+from .bundle import SHORTLIST, TRANSFORMER, Bundle, BundleError, load_bundle
 from .cache import SegmentCache
 from .ort_model import OrtStepModel
 from .search import Hypothesis, SearchOptions, search_in_batches
 from .settings import EngineSettings
+from .transformer_step import OrtTransformerStepModel
+from .vocabulary import Vocabulary
 
 PARTS_PER_SLICE = 16  # parts of an over-long sentence decoded between time-budget checks, per batch worker
 NO_CONTENT = "sentence has no translatable content (no subword tokens): left untranslated"
@@ -63,19 +65,23 @@ class Translator:
         self.bundle = bundle if isinstance(bundle, Bundle) else load_bundle(bundle)
         entry = self.bundle.manifest.get(SHORTLIST) or {}
         wanted = settings.shortlist == "on" or (settings.shortlist == "auto" and bool(entry.get("default")))
-        self.model = OrtStepModel.from_bundle(self.bundle, settings.provider, settings.intra_op_threads,
-                                              shortlist=wanted)
+        family = OrtTransformerStepModel if self.bundle.family == TRANSFORMER else OrtStepModel
+        self.model = family.from_bundle(self.bundle, settings.provider, settings.intra_op_threads, shortlist=wanted)
         self.shortlist = self.model.shortlist is not None  # decoding onto the lexical shortlist
         self.source_sp = _load_sentencepiece(self.bundle, "source")
         self.target_sp = _load_sentencepiece(self.bundle, "target")
+        # Multilingual imported models read the target language from a token before the source (>>deu<<).
+        token = (self.bundle.manifest.get("target_tokens") or {}).get(self.bundle.target_language)
+        self.source_prefix = (self.source_sp.piece_to_id(token),) if token else ()
         defaults = self.bundle.manifest.get("decoding_defaults", {})
         self.default_options = SearchOptions(**{k: v for k, v in defaults.items() if k in SearchOptions.__dataclass_fields__})
+        # A model with learned or tabled positions cannot decode past them (eos takes the last one).
+        self.max_target_tokens = int(self.bundle.manifest.get("max_positions", 0)) - 1
         self.confidence_model = model_for(self.bundle.manifest)
         # Words that mask verbatim spans: the bundle's own (bench/stand_ins.py), else the default list.
         self.stand_ins = tuple(self.bundle.manifest.get("stand_ins") or STAND_INS)
         # Words an ALL-CAPS or Title Case sentence keeps capitalised in sentence case ("I", names).
-        self.capitalised = vocabulary_capitals([(self.source_sp.id_to_piece(i), self.source_sp.get_score(i))
-                                                for i in range(self.source_sp.get_piece_size())])
+        self.capitalised = vocabulary_capitals(self.source_sp.scored_pieces())
         # Words' usual case (a table built at export), for text that arrives all in lower case.
         self.case_table = CaseTable.load(self.bundle.casing_path) if self.bundle.casing_path else None
         # Characters both vocabularies carry; the others (emoji, rare symbols) are masked as spans.
@@ -99,7 +105,7 @@ class Translator:
         ones) finishes, and once with the number of cache hits. ``text_options``: span protection and
         case handling around decoding (default: both on). With a cache, each distinct sentence not
         in it is translated once; its repeats and the cache's hits come back ``cached``."""
-        options = (options or self.default_options).validate()
+        options = self._within_positions((options or self.default_options).validate())
         text_options = text_options or TextOptions()
         if self.cache is None:
             return self._translate(sentences, options, with_attention, progress, text_options)[0]
@@ -156,9 +162,7 @@ class Translator:
         for unit in units:
             own[unit.segment].append(unit)
         whole = [u for u in units if len(own[u.segment]) == 1]
-        hypotheses = search_in_batches(self.model, [u.ids for u in whole], options,
-                                       self.settings.max_batch_sentences, self.settings.max_batch_tokens,
-                                       self.settings.batch_workers, progress)
+        hypotheses = self._search([u.ids for u in whole], options, progress)
         by_segment: dict[int, list[tuple[_SourceChunk, list[Hypothesis]]]] = defaultdict(list)
         for unit, hyps in zip(whole, hypotheses):
             by_segment[unit.segment].append((unit, hyps))
@@ -173,6 +177,18 @@ class Translator:
         return [_over_budget(sentence, over[index], warnings.get(index, ()), budget) if index in over
                 else self._segment(sentence, by_segment[index], warnings.get(index, ()), with_attention)
                 for index, sentence in enumerate(sentences)]
+
+    def _search(self, sources: list[tuple[int, ...]], options: SearchOptions,
+                progress: Callable[[int], None] | None) -> list[list[Hypothesis]]:
+        """``search_in_batches`` over source ids, with the bundle's source prefix (a target-language
+        token) in front; the prefix's attention columns are dropped again, so columns are the ids'."""
+        found = search_in_batches(self.model, [(*self.source_prefix, *ids) for ids in sources], options,
+                                  self.settings.max_batch_sentences, self.settings.max_batch_tokens,
+                                  self.settings.batch_workers, progress)
+        if not self.source_prefix:
+            return found
+        skip = len(self.source_prefix)
+        return [[replace(h, attention=h.attention[:, skip:]) for h in hyps] for hyps in found]
 
     def _decode_parts(self, parts: list[_SourceChunk], options: SearchOptions, progress: Callable[[int], None] | None
                       ) -> tuple[list[tuple[_SourceChunk, list[Hypothesis]]], float]:
@@ -190,9 +206,7 @@ class Translator:
                     progress(len(parts) - first)  # the parts left count as done: the sentence is finished, kept
                 break
             chunk = parts[first:first + step]
-            decoded += zip(chunk, search_in_batches(self.model, [u.ids for u in chunk], options,
-                                                    self.settings.max_batch_sentences, self.settings.max_batch_tokens,
-                                                    self.settings.batch_workers, progress))
+            decoded += zip(chunk, self._search([u.ids for u in chunk], options, progress))
         return decoded, time.perf_counter() - started
 
     def translate_document(self, text: str, options: SearchOptions | None = None,
@@ -234,6 +248,12 @@ class Translator:
         """The bundle's decoding defaults with ``overrides`` (None: keep the default), validated
         (``SearchError`` names an option the bundle cannot take, such as n_best above the beam)."""
         return replace(self.default_options, **{k: v for k, v in overrides.items() if v is not None}).validate()
+
+    def _within_positions(self, options: SearchOptions) -> SearchOptions:
+        """``options`` with target lengths capped at the model's positions, where it has a limit."""
+        if self.max_target_tokens <= 0 or 0 < options.max_length <= self.max_target_tokens:
+            return options
+        return replace(options, max_length=self.max_target_tokens)
 
     def provenance(self, options: SearchOptions, seconds: float, sentences: int) -> dict[str, Any]:
         return {
@@ -342,14 +362,27 @@ def _undecoded(prepared: Prepared) -> SegmentResult:
     return SegmentResult(prepared.source, "", 0.0, Alignment((), (), ()))
 
 
-def _load_sentencepiece(bundle: Bundle, side: str) -> spm.SentencePieceProcessor:
+def _load_sentencepiece(bundle: Bundle, side: str) -> Vocabulary:
     """side: 'source' or 'target'. A model file that does not parse is a bundle error (its sha256
     can match a manifest written from an already broken file)."""
     path = bundle.vocab_path(side)
     try:
-        return spm.SentencePieceProcessor(model_file=str(path))
+        return Vocabulary(spm.SentencePieceProcessor(model_file=str(path)), _id_table(bundle, side))
     except (RuntimeError, OSError) as exc:
         raise BundleError(f"bundle {bundle.path}: cannot load SentencePiece model {path.name}: {exc}") from None
+
+
+def _id_table(bundle: Bundle, side: str) -> dict[str, int] | None:
+    path = bundle.vocab_ids_path(side)
+    if path is None:
+        return None
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(f"bundle {bundle.path}: {path.name} is not a JSON piece -> id table: {exc}") from None
+    if not isinstance(table, dict) or "<unk>" not in table:
+        raise BundleError(f"bundle {bundle.path}: {path.name} is not a piece -> id table with <unk>")
+    return table
 
 
 def _contentless(pieces: Sequence[str]) -> bool:

@@ -86,7 +86,12 @@ def _engine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-best", type=int, default=1,
                    help="keep the N best translations of each segment (JSON 'n_best'); on stdin, print N lines per "
                         "input line as 'LINE ||| translation ||| score' (Moses n-best format, lines from 0)")
-    p.add_argument("--length-penalty", type=float, default=None, help="GNMT alpha (default: the bundle's)")
+    p.add_argument("--length-penalty", type=float, default=None,
+                   help="length normalisation alpha: GNMT's, or score / length ** alpha for imported models "
+                        "(default: the bundle's)")
+    p.add_argument("--max-length", type=int, default=None, metavar="N",
+                   help="at most N target tokens per segment, eos excluded, for any bundle (default: the bundle's "
+                        "a * source length + b)")
     p.add_argument("--coverage-penalty", type=float, default=0.0, help="GNMT beta")
     p.add_argument("--no-repeat-ngram", type=int, default=None, metavar="N",
                    help="never repeat an n-gram of N subword tokens within a translation (0: off; default: the bundle's)")
@@ -145,7 +150,7 @@ def _translator(args: argparse.Namespace):
         raise UserError(str(exc)) from None
     return translator, translator.search_options(
         n_best=args.n_best, coverage_penalty=args.coverage_penalty, beam=args.beam, length_penalty=args.length_penalty,
-        no_repeat_ngram=args.no_repeat_ngram)
+        no_repeat_ngram=args.no_repeat_ngram, max_length=args.max_length)
 
 
 def run_translate(args: argparse.Namespace) -> int:
