@@ -225,8 +225,8 @@ class TranslationClient:
         models = self.store.served_models()
         for request in requests:
             pair = f"{request.src}-{request.tgt}"
-            if request.model is not None and models and models.get(request.model) != pair:
-                names = ", ".join(sorted(m for m, p in models.items() if p == pair)) or "none"
+            if request.model is not None and models and pair not in models.get(request.model, "").split(","):
+                names = ", ".join(sorted(m for m, p in models.items() if pair in p.split(","))) or "none"
                 raise UnknownModelError(f"no worker serves the model {request.model!r} for {pair} (served: {names})")
         ids = [request.job_id for request in requests]
         problems = [f"{i!r} is given twice" for i in sorted({i for i in ids if ids.count(i) > 1})]

@@ -16,7 +16,7 @@ batch of jobs, each job still checked, leased, stored and failed on its own.
     nmt:job:<id>:message:<scope>  the task message of a running scope (document, chunk-<i>), to re-send
     nmt:active              sorted set "<id>|<scope>" -> when a worker last reported it alive (worker.sweep)
     nmt:pairs               hash "src-tgt" -> unix time a worker last announced it
-    nmt:models              hash model name -> "src-tgt", as workers announced them
+    nmt:models              hash model name -> "src-tgt" (a multilingual model's pairs, comma-separated), as announced
 """
 from __future__ import annotations
 
@@ -269,12 +269,12 @@ class JobStore:
             self.redis.hset(f"{KEY_PREFIX}:pairs", mapping={p: time.time() for p in pairs})
 
     def announce_models(self, models: dict[str, str]) -> None:
-        """``{model name: "src-tgt"}`` a worker serves."""
+        """``{model name: "src-tgt"}`` a worker serves ("src-tgt,src-tgt2" for a model of several pairs)."""
         if models:
             self.redis.hset(f"{KEY_PREFIX}:models", mapping=models)
 
     def served_models(self) -> dict[str, str]:
-        """Every model name any worker has announced, with its pair."""
+        """Every model name any worker has announced, with its pair (pairs, comma-separated)."""
         return dict(self.redis.hgetall(f"{KEY_PREFIX}:models"))
 
     def start(self, job_id: str, total: int) -> None:

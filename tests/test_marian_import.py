@@ -115,17 +115,36 @@ def test_separate_vocabularies_import_and_decode_as_generate(tmp_path, shared):
            [text for text, _ in reference(model, sentences, 1)]
 
 
-def test_a_multilingual_model_reads_its_target_token(tmp_path):
+def test_a_multilingual_model_reads_its_target_token_and_serves_each_pair(tmp_path):
+    from worker.engine import Translator
+    from worker.engine.bundle import load_bundle
+
     model = build_hf_marian(tmp_path / "multi", multilingual=True, steps=120, seed=5)
     missing = run_nmt("import", str(model), "--out", str(tmp_path / "x"), "--target-token", "de=>>xxx<<")
     assert missing.returncode != 0 and ">>xxx<<" in missing.stderr and not (tmp_path / "x").exists()
-    done = run_nmt("import", str(model), "--out", str(tmp_path / "bundle"), "--target-token", f"de={TARGET_TOKENS[0]}")
+    done = run_nmt("import", str(model), "--out", str(tmp_path / "bundle"), "--target-token", f"de={TARGET_TOKENS[0]}",
+                   "--target-token", f"fr={TARGET_TOKENS[1]}")
     assert done.returncode == 0, done.stderr
+    assert load_bundle(tmp_path / "bundle").pairs == ("en-de", "en-fr")
     sentences = [s for s, _ in sample_pairs(30, offset=4)]
     results = ours(tmp_path / "bundle", sentences, 1)
     assert [r.translation for r in results] == [t for t, _ in reference(model, sentences, 1, TARGET_TOKENS[0] + " ")]
     # the token's attention column is dropped: alignments index the sentence's own words
     assert all(i < len(r.alignment.source_spans) for r in results for i, _ in r.alignment.pairs)
+    french = Translator(tmp_path / "bundle").for_target("fr")
+    text_off = __import__("worker.text.pipeline", fromlist=["TextOptions"]).TextOptions(
+        protect_spans=False, restore_case=False, check_language=False)
+    got = french.translate_sentences(sentences, french.search_options(beam=1), text_options=text_off)
+    assert [r.translation for r in got] == [t for t, _ in reference(model, sentences, 1, TARGET_TOKENS[1] + " ")]
+    source = tmp_path / "in.txt"
+    source.write_text(sentences[0] + "\n", encoding="utf-8")
+    translated = run_nmt("translate", str(source), "--bundle", str(tmp_path / "bundle"), "--tgt", "fr",
+                         "--out", str(tmp_path / "fr"), *TEXT_OFF)
+    assert translated.returncode == 0, translated.stderr
+    assert json.loads((tmp_path / "fr" / "in.fr.json").read_text())["provenance"]["target_language"] == "fr"
+    unknown = run_nmt("translate", str(source), "--bundle", str(tmp_path / "bundle"), "--tgt", "it",
+                      "--out", str(tmp_path / "it"))
+    assert unknown.returncode != 0 and "en-de, en-fr" in unknown.stderr
 
 
 def _broken(models, tmp_path, how: str) -> Path:

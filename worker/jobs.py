@@ -24,7 +24,7 @@ from queue_config.outputs import write_translation
 from queue_config.settings import QueueSettings
 from queue_config.textfiles import DocumentError, read_text_file
 from worker.cache_store import RedisStore
-from worker.engine.bundle import MANIFEST, BundleError, resolve_bundle_path
+from worker.engine.bundle import MANIFEST, BundleError, manifest_pairs, resolve_bundle_path
 from worker.engine.cache import SegmentCache
 from worker.engine.search import SearchError, SearchOptions
 from worker.engine.settings import EngineSettings, worker_child_settings
@@ -53,8 +53,12 @@ class InputError(JobError):
 @dataclass(frozen=True)
 class ServedModel:
     name: str  # the bundle's manifest name, e.g. "en-de", "multi30k-en-de"
-    pair: str  # "en-de"
+    pairs: tuple[str, ...]  # ("en-de",); a multilingual model's every pair, its default first
     path: Path
+
+    @property
+    def pair(self) -> str:
+        return self.pairs[0]
 
 
 @dataclass(frozen=True)
@@ -76,13 +80,13 @@ def served_models(settings: QueueSettings) -> dict[str, ServedModel]:
         path = resolve_bundle_path(raw)
         try:
             manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-            pair = f"{manifest['source_language']}-{manifest['target_language']}"
+            pairs = manifest_pairs(manifest)
             name = str(manifest.get("name") or path.name)
         except (OSError, ValueError, KeyError) as exc:
             raise BundleError(f"NMT_BUNDLES: cannot read the bundle at {path}: {exc}") from None
         if name in models:
             raise BundleError(f"NMT_BUNDLES: two bundles are named {name!r} ({models[name].path} and {path})")
-        models[name] = ServedModel(name, pair, path)
+        models[name] = ServedModel(name, pairs, path)
     return models
 
 
@@ -100,13 +104,13 @@ class Runtime:
     def model_for(self, src: str, tgt: str, model: str | None = None) -> ServedModel:
         """The bundle a job asked for (by name), or its pair's default; JobError if not served."""
         pair = f"{src}-{tgt}"
-        own = [m for m in self.models.values() if m.pair == pair]
+        own = [m for m in self.models.values() if pair in m.pairs]
         if not own:
-            served = ", ".join(sorted({m.pair for m in self.models.values()})) or "none"
+            served = ", ".join(sorted({p for m in self.models.values() for p in m.pairs})) or "none"
             raise JobError(f"unknown language pair {pair}: this worker serves {served}")
         if model is None:
             return own[0]
-        if model not in self.models or self.models[model].pair != pair:
+        if model not in self.models or pair not in self.models[model].pairs:
             raise JobError(f"unknown model {model!r} for {pair}: this worker serves {', '.join(m.name for m in own)}")
         return self.models[model]
 
@@ -125,7 +129,7 @@ class Runtime:
                      served.name, engine.intra_op_threads, engine.batch_workers,
                      f"NMT_THREADS={s.threads}" if s.threads else "derived from the cores", self.pool_children)
             self.translators[served.name] = Translator(served.path, engine, self.cache)
-        return self.translators[served.name]
+        return self.translators[served.name].for_target(tgt)
 
 
 def search_options(translator: Translator, options: JobOptions) -> SearchOptions:

@@ -54,7 +54,7 @@ def served() -> dict[str, ServedModel]:
 
 
 def served_pairs() -> list[str]:
-    return sorted({m.pair for m in served().values()})
+    return sorted({pair for m in served().values() for pair in m.pairs})
 
 
 def _configuration() -> dict[str, Any]:
@@ -386,7 +386,7 @@ def _announce(**_: Any) -> None:
     store = JobStore.from_url(settings().backend_url, settings().result_expires, socket_timeout=settings().socket_timeout)
     try:
         store.announce_pairs(served_pairs())
-        store.announce_models({m.name: m.pair for m in served().values()})
+        store.announce_models({m.name: ",".join(m.pairs) for m in served().values()})
     except TRANSIENT as exc:
         log.warning("could not announce served pairs: %s", exc)
     if settings().sweep_seconds:

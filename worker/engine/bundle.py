@@ -117,6 +117,11 @@ class Bundle:
         return bool(self.manifest.get(GROUPED_BEAMS, False))
 
     @property
+    def pairs(self) -> tuple[str, ...]:
+        """The "src-tgt" pairs this bundle translates (``manifest_pairs``)."""
+        return manifest_pairs(self.manifest)
+
+    @property
     def family(self) -> str:
         """The decoder family (``FAMILY``): ``rnn`` or ``transformer``."""
         return self.manifest.get(FAMILY, RNN)
@@ -163,6 +168,15 @@ class Bundle:
 
 
 DEFAULT_BUNDLE = "models/en-de"
+# Manifest entry of multilingual models: {target language: the token that selects it, e.g. ">>deu<<"}.
+TARGET_TOKENS = "target_tokens"
+
+
+def manifest_pairs(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    """The "src-tgt" pairs a manifest declares: its source language to its target language, and to
+    every language of its ``target_tokens`` (multilingual models), the target language first."""
+    targets = [manifest["target_language"], *(manifest.get(TARGET_TOKENS) or {})]
+    return tuple(f"{manifest['source_language']}-{t}" for t in dict.fromkeys(targets))
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ budget, decoded, and returned in input order with scores, word alignments and pr
 """
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
@@ -27,7 +28,7 @@ from worker.text.quality import DecodedChunk, assess, decoder_facts, model_for
 from worker.text.segment import TIME_BUDGET, WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
 
 from .alignment import align
-from .bundle import SHORTLIST, TRANSFORMER, Bundle, BundleError, load_bundle
+from .bundle import SHORTLIST, TARGET_TOKENS, TRANSFORMER, Bundle, BundleError, load_bundle
 from .cache import SegmentCache
 from .ort_model import OrtStepModel
 from .search import Hypothesis, SearchOptions, search_in_batches
@@ -71,8 +72,8 @@ class Translator:
         self.source_sp = _load_sentencepiece(self.bundle, "source")
         self.target_sp = _load_sentencepiece(self.bundle, "target")
         # Multilingual imported models read the target language from a token before the source (>>deu<<).
-        token = (self.bundle.manifest.get("target_tokens") or {}).get(self.bundle.target_language)
-        self.source_prefix = (self.source_sp.piece_to_id(token),) if token else ()
+        self.target_language = self.bundle.target_language
+        self.source_prefix = self._prefix_for(self.target_language)
         defaults = self.bundle.manifest.get("decoding_defaults", {})
         self.default_options = SearchOptions(**{k: v for k, v in defaults.items() if k in SearchOptions.__dataclass_fields__})
         # A model with learned or tabled positions cannot decode past them (eos takes the last one).
@@ -96,6 +97,22 @@ class Translator:
     def provider(self) -> str:
         return self.model.provider
 
+    def for_target(self, language: str) -> "Translator":
+        """This translator for another of the bundle's target languages (a multilingual model's
+        ``target_tokens``): the same sessions and vocabularies, another target-language token."""
+        if language == self.target_language:
+            return self
+        if language not in (self.bundle.manifest.get(TARGET_TOKENS) or {}):
+            raise BundleError(f"bundle {self.bundle.manifest.get('name')!r} does not translate into {language!r} "
+                              f"(it translates {', '.join(self.bundle.pairs)})")
+        other = copy.copy(self)
+        other.target_language, other.source_prefix = language, self._prefix_for(language)
+        return other
+
+    def _prefix_for(self, language: str) -> tuple[int, ...]:
+        token = (self.bundle.manifest.get(TARGET_TOKENS) or {}).get(language)
+        return (self.source_sp.piece_to_id(token),) if token else ()
+
     def translate_sentences(self, sentences: Sequence[str], options: SearchOptions | None = None,
                             with_attention: bool = False,
                             progress: Callable[[int], None] | None = None,
@@ -110,7 +127,8 @@ class Translator:
         if self.cache is None:
             return self._translate(sentences, options, with_attention, progress, text_options)[0]
         context = self.cache.context(
-            bundle=self.bundle.signature, manifest=self.manifest_digest, search=asdict(options), attention=with_attention,
+            bundle=self.bundle.signature, manifest=self.manifest_digest, target=self.target_language,
+            search=asdict(options), attention=with_attention,
             shortlist=self.shortlist,
             max_sentence_tokens=self.settings.max_sentence_tokens,
             text={"protect_spans": text_options.protect_spans, "restore_case": text_options.restore_case,
@@ -260,7 +278,7 @@ class Translator:
             "bundle": self.bundle.manifest.get("name"),
             "signature": self.bundle.signature,
             "source_language": self.bundle.source_language,
-            "target_language": self.bundle.target_language,
+            "target_language": self.target_language,
             "provider": self.provider,
             "decoding": asdict(options),
             "shortlist": self.shortlist,

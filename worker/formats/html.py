@@ -7,8 +7,9 @@ text, whitespace collapsed as a browser shows it, and come back around the align
 (``formats.markup``). Everything else is copied byte for byte: the doctype, comments, every tag as
 written (attributes included), the whitespace around units, and whole elements that are not
 text to translate (``script``, ``style``, ``pre``, ``textarea``, ``svg``, ``math``, ``template``,
-and any element with ``translate="no"`` or class ``notranslate``). The page is written as UTF-8,
-its ``<meta>`` charset and XML declaration saying so (``formats.declared``).
+and any element with ``translate="no"`` or class ``notranslate``); inline code (``code``, ``kbd``,
+``samp``) is kept whole, as written, inside its sentence unless it says ``translate="yes"``. The
+page is written as UTF-8, its ``<meta>`` charset and XML declaration saying so (``formats.declared``).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ INLINE = frozenset("a abbr b bdi bdo cite code data del dfn em font i ins kbd ma
                    "sup time u var".split())
 POINT = frozenset("br img wbr".split())
 VERBATIM = frozenset("script style pre textarea svg math template noscript".split())
+CODE = frozenset("code kbd samp".split())  # commands and identifiers: translated, they no longer work
 TRANSLATED_ATTRIBUTES = ("title", "alt")
 _MARK = "\ue000{}\ue001"  # stands for a translated attribute value until the page is rendered
 
@@ -160,7 +162,7 @@ def parse_html(text: str) -> Parsed:
             skeleton.text(raw)
             continue
         untranslatable = tag in VERBATIM or attrs.get("translate") == "no" or \
-            "notranslate" in (attrs.get("class") or "").split()
+            "notranslate" in (attrs.get("class") or "").split() or (tag in CODE and attrs.get("translate") != "yes")
         if kind == "start" and untranslatable and tag not in POINT:
             if tag in INLINE:  # kept whole, as one point of the sentence around it
                 pending.append(("atom-start", tag, raw, ""))

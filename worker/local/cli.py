@@ -49,6 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "a file declares: byte-order mark, XML declaration, HTML <meta> charset, PO header charset; "
                         "else UTF-8). Outputs are always UTF-8, their declarations saying so")
     t.add_argument("--attention", action="store_true", help="include the soft attention matrix in the JSON")
+    t.add_argument("--src", dest="src_language", default=None, help="source language (checked against the bundle's)")
+    t.add_argument("--tgt", dest="tgt_language", default=None,
+                   help="target language: one of the bundle's pairs (a multilingual model's target tokens); "
+                        "default: its first")
     t.add_argument("--refuse-foreign", type=float, default=None, metavar="SHARE",
                    help="with FILEs: refuse a file (not translated, reported, exit status 1) when more than SHARE (0-1) "
                         "of its segments of 5+ words are in another language than the model's source")
@@ -136,6 +140,7 @@ def _text_options(args: argparse.Namespace):
 def _translator(args: argparse.Namespace):
 
     from nmt.errors import UserError
+    from worker.engine.bundle import BundleError
     from worker.engine.ort_model import CPU, ProviderError, providers_for
     from worker.engine.settings import EngineSettings, local_cpu_settings
     from worker.engine.translator import Translator
@@ -146,7 +151,12 @@ def _translator(args: argparse.Namespace):
         if not args.batch_workers and providers_for(args.device) == [CPU]:
             settings = local_cpu_settings(settings)
         translator = Translator(resolve_bundle_path(args.bundle), settings)
-    except ProviderError as exc:
+        source, target = getattr(args, "src_language", None), getattr(args, "tgt_language", None)
+        if source and source != translator.bundle.source_language:
+            raise UserError(f"the bundle translates {', '.join(translator.bundle.pairs)}, not from {source!r}")
+        if target:
+            translator = translator.for_target(target)
+    except (ProviderError, BundleError) as exc:
         raise UserError(str(exc)) from None
     return translator, translator.search_options(
         n_best=args.n_best, coverage_penalty=args.coverage_penalty, beam=args.beam, length_penalty=args.length_penalty,
@@ -262,7 +272,7 @@ def _translate_files(translator, options, paths: list[Path], run: BulkRun, with_
     from worker.text.language import DocumentLanguageError, refuse_foreign_text
     from worker.text.layout import Layout, split_document
 
-    source, target = translator.bundle.source_language, translator.bundle.target_language
+    source, target = translator.bundle.source_language, translator.target_language
     failures = counted = 0
     group: list[tuple[Path, Layout]] = []
     with tqdm(total=0, desc="translating", unit="sent", disable=None) as bar:
@@ -348,7 +358,7 @@ def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun
     from worker.formats import BINARY, FormatError, parse, translate_parsed
     from worker.text.layout import split_document
 
-    source, target = translator.bundle.source_language, translator.bundle.target_language
+    source, target = translator.bundle.source_language, translator.target_language
     try:
         parsed = parse(fmt, path.read_bytes() if fmt in BINARY else read_text_file(path, encoding, fmt),
                        (source, target))

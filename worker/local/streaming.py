@@ -34,7 +34,7 @@ def translate_streaming(translator, options, path: Path, layout: Layout, out_dir
                         slice_sentences: int = SLICE) -> tuple[Path, int]:
     """Translate ``layout`` (the file at ``path``) slice by slice into ``out_dir``; returns the
     translated file and the number of sentences found already done (resumed)."""
-    target = translator.bundle.target_language
+    target = translator.target_language
     final = out_dir / f"{stem}.{target}.txt"
     partial = out_dir / f"{stem}.{target}.txt.partial"
     lines_path = out_dir / f"{stem}.{target}.jsonl"
