@@ -41,8 +41,9 @@ class TableModel:
 
     beam = 1  # rows per sentence, set by expand
 
-    def __init__(self, unk_probability: float = 0.0) -> None:
+    def __init__(self, unk_probability: float = 0.0, table: dict | None = None) -> None:
         self.unk = unk_probability
+        self.table = TABLE if table is None else table
         self.calls: list[list[tuple[int, ...]]] = []  # prefixes seen at each step
 
     def encode(self, src, lengths):
@@ -63,7 +64,7 @@ class TableModel:
         self.calls.append(prefixes)
         log_probs = np.full((len(prefixes), 6), -np.inf, dtype=np.float32)
         for row, prefix in enumerate(prefixes):
-            for token, p in TABLE.get(prefix, UNSEEN).items():
+            for token, p in self.table.get(prefix, UNSEEN).items():
                 log_probs[row, token] = ln(p)
             if self.unk:
                 log_probs[row, 1] = ln(self.unk)
@@ -259,3 +260,53 @@ def test_token_log_probs_add_up_to_the_hypothesis_log_prob():
 def test_no_repeat_ngram_of_one_is_refused():
     with pytest.raises(SearchError, match="no_repeat_ngram"):
         SearchOptions(no_repeat_ngram=1).validate()
+
+
+# A table where the second hypothesis to end (B B, at step 2) is worse than one still live then
+# (B A A, ending at step 3): first_k stops at the first two ended, best_k (transformers'
+# early_stopping=False) goes on while a live hypothesis can still beat the worse of the two.
+LATE = {
+    (): {A: 0.5, B: 0.4, EOS: 0.1},
+    (A,): {A: 0.07, B: 0.03, EOS: 0.9},  # step 1: A eos -0.798 ends (rank 0); live B A -1.427, B B -2.120
+    (B,): {A: 0.6, B: 0.3, EOS: 0.1},
+    (B, A): {A: 0.7, B: 0.1, EOS: 0.2},  # step 2: B A A -1.784 (rank 0) is live ...
+    (B, B): {A: 0.1, B: 0.1, EOS: 0.8},  # ... B B eos -2.343 (rank 1) ends: first_k has its two
+    (B, A, A): {A: 0.05, B: 0.05, EOS: 0.9},  # step 3: B A A eos -1.889 ends, better than B B's
+}
+
+
+@pytest.mark.parametrize("stopping, second", [("first_k", ((B, B), ln(0.4) + ln(0.3) + ln(0.8))),
+                                              ("best_k", ((B, A, A), ln(0.4) + ln(0.6) + ln(0.7) + ln(0.9)))])
+def test_best_k_goes_on_while_a_live_hypothesis_can_beat_the_ended_ones(stopping, second):
+    options = SearchOptions(beam=2, n_best=2, length_penalty=0.0, suppress_unk=False, stopping=stopping)
+    hyps = beam_search(TableModel(table=LATE), [[4, 3]], options)[0]
+    assert hyps[0].tokens == (A,) and hyps[0].score == pytest.approx(ln(0.5) + ln(0.9), abs=1e-5)
+    assert (hyps[1].tokens, hyps[1].score) == (second[0], pytest.approx(second[1], abs=1e-5))
+
+
+def test_best_k_at_beam_1_is_still_greedy():
+    greedy = beam_search(TableModel(table=LATE), [[4, 3]], SearchOptions(beam=1, length_penalty=0.0))[0][0]
+    best_k = beam_search(TableModel(table=LATE), [[4, 3]], SearchOptions(beam=1, length_penalty=0.0,
+                                                                          stopping="best_k"))[0][0]
+    assert greedy.tokens == best_k.tokens == (A,)
+
+
+def test_length_normalisation_divides_by_length_to_the_alpha():
+    assert length_penalty(3, 1.0, "length") == 3.0 and length_penalty(4, 0.5, "length") == 2.0
+    assert length_penalty(3, 1.0) == pytest.approx(8 / 6)
+    # alpha 1: A eos scores -0.798 / 2 (two tokens with eos)
+    options = SearchOptions(beam=2, n_best=2, length_penalty=1.0, length_normalisation="length", suppress_unk=False)
+    hyps = beam_search(TableModel(table=LATE), [[4, 3]], options)[0]
+    assert hyps[0].score == pytest.approx((ln(0.5) + ln(0.9)) / 2, abs=1e-5)
+
+
+@pytest.mark.parametrize("field, value", [("length_normalisation", "fairseq"), ("stopping", "never"), ("max_length", -1)])
+def test_unknown_normalisation_stopping_or_a_negative_max_length_is_refused(field, value):
+    with pytest.raises(SearchError, match=field):
+        SearchOptions(**{field: value}).validate()
+
+
+def test_max_length_caps_the_target_whatever_a_and_b_say():
+    options = SearchOptions(beam=1, max_len_a=10.0, max_len_b=50, max_length=1, length_penalty=0.0)
+    hyp = beam_search(TableModel(table={(): {B: 0.9, EOS: 0.1}}), [[4, 3]], options)[0][0]
+    assert len(hyp.tokens) == 1  # B, then eos forced
