@@ -15,7 +15,8 @@ IGNORED = ("encoder.embed_positions.weight", "decoder.embed_positions.weight")  
 
 
 def read_hf_dir(path: Path) -> ModelSource:
-    spec = spec_from_hf_config(load_json(path / "config.json"))
+    config = load_json(path / "config.json")
+    spec = spec_from_hf_config(config)
     tokenizer = load_json(path / "tokenizer_config.json") if (path / "tokenizer_config.json").is_file() else {}
     source_spm = require(path, "source.spm", "the source SentencePiece model")
     target_spm = require(path, "target.spm", "the target SentencePiece model")
@@ -26,14 +27,14 @@ def read_hf_dir(path: Path) -> ModelSource:
         target_file = require(path, "target_vocab.json", "the target vocabulary (separate_vocabs is true)")
         target = vocabulary_table(load_json(target_file), target_file)
     vocabularies = Vocabularies(source, target, shared=not separate)
-    spec = dataclasses.replace(spec, unk_id=target["<unk>"] if "<unk>" in target else -1).validate()
+    spec = dataclasses.replace(spec, unk_id=target.get("<unk>", -1)).validate()
     vocabularies.check(spec)
     weights = _weights(path)
     generation = _generation(path, spec)
     origin = readme_origin(path) | {"form": "huggingface"}
     for key in ("_name_or_path", "name_or_path"):
-        if load_json(path / "config.json").get(key):
-            origin["name"] = load_json(path / "config.json")[key]
+        if config.get(key):
+            origin["name"] = config[key]
     return ModelSource(path, "huggingface", spec, weights, vocabularies, source_spm, target_spm, generation,
                        tokenizer.get("source_lang"), tokenizer.get("target_lang"), origin)
 

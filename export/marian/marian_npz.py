@@ -10,17 +10,19 @@ inverse mapping (tests make Marian releases with it).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import yaml
 
 from .source import ModelSource, readme_origin, require, vocabulary_table
-from .spec import SUPPORTED, GenerationDefaults, ImportModelError, MarianSpec, Vocabularies
+from .spec import ACTIVATIONS, SUPPORTED, GenerationDefaults, ImportModelError, MarianSpec, Vocabularies
 
 CONFIG_KEY = "special:model.yml"
 _LOADER = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # every scalar a string: pieces like 'yes' stay pieces
@@ -158,7 +160,6 @@ def _spec(config: Mapping[str, Any], file: Path, raw: Mapping[str, np.ndarray], 
     except KeyError as exc:
         raise ImportModelError(f"{file}: {CONFIG_KEY} has no {exc.args[0]!r}") from None
     activation = str(config.get("transformer-ffn-activation", "swish"))
-    from .spec import ACTIVATIONS
     if activation not in ACTIVATIONS:
         raise refuse("transformer-ffn-activation", activation)
     shared = "Wemb" in raw
@@ -197,8 +198,6 @@ def _map_weights(raw: Mapping[str, np.ndarray], spec: MarianSpec, file: Path) ->
 
 def _with_pad(source: dict[str, int], target: dict[str, int], weights: dict[str, np.ndarray], spec: MarianSpec):
     """Append ``<pad>`` (a zero row, a zero bias) to vocabularies that lack it, as transformers' converter does."""
-    import dataclasses
-
     if "<pad>" in target and "<pad>" in source:
         return source, target, weights, spec
     if "<pad>" in target or "<pad>" in source:

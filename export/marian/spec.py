@@ -8,8 +8,9 @@ activations. Anything else is refused with the setting that is not supported.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 ACTIVATIONS = {"swish": "silu", "silu": "silu", "gelu": "gelu", "relu": "relu", "gelu_new": "gelu_tanh"}
 SUPPORTED = ("post-norm layers (normalize_before false / transformer-postprocess dan), static sinusoidal positions, "
@@ -47,7 +48,7 @@ class MarianSpec:
     def head_dim(self) -> int:
         return self.d_model // self.heads
 
-    def validate(self) -> "MarianSpec":
+    def validate(self) -> MarianSpec:
         if self.d_model % self.heads:
             raise ImportModelError(f"d_model {self.d_model} is not a multiple of the {self.heads} attention heads")
         if self.activation not in set(ACTIVATIONS.values()):

@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 
 from .bundle import TOPK_INPUT, Bundle, BundleError, SpecialIds
 from .ort_model import check_provider, load_session, providers_for, session_options
@@ -57,7 +56,7 @@ class OrtTransformerStepModel:
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0, shortlist: bool = False
-                    ) -> "OrtTransformerStepModel":
+                    ) -> OrtTransformerStepModel:
         if shortlist:
             raise BundleError(f"{bundle.path}: a lexical shortlist is not available for imported Transformer bundles")
         return cls(bundle, provider, threads)

@@ -6,8 +6,8 @@ table does not is unk, and decoding drops special tokens before SentencePiece jo
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import sentencepiece as spm
 
@@ -29,7 +29,7 @@ class Vocabulary:
             self.whole = {p for p in self.ids if p.startswith(">>") and p.endswith("<<")}
 
     @classmethod
-    def load(cls, model: Path, ids: Path | None = None) -> "Vocabulary":
+    def load(cls, model: Path, ids: Path | None = None) -> Vocabulary:
         sp = spm.SentencePieceProcessor(model_file=str(model))
         return cls(sp, json.loads(ids.read_text(encoding="utf-8")) if ids is not None else None)
 
