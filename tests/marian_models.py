@@ -41,11 +41,22 @@ def build_hf_marian(out: Path, *, shared: bool = True, multilingual: bool = Fals
                     seed: int = 0, d_model: int = 32, layers: int = 2, heads: int = 4, ffn: int = 64,
                     pairs: int = 3000) -> Path:
     """A trained tiny MarianMT directory in ``out``; returns it."""
-    import sentencepiece as spm
     import torch
-    from transformers import GenerationConfig, MarianConfig, MarianMTModel, MarianTokenizer
 
     torch.manual_seed(seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # seen: on a busy 2-core machine, one thread trains these tiny models 5x faster
+    try:
+        return _build(out, shared, multilingual, steps, d_model, layers, heads, ffn, pairs)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _build(out: Path, shared: bool, multilingual: bool, steps: int, d_model: int, layers: int, heads: int, ffn: int,
+           pairs: int) -> Path:
+    import sentencepiece as spm
+    from transformers import GenerationConfig, MarianConfig, MarianMTModel, MarianTokenizer
+
     data = sample_pairs(pairs)
     out.mkdir(parents=True, exist_ok=True)
     (out / "source.spm").write_bytes(_spm([s for s, _ in data], 300))

@@ -82,6 +82,19 @@ def test_units_keep_inline_tags_and_an_identity_render_keeps_every_byte():
     assert parsed.notes == {}
 
 
+@pytest.mark.parametrize("code, text", [
+    ("<code>nmt serve --port 8080</code>", "Run before you go."),  # kept whole, as one point
+    ("<kbd>Ctrl</kbd>", "Run before you go."),
+    ('<code translate="yes">the server</code>', "Run the server before you go."),
+])
+def test_inline_code_is_kept_whole_unless_marked_translate_yes(code, text):
+    page = f"<p>Run {code} before you go.</p>"
+    [unit] = parse("html", page).units
+    assert unit.text == text
+    if "translate=" not in code:
+        assert [t.open for t in unit.tags] == [code]
+
+
 def test_tags_follow_the_aligned_words_and_stay_nested_when_the_order_changes():
     source = "The big red dog runs home."
     tags = [Tag('<a href="x">', "</a>", 4, 15), Tag("<b>", "</b>", 8, 11)]

@@ -292,6 +292,8 @@ class Translator:
         translatable content gets no unit: decoded from eos alone, the model invents a sentence."""
         units, warnings = [], {}
         limit = self.settings.max_sentence_tokens
+        if self.max_target_tokens > 0:  # a model with a position table: a longer source is split, not refused
+            limit = min(limit, self.max_target_tokens - len(self.source_prefix))
         for index, sentence in enumerate(sentences):
             pieces = self.source_sp.encode(sentence, out_type=str)
             if _contentless(pieces):
