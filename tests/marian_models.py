@@ -134,3 +134,21 @@ def _padded(rows: list[list[int]], value: int):
     for i, row in enumerate(rows):
         out[i, :len(row)] = torch.tensor(row)
     return out
+
+
+def shared_model(tmp_path_factory, name: str = "tiny-marian", steps: int = 300) -> tuple[Path, Path]:
+    """The tiny shared-vocabulary model and its imported bundle (named ``name``), built once per test
+    session for every pytest-xdist worker (the first builds under a lock, the others wait and reuse)."""
+    from .conftest import held_lock, run_nmt
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the session's directory, above each worker's own
+    root = shared / f"shared-{name}-{steps}"
+    with held_lock(shared / f"shared-{name}-{steps}.lock"):
+        if not (root / "done").is_file():
+            model = build_hf_marian(root / "hf", steps=steps)
+            imported = run_nmt("import", str(model), "--out", str(root / name))
+            assert imported.returncode == 0, imported.stderr
+            (root / "done").write_text("built\n")
+    return root / "hf", root / name

@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from .conftest import REPO_ROOT, run_nmt
-from .marian_models import build_hf_marian, sample_pairs
+from .marian_models import sample_pairs, shared_model
 from .queue_harness import CeleryWorker, RedisServer, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -29,12 +29,9 @@ TEXT_OFF = {"protect_spans": False, "restore_case": False, "check_language": Fal
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("marian-fleet")
-    model = build_hf_marian(root / "hf", steps=300)
-    done = run_nmt("import", str(model), "--out", str(root / NAME))
-    assert done.returncode == 0, done.stderr
-    assert json.loads((root / NAME / "manifest.json").read_text())["family"] == "transformer"
-    return root / NAME
+    _, imported = shared_model(tmp_path_factory, NAME)
+    assert json.loads((imported / "manifest.json").read_text())["family"] == "transformer"
+    return imported
 
 
 def local(bundle: Path, cache=None, **settings):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import run_nmt
-from .marian_models import TARGET_TOKENS, build_hf_marian, sample_pairs
+from .marian_models import TARGET_TOKENS, build_hf_marian, sample_pairs, shared_model
 
 pytestmark = pytest.mark.slow
 transformers = pytest.importorskip("transformers")
@@ -22,17 +22,16 @@ TEXT_OFF = ("--no-protect-spans", "--no-case-handling", "--no-language-check")
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """The tiny shared-vocabulary model as a Hugging Face directory and as a Marian release, and
-    the bundles nmt import makes of both."""
+    the bundles nmt import makes of both (the first shared with tests/test_marian_fleet.py)."""
     from export.marian.marian_npz import write_marian_dir
     from export.marian.model_dir import read_model_dir
 
     root = tmp_path_factory.mktemp("marian")
-    hf = build_hf_marian(root / "hf", steps=400)
+    hf, hf_bundle = shared_model(tmp_path_factory, "opus-tiny-en-de")
     npz = write_marian_dir(read_model_dir(hf), root / "npz")
-    for source, out, extra in ((hf, root / "hf-bundle", ()), (npz, root / "npz-bundle", ("--src", "en", "--tgt", "de"))):
-        done = run_nmt("import", str(source), "--out", str(out), *extra)
-        assert done.returncode == 0, done.stderr
-    return {"hf": hf, "npz": npz, "hf_bundle": root / "hf-bundle", "npz_bundle": root / "npz-bundle", "root": root}
+    done = run_nmt("import", str(npz), "--out", str(root / "npz-bundle"), "--src", "en", "--tgt", "de")
+    assert done.returncode == 0, done.stderr
+    return {"hf": hf, "npz": npz, "hf_bundle": hf_bundle, "npz_bundle": root / "npz-bundle", "root": root}
 
 
 def reference(model_dir: Path, sentences: list[str], beam: int, prefix: str = "") -> list[tuple[str, float | None]]:

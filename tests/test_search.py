@@ -310,3 +310,10 @@ def test_max_length_caps_the_target_whatever_a_and_b_say():
     options = SearchOptions(beam=1, max_len_a=10.0, max_len_b=50, max_length=1, length_penalty=0.0)
     hyp = beam_search(TableModel(table={(): {B: 0.9, EOS: 0.1}}), [[4, 3]], options)[0][0]
     assert len(hyp.tokens) == 1  # B, then eos forced
+
+
+@pytest.mark.parametrize("free, expected", [(False, ln(0.9) + ln(0.1)), (True, ln(0.9))])
+def test_the_eos_forced_at_the_maximum_length_is_free_where_the_reference_makes_it_so(free, expected):
+    options = SearchOptions(beam=1, max_length=1, length_penalty=0.0, free_forced_eos=free)
+    hyp = beam_search(TableModel(table={(): {B: 0.9, EOS: 0.1}}), [[4, 3]], options)[0][0]
+    assert hyp.tokens == (B,) and hyp.log_prob == pytest.approx(expected, abs=1e-5)

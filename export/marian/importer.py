@@ -271,10 +271,12 @@ def _manifest(source: ModelSource, staging: Path, out: Path, options: ImportOpti
         "topk_input": TOPK_INPUT,
         "max_positions": spec.max_positions,
         # The reference's own decoding: transformers' beam search (score / length ** penalty, going
-        # on while a live hypothesis can still beat the worst of the best ended ones), no unk ban.
+        # on while a live hypothesis can still beat the worst of the best ended ones, the eos it
+        # forces at the maximum length free), no unk ban.
         "decoding_defaults": {"beam": generation.beam, "max_len_a": 0.0, "max_len_b": min(generation.max_length, spec.max_positions) - 1,
                               "length_penalty": generation.length_penalty, "length_normalisation": "length",
-                              "stopping": "best_k", "suppress_unk": False, "no_repeat_ngram": 0},
+                              "stopping": "best_k", "suppress_unk": False, "no_repeat_ngram": 0,
+                              "free_forced_eos": True},
         "bad_words": sorted(set(generation.bad_words) - {spec.pad_id}),
         "alignment": {"layer": layer, "heads": list(options.alignment_heads) or "all",
                       "rule": "cross-attention of this decoder layer, averaged over these heads"},

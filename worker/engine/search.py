@@ -11,7 +11,8 @@ which makes beam 1 exactly greedy decoding.
 Imported models decode as their reference does (transformers' ``generate``): ``length_normalisation
 = "length"`` ranks by log P / |Y| ** alpha, and ``stopping = "best_k"`` goes on after K hypotheses
 ended while the best live one, normalised at its current length, still beats the worst of the K
-best ended (transformers' ``early_stopping=False``); ``first_k`` stops at the first K ended.
+best ended (transformers' ``early_stopping=False``); ``first_k`` stops at the first K ended; ``free_forced_eos`` gives the eos
+forced at the maximum length a log-probability of 0, as transformers' ``forced_eos_token_id`` does.
 """
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ class SearchOptions:
     length_normalisation: str = "gnmt"  # "gnmt": ((5 + |Y|) / 6) ** alpha; "length": |Y| ** alpha (transformers)
     stopping: str = "first_k"  # "first_k": at K ended hypotheses; "best_k": while a live one can still beat them
     max_length: int = 0  # > 0: at most this many target tokens (eos excluded), whatever a and b say
+    free_forced_eos: bool = False  # the eos forced at the maximum length scores 0 (transformers' forced_eos_token_id)
 
     def validate(self) -> "SearchOptions":
         for name in ("max_len_a", "length_penalty", "coverage_penalty"):
@@ -216,8 +218,9 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         values = np.where(banned, -np.inf, values)
         if options.no_repeat_ngram and t >= options.no_repeat_ngram:
             values = _block_repeats(values, ids, history, options.no_repeat_ngram)
-        if at_limit.any():  # only eos may follow
-            values[at_limit] = np.where(ids[0 if scores_t.ids is None else at_limit] == special.eos, values[at_limit], -np.inf)
+        if at_limit.any():  # only eos may follow (at no cost where the reference forces it so)
+            forced = 0.0 if options.free_forced_eos else values[at_limit]
+            values[at_limit] = np.where(ids[0 if scores_t.ids is None else at_limit] == special.eos, forced, -np.inf)
 
         # (3) the best 2K candidates of each sentence, best first.
         candidates = (scores[:, :, None] + values).reshape(n, rows_per * width_c)
