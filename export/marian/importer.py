@@ -25,13 +25,10 @@ from worker.engine.bundle import (
     FORMAT_VERSION,
     TOPK_INPUT,
     TRANSFORMER,
-    TRANSFORMER_ENCODER_INPUTS,
-    TRANSFORMER_ENCODER_OUTPUTS,
-    TRANSFORMER_STEP_INPUTS,
-    TRANSFORMER_STEP_OUTPUTS,
     VOCAB_IDS,
     sha256_file,
     signature_for,
+    transformer_interface,
     write_bundle_atomically,
 )
 
@@ -160,14 +157,14 @@ def reference_difference(source: ModelSource, model, sentences: int = 4, steps: 
     targets[:, 0] = spec.decoder_start_id
     with torch.no_grad():
         expected = torch.log_softmax(reference(input_ids=src, decoder_input_ids=targets).logits, -1)
-        _, keys, values = EncoderGraph(model)(src, torch.full((sentences,), src.shape[1]))
-        cache = torch.zeros(spec.decoder_layers, sentences, 1, spec.heads, 0, spec.head_dim)
-        self_keys = self_values = cache
+        cross = EncoderGraph(model)(src, torch.full((sentences,), src.shape[1]))[1:]
+        cache = [torch.zeros(sentences, 1, spec.heads, 0, spec.head_dim)] * (2 * spec.decoder_layers)
         mask = torch.ones(src.shape, dtype=torch.bool)
+        step = StepGraph(model)
         worst = 0.0
         for t in range(steps):
-            log_probs, self_keys, self_values, *_ = StepGraph(model)(targets[:, t:t + 1], self_keys, self_values,
-                                                                     keys, values, mask)
+            outputs = step(targets[:, t:t + 1], mask, *cross, *cache)
+            log_probs, cache = outputs[0], list(outputs[5:])
             worst = max(worst, float((log_probs[:, 0] - expected[:, t]).abs().max()))
     if worst > 1e-3:
         raise ImportModelError(f"{source.path}: the rebuilt model differs from transformers' MarianMTModel by "
@@ -186,19 +183,19 @@ def int8_agreement(fp32_dir: Path, int8_dir: Path, spec, sentences: int = 32) ->
     src = rng.integers(0, spec.source_vocab_size - 1, (sentences, 12))
     src[:, -1] = spec.eos_id
     lengths = np.full(sentences, 12)
+    names = transformer_interface(spec.decoder_layers)
     outputs = []
     for directory in (fp32_dir, int8_dir):
         encoder = ort.InferenceSession(str(directory / "encoder.onnx"), options, providers=["CPUExecutionProvider"])
         step = ort.InferenceSession(str(directory / "decoder_step.onnx"), options, providers=["CPUExecutionProvider"])
-        _, keys, values = encoder.run(None, {"src_ids": src, "src_lengths": lengths})
-        cache = np.zeros((spec.decoder_layers, sentences, 1, spec.heads, 0, spec.head_dim), np.float32)
-        self_keys = self_values = cache
+        cross = encoder.run(list(names["encoder_outputs"][1:]), {"src_ids": src, "src_lengths": lengths})
+        empty = np.zeros((sentences, 1, spec.heads, 0, spec.head_dim), np.float32)
+        cache = [empty] * (2 * spec.decoder_layers)
         prev = np.full((sentences, 1), spec.decoder_start_id)
         tokens, scores = [], []
         for _ in range(10):
-            log_probs, self_keys, self_values = step.run(["log_probs", "new_self_keys", "new_self_values"], {
-                "prev_ids": prev, "self_keys": self_keys, "self_values": self_values, "cross_keys": keys,
-                "cross_values": values, "src_mask": np.ones(src.shape, bool)})
+            feeds = dict(zip(names["step_inputs"], [prev, np.ones(src.shape, bool), *cross, *cache]))
+            log_probs, *cache = step.run(["log_probs", *names["step_outputs"][5:]], feeds)
             prev = log_probs.argmax(-1)
             tokens.append(prev[:, 0])
             scores.append(log_probs.max(-1)[:, 0])
@@ -226,22 +223,23 @@ def _manifest(source: ModelSource, staging: Path, out: Path, options: ImportOpti
               reference, int8, layer: int, source_language: str, target_language: str) -> dict[str, Any]:
     spec = source.spec
     precision = "int8" if options.int8 else "fp32"
-    cache = ["layers", "batch", "beam", spec.heads, "steps", spec.head_dim]
-    cross = [spec.decoder_layers, "batch", spec.heads, "src_len", spec.head_dim]
+    cache = ["batch", "beam", spec.heads, "steps", spec.head_dim]
+    cross = ["batch", spec.heads, "src_len", spec.head_dim]
     shapes = {
         "src_ids": ("int64", ["batch", "src_len"]), "src_lengths": ("int64", ["batch"]),
-        "memory": ("float32", ["batch", "src_len", spec.d_model]), "cross_keys": ("float32", cross),
-        "cross_values": ("float32", cross), "prev_ids": ("int64", ["batch", "beam"]),
-        "self_keys": ("float32", cache), "self_values": ("float32", cache), "src_mask": ("bool", ["batch", "src_len"]),
+        "memory": ("float32", ["batch", "src_len", spec.d_model]), "cross": ("float32", cross),
+        "prev_ids": ("int64", ["batch", "beam"]), "self": ("float32", cache), "new_self": ("float32", cache),
+        "src_mask": ("bool", ["batch", "src_len"]),
         "log_probs": ("float32", ["batch", "beam", spec.target_vocab_size]),
-        "new_self_keys": ("float32", cache), "new_self_values": ("float32", cache),
         "attention": ("float32", ["batch", "beam", "src_len"]),
         "topk_log_probs": ("float32", ["batch", "beam", "candidates"]),
         "topk_ids": ("int64", ["batch", "beam", "candidates"]), "hidden": ("float32", ["batch", "beam", spec.d_model]),
     }
+    names = transformer_interface(spec.decoder_layers)
 
     def io(names):
-        return [{"name": n, "dtype": shapes[n][0], "shape": shapes[n][1]} for n in names]
+        kinds = [n.split("_keys.")[0].split("_values.")[0] for n in names]
+        return [{"name": n, "dtype": shapes[k][0], "shape": shapes[k][1]} for n, k in zip(names, kinds)]
 
     vocab_names = {entry[k] for entry in vocab_files.values() for k in ("file", VOCAB_IDS)}
     files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_names})
@@ -263,10 +261,10 @@ def _manifest(source: ModelSource, staging: Path, out: Path, options: ImportOpti
                   "source": {**vocab_files["source"], "size": spec.source_vocab_size},
                   "target": {**vocab_files["target"], "size": spec.target_vocab_size}},
         "graphs": {
-            "encoder": {"file": "encoder.onnx", "inputs": io(TRANSFORMER_ENCODER_INPUTS),
-                        "outputs": io(TRANSFORMER_ENCODER_OUTPUTS)},
-            "decoder_step": {"file": "decoder_step.onnx", "inputs": io(TRANSFORMER_STEP_INPUTS),
-                             "outputs": io(TRANSFORMER_STEP_OUTPUTS)},
+            "encoder": {"file": "encoder.onnx", "inputs": io(names["encoder_inputs"]),
+                        "outputs": io(names["encoder_outputs"])},
+            "decoder_step": {"file": "decoder_step.onnx", "inputs": io(names["step_inputs"]),
+                             "outputs": io(names["step_outputs"])},
         },
         "topk_input": TOPK_INPUT,
         "max_positions": spec.max_positions,

@@ -154,33 +154,34 @@ class MarianModel(nn.Module):
 
 
 class EncoderGraph(nn.Module):
-    """src_ids int64 [B, S], src_lengths int64 [B] -> memory float [B, S, D], cross_keys and
-    cross_values float [L, B, H, S, E] (every decoder layer's, for the whole decode)."""
+    """src_ids int64 [B, S], src_lengths int64 [B] -> memory float [B, S, D], then for each decoder
+    layer its cross-attention keys and values float [B, H, S, E] (for the whole decode)."""
 
     def __init__(self, model: MarianModel) -> None:
         super().__init__()
         self.model = model
 
-    def forward(self, src_ids: Tensor, src_lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def forward(self, src_ids: Tensor, src_lengths: Tensor) -> tuple[Tensor, ...]:
         m = self.model
         length = src_ids.shape[1]
         mask = torch.arange(length, device=src_ids.device)[None, :] < src_lengths[:, None]
         x = m.source_embeddings[src_ids] * m.scale + m.positions[torch.arange(length, device=src_ids.device)]
         for layer in m.encoder_layers:
             x = layer(x, mask[:, None, None, :])
-        keys = torch.stack([layer.cross_attn.split(layer.cross_attn.k(x)) for layer in m.decoder_layers])
-        values = torch.stack([layer.cross_attn.split(layer.cross_attn.v(x)) for layer in m.decoder_layers])
-        return x, keys, values
+        cross = []
+        for layer in m.decoder_layers:
+            cross += [layer.cross_attn.split(layer.cross_attn.k(x)), layer.cross_attn.split(layer.cross_attn.v(x))]
+        return (x, *cross)
 
 
 class StepGraph(nn.Module):
     """One decoder step for B sentences with R rows each.
 
-    prev_ids int64 [B, R]; self_keys, self_values float [L, B, R, H, T, E] (T may be 0);
-    cross_keys, cross_values float [L, B, H, S, E]; src_mask bool [B, S] ->
-    log_probs float [B, R, V]; new_self_keys, new_self_values [L, B, R, H, T + 1, E];
-    attention float [B, R, S] (the alignment layer's cross-attention, averaged over its alignment
-    heads); topk_log_probs float [B, R, C], topk_ids int64 [B, R, C]; hidden float [B, R, D].
+    prev_ids int64 [B, R]; src_mask bool [B, S]; then per layer its cross keys and values float
+    [B, H, S, E], then per layer its cache of keys and values float [B, R, H, T, E] (T may be 0) ->
+    log_probs float [B, R, V]; attention float [B, R, S] (the alignment layer's cross-attention,
+    averaged over its alignment heads); topk_log_probs float [B, R, C], topk_ids int64 [B, R, C];
+    hidden float [B, R, D]; then per layer its cache one step longer [B, R, H, T + 1, E].
     """
 
     def __init__(self, model: MarianModel, topk: int = TOPK) -> None:
@@ -188,20 +189,20 @@ class StepGraph(nn.Module):
         self.model = model
         self.topk = min(topk, model.spec.target_vocab_size)
 
-    def forward(self, prev_ids: Tensor, self_keys: Tensor, self_values: Tensor, cross_keys: Tensor,
-                cross_values: Tensor, src_mask: Tensor):
+    def forward(self, prev_ids: Tensor, src_mask: Tensor, *caches: Tensor):
         m = self.model
-        step = self_keys.shape[4]
-        x = (m.target_embeddings[prev_ids] * m.scale + m.positions[torch.arange(step, step + 1, device=prev_ids.device)]).unsqueeze(2)  # [B, R, 1, D]
-        new_keys, new_values, attention = [], [], None
+        layers = len(m.decoder_layers)
+        cross, past = caches[:2 * layers], caches[2 * layers:]
+        step = past[0].shape[3]
+        positions = m.positions[torch.arange(step, step + 1, device=prev_ids.device)]
+        x = (m.target_embeddings[prev_ids] * m.scale + positions).unsqueeze(2)  # [B, R, 1, D]
+        new_cache, attention = [], None
         for i, layer in enumerate(m.decoder_layers):
-            x, keys, values, cross = layer(x, self_keys[i], self_values[i], cross_keys[i], cross_values[i], src_mask)
-            new_keys.append(keys)
-            new_values.append(values)
+            x, keys, values, weights = layer(x, past[2 * i], past[2 * i + 1], cross[2 * i], cross[2 * i + 1], src_mask)
+            new_cache += [keys, values]
             if i == m.alignment_layer:
-                attention = cross[:, :, m.alignment_heads].mean(dim=2)
+                attention = weights[:, :, m.alignment_heads].mean(dim=2)
         hidden = x.squeeze(2)
         log_probs = torch.log_softmax(hidden @ m.output_weight.t() + m.output_bias, dim=-1)
         topk_log_probs, topk_ids = torch.topk(log_probs, self.topk, dim=-1)
-        return (log_probs, torch.stack(new_keys), torch.stack(new_values), attention, topk_log_probs, topk_ids,
-                hidden)
+        return (log_probs, attention, topk_log_probs, topk_ids, hidden, *new_cache)

@@ -61,17 +61,33 @@ RNN = "rnn"  # GRU decoder with additive attention, state [L, rows, D] (nmt expo
 TRANSFORMER = "transformer"  # Transformer decoder with a key/value cache (nmt import)
 FAMILIES = (RNN, TRANSFORMER)
 # The Transformer family's graphs (dimension names: batch, beam (rows per sentence), src_len,
-# steps (target tokens so far, 0 at the first step); layers, heads, head size and vocabulary are
-# numbers). prev_ids int64 [batch, beam]; self_keys/self_values float [layers, batch, beam, heads,
-# steps, head]; cross_keys/cross_values float [layers, batch, heads, src_len, head] (from the
-# encoder, once per sentence); src_mask bool [batch, src_len] -> log_probs float [batch, beam, V],
-# the cache one step longer, attention float [batch, beam, src_len] (the manifest's alignment
-# layer and heads), topk_log_probs / topk_ids [batch, beam, candidates], hidden float [batch, beam, D].
+# steps (target tokens so far, 0 at the first step); heads, head size and vocabulary are numbers).
+# Every decoder layer i has tensors of its own, so a step never splits or stacks the cache:
+# encoder: src_ids int64 [batch, src_len], src_lengths int64 [batch] -> memory float [batch, src_len, D],
+#   cross_keys.i / cross_values.i float [batch, heads, src_len, head] (once per sentence);
+# step: prev_ids int64 [batch, beam], src_mask bool [batch, src_len], cross_keys.i / cross_values.i,
+#   self_keys.i / self_values.i float [batch, beam, heads, steps, head] -> log_probs float
+#   [batch, beam, V], attention float [batch, beam, src_len] (the manifest's alignment layer and
+#   heads), topk_log_probs / topk_ids [batch, beam, candidates], hidden float [batch, beam, D],
+#   new_self_keys.i / new_self_values.i [batch, beam, heads, steps + 1, head].
 TRANSFORMER_ENCODER_INPUTS = ("src_ids", "src_lengths")
-TRANSFORMER_ENCODER_OUTPUTS = ("memory", "cross_keys", "cross_values")
-TRANSFORMER_STEP_INPUTS = ("prev_ids", "self_keys", "self_values", "cross_keys", "cross_values", "src_mask")
-TRANSFORMER_STEP_OUTPUTS = ("log_probs", "new_self_keys", "new_self_values", "attention", "topk_log_probs",
-                            "topk_ids", "hidden")
+TRANSFORMER_STEP_OUTPUTS = ("log_probs", "attention", "topk_log_probs", "topk_ids", "hidden")
+
+
+def layer_names(prefix: str, layers: int) -> tuple[str, ...]:
+    """``prefix_keys.i``, ``prefix_values.i`` for each layer i, in that order: e.g. ("cross_keys.0",
+    "cross_values.0", "cross_keys.1", ...)."""
+    return tuple(f"{prefix}_{kind}.{i}" for i in range(layers) for kind in ("keys", "values"))
+
+
+def transformer_interface(layers: int) -> dict[str, tuple[str, ...]]:
+    """The Transformer family's graph inputs and outputs for a decoder of ``layers`` layers."""
+    return {"encoder_inputs": TRANSFORMER_ENCODER_INPUTS,
+            "encoder_outputs": ("memory", *layer_names("cross", layers)),
+            "step_inputs": ("prev_ids", "src_mask", *layer_names("cross", layers), *layer_names("self", layers)),
+            "step_outputs": (*TRANSFORMER_STEP_OUTPUTS, *layer_names("new_self", layers))}
+
+
 # A vocabulary side's optional "ids" file: a JSON piece -> id table, for models whose ids are not the
 # SentencePiece model's own (Marian's vocab.json); listed in "files" like the SentencePiece model.
 VOCAB_IDS = "ids"

@@ -1,10 +1,12 @@
 """ONNX Runtime step model of the Transformer family (bundles made by ``nmt import``).
 
-The decoder state is a key/value cache, two named tensors of [L, N, H, T, E] that grow by one step
-each call and are reordered by beam index like the GRU's hidden state; the cross-attention keys
-and values come from the encoder once per sentence and are read by all K rows of its beam (the
-step graph takes rows grouped as [B, K]). Dimensions: B sentences, K rows per sentence
-(N = B * K), S source length, T target steps so far, L layers, H heads, E head size, V vocabulary.
+The decoder state is a key/value cache: named tensors, two per decoder layer, of [N, H, T, E],
+that grow by one step each call and are reordered by beam index like the GRU's hidden state. The
+cross-attention keys and values come from the encoder once per sentence and are read by all K
+rows of its beam (the step graph takes rows grouped as [B, K]). Every layer has tensors of its own
+(``bundle.transformer_interface``), so a step never splits or stacks the cache. Dimensions: B
+sentences, K rows per sentence (N = B * K), S source length, T target steps so far, H heads, E head
+size, V vocabulary.
 """
 from __future__ import annotations
 
@@ -13,19 +15,19 @@ from typing import Any
 
 import numpy as np
 
-from .bundle import TOPK_INPUT, Bundle, BundleError, SpecialIds
+from .bundle import TOPK_INPUT, Bundle, BundleError, SpecialIds, layer_names, transformer_interface
 from .ort_model import check_provider, load_session, providers_for, session_options
-from .search import EVERY, StepScores
+from .search import StepScores
 
-STATE = ("self_keys", "self_values")
+SCORES = ("topk_log_probs", "topk_ids")
 
 
 @dataclass(frozen=True)
 class TransformerEncoded:
-    """An encoded batch: cross_keys, cross_values float [L, B, H, S, E]; mask bool [B, S]."""
+    """An encoded batch: each decoder layer's cross keys and values float [B, H, S, E] (in the step
+    graph's input order); mask bool [B, S]."""
 
-    cross_keys: np.ndarray
-    cross_values: np.ndarray
+    cross: tuple[np.ndarray, ...]
     mask: np.ndarray
     repeats: int = 1  # K
 
@@ -49,14 +51,18 @@ class OrtTransformerStepModel:
         self.vocab_size = int(outputs["log_probs"].shape[-1])
         self.topk_input = TOPK_INPUT in {i.name for i in self.decoder.get_overridable_initializers()}
         self.topk = self.vocab_size if self.topk_input else 0
-        cache = next(i for i in self.decoder.get_inputs() if i.name == "self_keys").shape
-        self.layers, self.heads, self.head_dim = int(cache[0]), int(cache[3]), int(cache[5])
+        self.layers = sum(name.startswith("self_keys.") for name in (i.name for i in self.decoder.get_inputs()))
+        cache = next(i for i in self.decoder.get_inputs() if i.name == "self_keys.0").shape
+        self.heads, self.head_dim = int(cache[2]), int(cache[4])
+        self.names = transformer_interface(self.layers)
+        self.state_names = layer_names("self", self.layers)
+        self.new_state_names = layer_names("new_self", self.layers)
         self.bad_words = np.array(sorted(bundle.manifest.get("bad_words", ())), dtype=np.int64)
         self.max_steps = int(bundle.manifest.get("max_positions", 0)) or None
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0, shortlist: bool = False
-                    ) -> OrtTransformerStepModel:
+                    ) -> "OrtTransformerStepModel":
         if shortlist:
             raise BundleError(f"{bundle.path}: a lexical shortlist is not available for imported Transformer bundles")
         return cls(bundle, provider, threads)
@@ -64,47 +70,45 @@ class OrtTransformerStepModel:
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> TransformerEncoded:
         if self.max_steps and src.shape[1] > self.max_steps:
             raise BundleError(f"source of {src.shape[1]} tokens exceeds the model's {self.max_steps} positions")
-        keys, values = self.encoder.run(["cross_keys", "cross_values"], {"src_ids": src, "src_lengths": lengths})
+        cross = self.encoder.run(list(self.names["encoder_outputs"][1:]), {"src_ids": src, "src_lengths": lengths})
         mask = np.arange(src.shape[1])[None, :] < lengths[:, None]
-        return TransformerEncoded(keys, values, mask)
+        return TransformerEncoded(tuple(cross), mask)
 
     def expand(self, encoded: TransformerEncoded, repeats: int) -> TransformerEncoded:
         return replace(encoded, repeats=repeats)  # the step graph reads each sentence's once for its K rows
 
     def select(self, encoded: TransformerEncoded, sentences: np.ndarray) -> TransformerEncoded:
-        return replace(encoded, cross_keys=encoded.cross_keys[:, sentences], cross_values=encoded.cross_values[:, sentences],
-                       mask=encoded.mask[sentences])
+        return replace(encoded, cross=tuple(c[sentences] for c in encoded.cross), mask=encoded.mask[sentences])
 
     def initial_state(self, encoded: TransformerEncoded) -> dict[str, np.ndarray]:
-        empty = np.zeros((self.layers, encoded.mask.shape[0], self.heads, 0, self.head_dim), dtype=np.float32)
-        return {name: empty for name in STATE}
+        empty = np.zeros((encoded.mask.shape[0], self.heads, 0, self.head_dim), dtype=np.float32)
+        return {name: empty for name in self.state_names}
 
     def step(self, prev_ids: np.ndarray, state: dict[str, np.ndarray], encoded: TransformerEncoded,
              candidates: int = 0) -> StepScores:
         """prev_ids int64 [N] -> the best ``candidates`` tokens per row (all when 0 or ``EVERY``)."""
         batch = encoded.mask.shape[0]
-        rows = prev_ids.shape[0] // batch
-        cache = {name: state[name].reshape(self.layers, batch, rows, *state[name].shape[2:]) for name in STATE}
+        n = prev_ids.shape[0]
+        rows = n // batch
+        feeds = {"prev_ids": prev_ids.reshape(batch, rows), "src_mask": encoded.mask,
+                 **dict(zip(self.names["step_inputs"][2:2 + 2 * self.layers], encoded.cross)),
+                 **{name: state[name].reshape(batch, rows, *state[name].shape[1:]) for name in self.state_names}}
         topk = 0 < candidates < self.vocab_size and self.topk_input and not self.bad_words.size
-        names = ["topk_log_probs", "topk_ids"] if topk else ["log_probs"]
-        feeds = {"prev_ids": prev_ids.reshape(batch, rows), **cache, "cross_keys": encoded.cross_keys,
-                 "cross_values": encoded.cross_values, "src_mask": encoded.mask}
         if topk:
             feeds[TOPK_INPUT] = np.array([candidates], dtype=np.int64)
-        *scores, new_keys, new_values, attention = self.decoder.run(
-            [*names, "new_self_keys", "new_self_values", "attention"], feeds)
-        n = prev_ids.shape[0]
-        new_state = {"self_keys": new_keys.reshape(self.layers, n, *new_keys.shape[3:]),
-                     "self_values": new_values.reshape(self.layers, n, *new_values.shape[3:])}
+        scores = list(SCORES) if topk else ["log_probs"]
+        outputs = self.decoder.run([*scores, "attention", *self.new_state_names], feeds)
+        found, attention, cache = outputs[:len(scores)], outputs[len(scores)], outputs[len(scores) + 1:]
+        new_state = {name: value.reshape(n, *value.shape[2:]) for name, value in zip(self.state_names, cache)}
         if topk:
-            return StepScores(scores[0].reshape(n, -1), scores[1].reshape(n, -1), new_state, attention.reshape(n, -1))
-        log_probs = scores[0].reshape(n, -1)
+            return StepScores(found[0].reshape(n, -1), found[1].reshape(n, -1), new_state, attention.reshape(n, -1))
+        log_probs = found[0].reshape(n, -1)
         if self.bad_words.size:
             log_probs[:, self.bad_words] = -np.inf
         return StepScores(log_probs, None, new_state, attention.reshape(n, -1))
 
     def reorder(self, state: dict[str, np.ndarray], index: np.ndarray) -> dict[str, np.ndarray]:
-        return {name: value[:, index] for name, value in state.items()}
+        return {name: value[index] for name, value in state.items()}
 
     def top_state(self, state: Any) -> np.ndarray:
         raise BundleError("forced alignment with an alignment head is not available for imported Transformer "
@@ -112,6 +116,3 @@ class OrtTransformerStepModel:
 
     def align(self, *args: Any, **kwargs: Any):
         raise BundleError("this bundle has no alignment head")
-
-
-assert EVERY < 0  # step() treats EVERY like 0: the whole vocabulary
