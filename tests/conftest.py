@@ -22,6 +22,18 @@ def run_nmt(*args: str, stdin: str | bytes | None = None, text: bool = True) -> 
     return subprocess.run([sys.executable, "-m", "nmt", *args], input=stdin, capture_output=True, text=text,
                           cwd=REPO_ROOT, timeout=300)
 
+def zip_of(parts: dict[str, bytes]) -> bytes:
+    """A ZIP archive holding ``parts`` ({member name: bytes}): packages made by hand (DOCX and others)."""
+    import io
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
 @contextlib.contextmanager
 def held_lock(path: Path):
     """An exclusive lock on ``path`` (flock), held while the block runs; waits for it first."""

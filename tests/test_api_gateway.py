@@ -18,7 +18,7 @@ deepl = pytest.importorskip("deepl")
 from client.client import TranslationClient  # noqa: E402
 from queue_config.jobstore import JobStore  # noqa: E402
 
-from .conftest import REPO_ROOT  # noqa: E402
+from .conftest import REPO_ROOT, zip_of  # noqa: E402
 from .queue_harness import CeleryWorker, RedisServer, free_port, wait_for  # noqa: E402
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -406,24 +406,14 @@ def test_translate_file_refuses_what_libretranslate_refuses(main, name, fields, 
     assert answer.status_code == 400 and answer.json() == {"error": message}
 
 
-def _zip(files: dict[str, bytes]) -> bytes:
-    import io
-    import zipfile
-
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return out.getvalue()
-
 
 # Files a client may send that no reader can read: each fails in the worker, and the answer is the
 # client's 400 naming the problem in words (never 500, never a Python exception's text).
 CORRUPT_FILES = [
     ("zip.docx", b"PK\x03\x04 cut short", "zip: not a valid DOCX file: it is not a ZIP package"),
-    ("parts.docx", _zip({"[Content_Types].xml": b"<Types/>", "word/other.xml": b"<x/>"}),
+    ("parts.docx", zip_of({"[Content_Types].xml": b"<Types/>", "word/other.xml": b"<x/>"}),
      "parts: not a valid DOCX file: "),
-    ("main.docx", _zip({"[Content_Types].xml": b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+    ("main.docx", zip_of({"[Content_Types].xml": b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/'
                                                b'content-types"/>'}),
      "main: not a valid DOCX file: the package has no main document part"),
     ("cues.srt", b"1\n00:00:01,000 -> nonsense\nText\n", "cues: not a valid SRT file: line 1 does not start"),

@@ -2,17 +2,15 @@
 every byte outside the translated text kept."""
 from __future__ import annotations
 
-import io
 import json
 import re
-import zipfile
 
 import polib
 import pytest
 
 from worker.formats import FormatError, format_of, parse, rebreak
 
-from .conftest import run_nmt
+from .conftest import run_nmt, zip_of
 
 SRT = ("1\r\n00:00:01,000 --> 00:00:02,500\r\nA man sees\r\na dog.\r\n\r\n"
        "2\r\n00:00:03,000 --> 00:00:04,000 X1:10 X2:20\r\n<i>The cat runs home.</i>\r\n\r\n"
@@ -117,13 +115,6 @@ def test_malformed_files_are_a_format_error(fmt, text, error):
         parse(fmt, text)
 
 
-def _zip(parts: dict[str, bytes]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as archive:
-        for name, data in parts.items():
-            archive.writestr(name, data)
-    return out.getvalue()
-
 
 TYPES = ("[Content_Types].xml", b'<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
          b'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
@@ -139,13 +130,13 @@ RELS = ("_rels/.rels", b'<Relationships xmlns="http://schemas.openxmlformats.org
 CORRUPT = [
     ("docx", b"", "it is not a ZIP package"),
     ("docx", b"PK\x03\x04 cut short", "it is not a ZIP package"),
-    ("docx", _zip({"[Content_Types].xml": b"<Types/>", "word/other.xml": b"<x/>"}),
+    ("docx", zip_of({"[Content_Types].xml": b"<Types/>", "word/other.xml": b"<x/>"}),
      "its parts are not those of a Word document"),
-    ("docx", _zip(dict([TYPES])), "the package has no main document part"),
-    ("docx", _zip(dict([TYPES, RELS])), "the package has no word/document.xml"),
-    ("docx", _zip(dict([TYPES, RELS, ("word/document.xml", b"<w:doc")])),
+    ("docx", zip_of(dict([TYPES])), "the package has no main document part"),
+    ("docx", zip_of(dict([TYPES, RELS])), "the package has no word/document.xml"),
+    ("docx", zip_of(dict([TYPES, RELS, ("word/document.xml", b"<w:doc")])),
      "a part of the package is not well-formed XML"),
-    ("docx", _zip(dict([TYPES, RELS, ("word/document.xml", b"<other/>")])),
+    ("docx", zip_of(dict([TYPES, RELS, ("word/document.xml", b"<other/>")])),
      r"its main part is not a Word document \(no <w:document> with a <w:body>\)"),
     ("srt", "\x00\x01 not subtitles -->", "line 1 does not start a subtitle block"),
     ("vtt", "not a caption file\n", "it does not begin with a 'WEBVTT' line"),
