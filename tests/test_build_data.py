@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import shutil
 from pathlib import Path
 
 import polib
@@ -19,7 +20,10 @@ from training.gettext_catalogues import (SOFTWARE_DEV, SOFTWARE_TEST, find_catal
 from training.holdout import split_holdout, write_lines
 from training.near_duplicates import SideIndex, distinct, near, normalise
 
+from training.docs.collect import DocsOptions
+
 from .conftest import run_nmt
+from .docs_fixtures import lo_page, make_deb
 
 SHIPPED = ShippedSplit(seed=7)  # the shipped sizes (1,000 dev, 2,000 test), another seed
 
@@ -359,7 +363,7 @@ def test_build_is_deterministic_and_its_report_is_written_last(built, inputs, tm
     again = tmp_path / "again"
     build_data(*inputs, again, SHIPPED)
     files = sorted(p.relative_to(out) for p in out.rglob("*.gz"))
-    assert len(files) == 2 * len(OUTPUTS)
+    assert len(files) == 2 * len([name for name in OUTPUTS if not name.startswith("docs-")])  # built --no-docs
     assert all((out / f).read_bytes() == (again / f).read_bytes() for f in files)
     assert json.loads((again / REPORT).read_text()) | {"inputs": None} == report | {"inputs": None}
 
@@ -374,3 +378,48 @@ def test_nmt_build_data_prints_the_counts_and_refuses_a_missing_catalogue_dir(bu
     missing = run_nmt("build-data", "--shared", str(shared), "--catalogues", str(tmp_path / "none"), "--out", str(tmp_path / "o"))
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines() == [f"nmt build-data: error: catalogue directory not found: {tmp_path / 'none'}"]
+
+
+# LibreOffice help pages: Draw's (docs-test) and Chart's (docs-dev) are held out whole; a page of the
+# shared help repeats a Draw paragraph with other punctuation, which must not reach training.
+DOCS_PAGES = {
+    "text/sdraw/01/line.html": ("Line", "Linie", {
+        "p1": ('Draws a <span class="emph">straight line</span> from the start point.',
+               'Zeichnet eine <span class="emph">gerade Linie</span> vom Startpunkt aus.'),
+        "p2": ("Select the object and press Delete.", "Wählen Sie das Objekt und drücken Sie die Entf-Taste.")}),
+    "text/schart/01/insert.html": ("Insert Chart", "Diagramm einfügen", {
+        "p1": ("Inserts a chart into the current document.", "Fügt ein Diagramm in das aktuelle Dokument ein.")}),
+    "text/shared/01/open.html": ("Open File", "Datei öffnen", {
+        "p1": ("Opens the file in a new window.", "Öffnet die Datei in einem neuen Fenster."),
+        "p2": ("Select the object, and press Delete!", "Wählen Sie das Objekt, und drücken Sie die Entf-Taste!")}),
+}
+
+
+@pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="needs dpkg-deb (Debian)")
+def test_documentation_dev_and_test_sets_are_whole_manual_sections_with_their_tagged_copies(inputs, tmp_path):
+    shared, catalogues = inputs
+    for package, language in (("libreoffice-help-en-us", "en-US"), ("libreoffice-help-de", "de")):
+        files = {}
+        for page, (title_en, title_de, paragraphs) in DOCS_PAGES.items():
+            side = 0 if language == "en-US" else 1
+            text = {key: pair[side] for key, pair in paragraphs.items()}
+            path = lo_page(tmp_path / "pages" / language / page, language, (title_en, title_de)[side], text)
+            files[f"usr/share/libreoffice/help/{language}/{page}"] = path.read_text(encoding="utf-8")
+        make_deb(tmp_path, package, files)
+    out = tmp_path / "general-v2"
+    report = build_data(shared, catalogues, out, SHIPPED, DocsOptions(tmp_path / "packages", ("libreoffice-help",)))
+
+    test, dev, train = (read_output_at(out / "docs", prefix) for prefix in ("test", "dev", "train"))
+    assert sorted(test) == sorted([("Line", "Linie"), DOCS_PAGES["text/sdraw/01/line.html"][2]["p2"],
+                                   ("Draws a straight line from the start point.",
+                                    "Zeichnet eine gerade Linie vom Startpunkt aus.")])
+    assert dev == [("Insert Chart", "Diagramm einfügen"),
+                   ("Inserts a chart into the current document.", "Fügt ein Diagramm in das aktuelle Dokument ein.")]
+    assert ("Opens the file in a new window.", "Öffnet die Datei in einem neuen Fenster.") in train
+    assert not any("Delete" in en for en, _ in train)  # the shared page's variant of a Draw paragraph
+    tagged = read_output_at(out / "docs", "test.tagged")
+    assert len(tagged) == len(test)
+    assert tagged[[en for en, _ in test].index("Draws a straight line from the start point.")] == (
+        "Draws a <em>straight line</em> from the start point.", "Zeichnet eine <em>gerade Linie</em> vom Startpunkt aus.")
+    assert report["held_out"]["docs-test"]["pairs"] == 3 and report["held_out"]["docs-dev"]["pairs"] == 2
+    assert report["training"]["docs"]["dropped_matching"]["docs-test"] == 1

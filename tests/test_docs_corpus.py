@@ -17,21 +17,15 @@ import pytest
 
 from training.build_data import drop_near_held_out
 from training.docs import packages
-from training.docs.collect import CARD_JSON, CARD_MD, DocsCorpus, DocsOptions, build_docs, kept_only, write_docs
+from training.docs.collect import (CARD_JSON, CARD_MD, DocsCorpus, DocsOptions, build_docs, held_out_sections, kept_only,
+                                   write_docs)
 from training.docs.markup import LIBREOFFICE, MALLARD, Block, Run, page_blocks, parse_page
 from training.docs.packages import DocsPackageError, ExcludedPackageError, fetch, license_of, unpack
 from training.docs.pairing import DocsPair, distinct_pairs, looks_english, page_pairs, pair_blocks, split_sentences
 from training.docs.sources import SOURCES, DocsSource
 
-LO_PAGE = """<!DOCTYPE html>
-<html lang="{lang}"><head><title>t</title><script>var x = "not text";</script></head><body>
-<header id="TopLeftHeader"><p>LibreOffice Help</p></header>
-<div id="DisplayArea">
-<h1 id="hd_id1">{title}</h1>
-{paragraphs}
-<div id="DEBUG" class="debug"><p id="par_debug">text/shared/01/x.xhp</p></div>
-</div></body></html>
-"""
+from .docs_fixtures import lo_page, make_deb
+
 LO_EN = {
     "par_id1": 'Choose <span class="menuitem">File - Open</span>.',
     "par_id2": ('Press <span class="switchinline"><span hidden="true" class="MAC"><span class="keycode">Command</span>'
@@ -74,13 +68,6 @@ MALLARD_DE = dict(credit='<credit type="translator"><name>Max Mustermann</name><
          <item><p>Drücken Sie <keyseq><key>Strg</key><key>S</key></keyseq>, um die Datei zu speichern.</p></item></steps>
   <code>gsettings set x y</code>
   <note><p>Siehe <link xref="a11y">die Seite zur Barrierefreiheit</link> für mehr.</p></note>""")
-
-
-def lo_page(path: Path, lang: str, title: str, paragraphs: dict[str, str]) -> Path:
-    body = "\n".join(f'<p id="{key}" class="paragraph">{text}</p>' for key, text in paragraphs.items())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(LO_PAGE.format(lang=lang, title=title, paragraphs=body), encoding="utf-8")
-    return path
 
 
 def mallard_page(path: Path, parts: dict[str, str]) -> Path:
@@ -277,31 +264,11 @@ def test_license_is_read_from_the_copyright_file(text, expected):
     assert license_of(text) == expected
 
 
-def _deb(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
-    """A real .deb of ``files`` (path -> text) with a copyright file, built with dpkg-deb."""
-    tree = tmp_path / "build" / name
-    (tree / "DEBIAN").mkdir(parents=True)
-    (tree / "DEBIAN" / "control").write_text(f"Package: {name}\nVersion: 1:7.4-1\nArchitecture: all\n"
-                                             "Maintainer: Test <t@example.org>\nDescription: test\n")
-    copyright = tree / "usr" / "share" / "doc" / name / "copyright"
-    copyright.parent.mkdir(parents=True)
-    copyright.write_text("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n\n"
-                         "Files: *\nLicense: MPL-2.0\n")
-    for path, text in files.items():
-        (tree / path).parent.mkdir(parents=True, exist_ok=True)
-        (tree / path).write_text(text, encoding="utf-8")
-    cache = tmp_path / "packages"
-    cache.mkdir(exist_ok=True)
-    deb = cache / f"{name}_7.4-1_all.deb"
-    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(tree), str(deb)], check=True, capture_output=True)
-    return deb
-
-
 @pytest.mark.skipif(shutil.which("dpkg-deb") is None, reason="needs dpkg-deb (Debian)")
 def test_a_source_builds_from_its_packages_with_a_data_card(tmp_path, libreoffice, monkeypatch):
     page = "usr/share/libreoffice/help/{}/text/shared/01/x.html"
-    _deb(tmp_path, "libreoffice-help-en-us", {page.format("en-US"): libreoffice[0].read_text()})
-    _deb(tmp_path, "libreoffice-help-de", {page.format("de"): libreoffice[1].read_text()})
+    make_deb(tmp_path, "libreoffice-help-en-us", {page.format("en-US"): libreoffice[0].read_text()})
+    make_deb(tmp_path, "libreoffice-help-de", {page.format("de"): libreoffice[1].read_text()})
 
     real_run = subprocess.run  # both .deb files are in the cache: apt-get must not run
     monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: (
@@ -335,3 +302,16 @@ def test_sources_find_the_german_page_and_name_the_section(source, english, germ
     found = next(s for s in SOURCES if s.name == source)
     assert found.german_path(english) == german
     assert found.section(english) == section
+
+
+def test_whole_sections_are_held_out_and_a_section_held_out_twice_is_refused():
+    sections = ["lo:text/shared", "lo:text/sdraw", "lo:text/schart", "lo:text/sdraw", "gnome:admin"]
+    pairs = tuple(DocsPair(f"Line {i}.", f"Zeile {i}.", f"Line <em>{i}</em>.", f"Zeile <em>{i}</em>.", s.split(":")[0], s)
+                  for i, s in enumerate(sections))
+    rest, held = held_out_sections(DocsCorpus(pairs, {}, {}),
+                                   {"docs-test": ("lo:text/sdraw", "gnome:admin"), "docs-dev": ("lo:text/schart", "lo:none")})
+    assert [p.en for p in rest.pairs] == ["Line 0."]
+    assert [p.en for p in held["docs-test"]] == ["Line 1.", "Line 3.", "Line 4."]
+    assert [p.en_tagged for p in held["docs-dev"]] == ["Line <em>2</em>."]
+    with pytest.raises(ValueError, match="lo:text/sdraw: held out for both docs-test and docs-dev"):
+        held_out_sections(DocsCorpus(pairs, {}, {}), {"docs-test": ("lo:text/sdraw",), "docs-dev": ("lo:text/sdraw",)})

@@ -7,11 +7,12 @@ or one word substituted, inserted or deleted) with any training corpus.
     (``training.holdout``, 1,000 dev and 2,000 test pairs, its seed), less every pair with a side
     near a side of that model's training data (its Tatoeba part, news and captions): the
     shipped model and a new one are then compared on sentences neither has seen a variant of.
-(2) Software dev/test are whole catalogues (``training.gettext_catalogues``), filtered the same way.
+(2) Software dev/test are whole catalogues (``training.gettext_catalogues``), filtered the same way;
+    documentation dev/test are whole manual sections (``training.docs.collect.DOCS_HELD_OUT``).
 (3) Held-out sets are made distinct in priority order: the published sets as they are
     (newstest2014, newstest2013, Multi30k test2016 and val), then tatoeba-test, software-test,
-    tatoeba-dev, software-dev, each losing the pairs near an earlier set or an earlier pair of
-    its own.
+    tatoeba-dev, software-dev, docs-test, docs-dev, each losing the pairs near an earlier set or
+    an earlier pair of its own.
 (4) Every training corpus (all of Tatoeba outside the new slices, news, captions, the other
     catalogues, the documentation corpus) loses the pairs near any held-out set.
 Each check indexes the smaller side (held-out pairs) and streams the corpus past it.
@@ -35,7 +36,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .corpus import CorpusError, find_corpus_file, read_parallel
-from .docs.collect import DEFAULT_PACKAGE_DIR, DocsCorpus, DocsOptions, build_docs, kept_only, write_docs
+from .docs.collect import (DEFAULT_PACKAGE_DIR, DocsCorpus, DocsOptions, build_docs, held_out_sections, kept_only,
+                           write_docs, write_tagged)
+from .docs.pairing import DocsPair
 from .gettext_catalogues import DEFAULT_CATALOGUE_DIR, split_catalogues
 from .holdout import DEFAULT_SEED, split_holdout, write_lines
 from .near_duplicates import SideIndex, distinct, near_indexed
@@ -63,6 +66,7 @@ OUTPUTS = {
     "newstest2014": ("wmt-news", "newstest2014"),
     "multi30k": ("multi30k", "train"),
     "software": ("software", "train"), "software-dev": ("software", "dev"), "software-test": ("software", "test"),
+    "docs-test": ("docs", "test"), "docs-dev": ("docs", "dev"),  # each with its tagged copy, PREFIX.tagged.*
 }
 DOCS = ("docs", "train")  # written by training.docs.collect.write_docs, with the tagged copy and the data card
 REPORT = "report.json"
@@ -96,6 +100,9 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
     training: dict[str, Pairs] = {name: read_pairs(shared, source) for name, source in SHARED_TRAINING.items()}
     software = split_catalogues(catalogues)
     documentation: DocsCorpus | None = build_docs(docs) if docs is not None else None
+    docs_held: dict[str, tuple[DocsPair, ...]] = {}  # whole manual sections: the documentation dev and test sets
+    if documentation is not None:
+        documentation, docs_held = held_out_sections(documentation, docs.held_out)
 
     # (2) the shipped model's slices and what it was trained on
     shipped_train, shipped_dev, shipped_test = split_holdout(
@@ -105,7 +112,8 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
 
     # (3) held-out sets, distinct in priority order
     candidates = {"tatoeba-test": [tatoeba[i] for i in shipped_test], "software-test": software.test,
-                  "tatoeba-dev": [tatoeba[i] for i in shipped_dev], "software-dev": software.dev}
+                  "tatoeba-dev": [tatoeba[i] for i in shipped_dev], "software-dev": software.dev,
+                  **{name: [pair.plain for pair in pairs] for name, pairs in docs_held.items()}}
     held, held_report = held_out_sets(published, candidates, seen_by_shipped)
 
     # (4) training corpora, less anything near a held-out set
@@ -120,12 +128,17 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
     # (5) files, then the report (its presence says the build finished)
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT).unlink(missing_ok=True)
-    for name, pairs in {**kept, **{n: held[n] for n in OUTPUTS if n in held}}.items():
+    for name, pairs in {**kept, **{n: held[n] for n in OUTPUTS if n in held}}.items():  # docs/train: write_docs
         directory, prefix = OUTPUTS[name]
         (out / directory).mkdir(exist_ok=True)
         write_lines(out / directory / f"{prefix}.{SRC_LANG}.gz", [s for s, _ in pairs])
         write_lines(out / directory / f"{prefix}.{TGT_LANG}.gz", [t for _, t in pairs])
     cards = write_docs(documentation, out / DOCS[0], DOCS[1]) if documentation is not None else None
+    for name, pairs in docs_held.items():  # the tagged copy of each held-out pair that was kept
+        tagged = {}
+        for pair in pairs:
+            tagged.setdefault(pair.plain, pair)
+        write_tagged([tagged[plain] for plain in held[name]], out / OUTPUTS[name][0], OUTPUTS[name][1])
     report = {
         "inputs": {"shared": str(shared.resolve()), "catalogues": str(Path(catalogues).resolve()), "seed": shipped.seed,
                    "tatoeba_pairs": len(tatoeba),

@@ -75,8 +75,15 @@ def read_corpus(spec: CorpusSpec, config: Config, limit: int = 0) -> ParallelCor
 def read_corpora(specs: tuple[CorpusSpec, ...], config: Config, limit: int = 0) -> ParallelCorpus:
     """Several corpora concatenated in order (validation and test sets), at most ``limit`` pairs
     in all when it is set."""
+    return read_corpora_parts(specs, config, limit)[0]
+
+
+def read_corpora_parts(specs: tuple[CorpusSpec, ...], config: Config, limit: int = 0
+                       ) -> tuple[ParallelCorpus, tuple[tuple[str, int], ...]]:
+    """``read_corpora`` and, in order, each corpus's label and how many of the pairs are its own."""
     src: list[str] = []
     tgt: list[str] = []
+    parts: list[tuple[str, int]] = []
     first = None
     for spec in specs:
         if limit and len(src) >= limit:
@@ -85,6 +92,7 @@ def read_corpora(specs: tuple[CorpusSpec, ...], config: Config, limit: int = 0) 
         first = first or corpus
         src.extend(corpus.src)
         tgt.extend(corpus.tgt)
+        parts.append((spec.label, len(corpus.src)))
     if first is None:
         raise CorpusError("no corpora listed")
-    return ParallelCorpus(src, tgt, first.src_path, first.tgt_path)
+    return ParallelCorpus(src, tgt, first.src_path, first.tgt_path), tuple(parts)

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 from .batching import Pair, make_batches
 from .config import Config
-from .corpora import read_corpora, read_corpus
+from .corpora import read_corpora, read_corpora_parts, read_corpus
 from .corpus import ParallelCorpus, filter_by_length, find_corpus_file, read_parallel
 from .stream import CorpusStream, pair_hash, scan_corpora  # noqa: F401  (pair_hash: public here too)
 from .vocab import EOS_ID, Vocab, train_vocab
@@ -66,6 +66,7 @@ class TrainingData:
     summary: str  # one line on the training data as a whole
     corpus_info: Callable[[], list[dict[str, Any]]]  # per corpus, what a checkpoint records
     corpus_reports: Callable[[], list[tuple[str, str]]]  # (corpus label, what its filters kept and dropped)
+    valid_parts: tuple[tuple[str, int], ...] = ()  # data.valid's sets in order: (label, pairs), when several
 
     @property
     def train_src(self) -> list[list[int]]:
@@ -119,13 +120,15 @@ def prepare_data(data_dir: Path, config: Config, vocabs: Vocabs | None = None) -
 
 
 def _with_valid(vocabs: Vocabs, source: BatchSource, src: list[str], tgt: list[str], config: Config, summary: str,
-                info: Callable[[], list[dict[str, Any]]], reports: Callable[[], list[tuple[str, str]]]) -> TrainingData:
+                info: Callable[[], list[dict[str, Any]]], reports: Callable[[], list[tuple[str, str]]],
+                parts: tuple[tuple[str, int], ...] = ()) -> TrainingData:
     limit = config.train.valid_max_sentences
     if limit:
         src, tgt = src[:limit], tgt[:limit]
     return TrainingData(vocabs=vocabs, source=source, valid_src=vocabs.encode_sources(src),
                         valid_tgt=vocabs.tgt.encode_many(tgt), valid_texts=list(src), valid_refs=list(tgt),
-                        summary=summary, corpus_info=info, corpus_reports=reports)
+                        summary=summary, corpus_info=info, corpus_reports=reports,
+                        valid_parts=parts if len(parts) > 1 else ())
 
 
 def _prepare_corpora(config: Config, vocabs: Vocabs | None) -> TrainingData:
@@ -141,9 +144,10 @@ def _prepare_corpora(config: Config, vocabs: Vocabs | None) -> TrainingData:
     stream = CorpusStream(config, scan, vocabs.encode_sources, vocabs.tgt.encode_many)
     summary = (f"{sum(scan.pairs)} sentence pairs in {len(scan.pairs)} corpora, {sum(scan.duplicates)} exact duplicates"
                f"{'' if d.dedup else ' (kept: data.dedup is off)'}, streamed from disk")
+    parts: tuple[tuple[str, int], ...] = ()
     if d.valid:
-        valid = read_corpora(d.valid, config, config.train.valid_max_sentences)
+        valid, parts = read_corpora_parts(d.valid, config, config.train.valid_max_sentences)
     else:  # no held-out set given: a bounded slice of the first corpus (training data!)
         log.warning("no data.valid: validating on the first pairs of %s, which are training data", d.corpora[0].label)
         valid = read_corpus(d.corpora[0], config, config.train.valid_max_sentences or DEFAULT_VALID_SENTENCES)
-    return _with_valid(vocabs, stream, valid.src, valid.tgt, config, summary, stream.records, stream.describe)
+    return _with_valid(vocabs, stream, valid.src, valid.tgt, config, summary, stream.records, stream.describe, parts)

@@ -127,6 +127,16 @@ def validate_model(model: Seq2Seq, data: TrainingData, config: Config) -> tuple[
     return score_hypotheses(hyps, data.valid_refs), hyps
 
 
+def part_scores(hyps: list[str], data: TrainingData) -> dict[str, dict[str, float]]:
+    """BLEU and chrF of each validation set on its own (``data.valid_parts``; empty for one set)."""
+    scores, start = {}, 0
+    for label, count in data.valid_parts:
+        part = score_hypotheses(hyps[start:start + count], data.valid_refs[start:start + count])
+        scores[label] = {"bleu": round(part.bleu, 2), "chrf": round(part.chrf, 2), "sentences": count}
+        start += count
+    return scores
+
+
 @torch.no_grad()
 def validation_loss(model: Seq2Seq, data: TrainingData, config: Config) -> float:
     """Per-token cross-entropy (no smoothing) on the validation set."""
@@ -484,7 +494,8 @@ class Trainer:
                    "valid_chrf": scores.chrf, "bleu_signature": scores.bleu_signature,
                    "chrf_signature": scores.chrf_signature, "valid_sentences": len(hyps),
                    "valid_loss": vloss, "valid_ppl": math.exp(min(vloss, 50)), "lr": lr,
-                   "elapsed": progress.elapsed, "valid_seconds": time.perf_counter() - started, **compared})
+                   "elapsed": progress.elapsed, "valid_seconds": time.perf_counter() - started, **compared,
+                   **({"valid_sets": part_scores(hyps, data)} if data.valid_parts else {})})
         averaged = (f" ({compared['weights']} weights; raw {compared['valid_bleu_raw']:.2f}, "
                     f"average {compared['valid_bleu_average']:.2f})") if compared else ""
         self._say(f"epoch {progress.epoch}: valid BLEU {bleu:.2f}{averaged} (best {progress.best_bleu:.2f}) chrF {scores.chrf:.2f} "

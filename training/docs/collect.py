@@ -20,6 +20,12 @@ from .sources import SOURCE_NAMES, read_source, source_named
 
 DEFAULT_PACKAGE_DIR = Path(__file__).resolve().parents[3] / "data" / "docs-packages"  # outside the work tree
 CARD_JSON, CARD_MD = "card.json", "card.md"
+# Whole sections held out as the documentation dev and test sets (``held_out_sections``): the
+# test set is two manuals of different makers and styles, LibreOffice Draw's help (a
+# drawing application) and GNOME's system administrator guide; the dev set is LibreOffice Chart's
+# help. Their pages are never trained on; pairs near them elsewhere are dropped by build-data.
+DOCS_HELD_OUT = {"docs-test": ("libreoffice-help:text/sdraw", "gnome-user-docs:system-admin-guide"),
+                 "docs-dev": ("libreoffice-help:text/schart",)}
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,7 @@ class DocsOptions:
 
     package_dir: Path = DEFAULT_PACKAGE_DIR
     sources: tuple[str, ...] = SOURCE_NAMES
+    held_out: dict[str, tuple[str, ...]] = field(default_factory=lambda: dict(DOCS_HELD_OUT))  # set -> sections
 
     def __post_init__(self) -> None:
         for name in self.sources:
@@ -73,6 +80,33 @@ def build_docs(options: DocsOptions) -> DocsCorpus:
     return DocsCorpus(tuple(kept), packages, {name: dict(c) for name, c in counts.items()})
 
 
+def held_out_sections(corpus: DocsCorpus, sets: dict[str, tuple[str, ...]]
+                      ) -> tuple[DocsCorpus, dict[str, tuple[DocsPair, ...]]]:
+    """``corpus`` less the pairs of the held-out sections, and those pairs per set: ``sets`` maps
+    a set name to whole sections (``DocsPair.section``, say ``libreoffice-help:text/sdraw``), so
+    a dev or test set is parts of a manual the model never saw a page of. A section named twice
+    is refused; a section with no pair is allowed (a package without it gives an empty set)."""
+    owner: dict[str, str] = {}
+    for name, sections in sets.items():
+        for section in sections:
+            if section in owner:
+                raise ValueError(f"{section}: held out for both {owner[section]} and {name}")
+            owner[section] = name
+    held: dict[str, list[DocsPair]] = {name: [] for name in sets}
+    rest = []
+    for pair in corpus.pairs:
+        (held[owner[pair.section]] if pair.section in owner else rest).append(pair)
+    return DocsCorpus(tuple(rest), corpus.packages, corpus.counts), {name: tuple(p) for name, p in held.items()}
+
+
+def write_tagged(pairs: Iterable[DocsPair], directory: Path, prefix: str) -> None:
+    """Write ``prefix.tagged.{en,de}.gz``: the tagged copies of ``pairs``, line for line."""
+    pairs = list(pairs)
+    directory.mkdir(parents=True, exist_ok=True)
+    for language, side in (("en", "en_tagged"), ("de", "de_tagged")):
+        write_lines(directory / f"{prefix}.tagged.{language}.gz", [getattr(p, side) for p in pairs])
+
+
 def kept_only(corpus: DocsCorpus, kept: Iterable[tuple[str, str]]) -> DocsCorpus:
     """``corpus`` with only the pairs whose plain (English, German) is in ``kept`` (what was left
     after dropping the pairs near a held-out set), their tagged copies with them; each source's
@@ -100,9 +134,9 @@ def write_docs(corpus: DocsCorpus, directory: Path, prefix: str = "train") -> li
     """Write ``prefix.{en,de}.gz`` (plain), ``prefix.tagged.{en,de}.gz`` (line for line the same
     pairs with inline markup) and the data card (``card.json``, ``card.md``) into ``directory``."""
     directory.mkdir(parents=True, exist_ok=True)
-    for suffix, sides in (("", ("en", "de")), (".tagged", ("en_tagged", "de_tagged"))):
-        for language, side in zip(("en", "de"), sides):
-            write_lines(directory / f"{prefix}{suffix}.{language}.gz", [getattr(p, side) for p in corpus.pairs])
+    for language in ("en", "de"):
+        write_lines(directory / f"{prefix}.{language}.gz", [getattr(p, language) for p in corpus.pairs])
+    write_tagged(corpus.pairs, directory, prefix)
     cards = data_card(corpus)
     (directory / CARD_JSON).write_text(json.dumps([asdict(c) for c in cards], indent=1, ensure_ascii=False) + "\n",
                                        encoding="utf-8")
