@@ -69,6 +69,20 @@ DETECTED = [
                                    "{price, number, currency}", "{d, date, short}")]),
     ("{n, plural, =0 {no files} other {{n, number} files in {dir}}}",
      [("placeholder", "{n, plural, =0 {no files} other {{n, number} files in {dir}}}")]),
+    # Software text: options (with the program name before them unless it is an English word), versions
+    # with a name, addresses in angle brackets, function calls and dotted names, key combinations.
+    ("Use grep --no-messages or --binary-files=without-match.",
+     [("command", "grep --no-messages"), ("option", "--binary-files=without-match")]),
+    ("Run ifconfig -a first; the -s option is quiet, so use -rf with care.",
+     [("option", "ifconfig -a"), ("option", "-s"), ("option", "-rf")]),
+    ("  -E, --extended-regexp     PATTERNS are extended", [("option", "-E"), ("option", "--extended-regexp")]),
+    ("Needs bash-4.4, glibc-2.1 and 2.1.3.", [("version", "bash-4.4"), ("version", "glibc-2.1"), ("version", "2.1.3")]),
+    ("By Michael Alan Dorman <mdorman@debian.org>.", [("email", "<mdorman@debian.org>")]),
+    ("Call setuid() and os.path.join(a, b), then read sys.argv.",
+     [("call", "setuid()"), ("call", "os.path.join(a, b)"), ("call", "sys.argv")]),
+    ("Press Ctrl+F, Ctrl+Shift+T or Alt-F4.", [("key", "Ctrl+F"), ("key", "Ctrl+Shift+T"), ("key", "Alt-F4")]),
+    # Not spans: hyphenated words, a dash between words, negative numbers stay numbers, a plural in brackets.
+    ("A well-known e-mail - really -- and -5 degrees for the file(s), e.g. here.", [("number", "-5")]),
     # Not spans: ordinals, abbreviations, a colon before a word, and/or, a word's letters only.
     ("The 1st and 2nd, e.g. the U.S. and/or km/h. Note: this is it.", []),
     # Not spans: percentages before words, a command word used as a word, years in a row.

@@ -19,6 +19,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Callable
 
+from .english_words import COMMON
+
 RUN_LENGTH = 50  # repeats of one character (half as many of a 2-4 character unit) that make a run span
 MAX_WORD = 100  # characters: a longer word is copied through as one span
 
@@ -74,7 +76,9 @@ PATTERNS: dict[str, str] = {
         r"|(?<![\w:/]):[a-z_][a-z0-9_]*\b(?!:)"  # :name
     ),
     "url": r"(?<![\w@.])(?i:(?:https?|ftp)://|www\.)[^\s<>\"'`]+",
-    "email": r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b",
+    # an address, with its angle brackets when it has them (``Michael Dorman <mdorman@debian.org>``)
+    "email": (r"<[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}>"
+              r"|(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"),
     "ip": (
         r"(?<![\w.:])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:/\d{1,2}|:\d{1,5})?(?![\w.]\w)"
         # IPv6: eight groups, or fewer with one "::"
@@ -98,6 +102,12 @@ PATTERNS: dict[str, str] = {
         r"|(?<![\w./-])(?:sudo\s+)?(?:" + _COMMANDS + r")(?=\s+" + _COMMAND_ARG + r"(?![\w-]))"
         r"(?:\s+" + _COMMAND_ARG + r"(?:\s+" + _BARE + r"){0,3})+(?<![.,;:!?])"
     ),
+    # command-line options (--no-messages, --binary-files=without-match, -s, -rf), one or several in a
+    # row; ``find_spans`` adds the program name before them (ifconfig -a) when it is no English word
+    "option": (
+        r"(?<![\w-])(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3})(?![\w-])"
+        r"(?:\s+(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3})(?![\w-]))*"
+    ),
     # phone numbers with spaces: +49 30 1234567, +49 (0)89 1234 5678, 0800 123 456, 0171 234 5678
     "phone": (
         r"(?<![\w+])\+\d{1,3}(?:\s\(0\)\s?\d{1,5}|[\s.-]\d{1,8})(?:[\s.-]\d{1,8}){0,5}(?![\w])(?![.,]\d)"
@@ -108,9 +118,20 @@ PATTERNS: dict[str, str] = {
         r"(?<![\w-])[A-Z]{2}\d{2}(?:\s[A-Z0-9]{4}){2,7}(?:\s[A-Z0-9]{1,3})?(?![\w-])"
         r"|(?<![\w.,-])\d{4}(?:\s\d{4}){2,4}(?![\w])(?![.,]\d)"
     ),
-    "version": r"(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?\b|(?<![\w.])\d+\.\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)*\b(?!\.\d)",
+    "version": (r"(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?\b|(?<![\w.])\d+\.\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)*\b(?!\.\d)"
+                r"|(?<![\w.+-])[A-Za-z]\w*(?:\+\+)?-\d+(?:\.\d+)+[a-z]?(?:-[0-9A-Za-z]+)*(?![\w-]|\.\d)"),  # bash-4.4, glibc-2.1
     "hashtag": r"(?<![\w#&])#[A-Za-z_][\w-]*\w",
     "handle": r"(?<![\w@.])@[A-Za-z0-9_](?:[\w.]*\w)?",
+    # key combinations: Ctrl+F, Ctrl+Shift+T, Alt-F4, Cmd+S, Shift+Tab
+    "key": (r"(?<![\w+-])(?:Ctrl|Control|Alt|AltGr|Shift|Cmd|Command|Option|Opt|Meta|Super|Win|Fn)"
+            r"(?:\s?[+-]\s?(?:Ctrl|Control|Alt|AltGr|Shift|Cmd|Command|Option|Opt|Meta|Super|Win|Fn|F\d{1,2}|Tab|Enter|"
+            r"Return|Esc|Escape|Space|Backspace|Delete|Del|Insert|Ins|Home|End|PgUp|PgDn|PageUp|PageDown|Up|Down|"
+            r"Left|Right|[A-Z0-9]|[^\w\s]))+(?![\w])"),
+    # a function call (setuid(), os.path.join(a, b)) and a dotted name (os.path.join, sys.argv)
+    # a function call (setuid(), os.path.join(a, b), re_compile(x)) and a dotted name (os.path.join, sys.argv)
+    "call": (r"(?<![\w.])[A-Za-z_]\w*\(\)"
+             r"|(?<![\w.])(?=[\w.]{0,80}[._][a-z])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\([\w.*, ]{0,40}[\w*]\)"
+             r"|(?<![\w.@/-])[a-z_][a-z0-9_]+(?:\.[a-z_][A-Za-z0-9_]+)+(?![\w@/(-]|\.\w)"),
     "code": (  # letters and digits mixed (XJ-4000, INV-2023-0042, A4, B2B), snake_case, _private and camelCase identifiers
         r"(?<![\w-])(?!\d+(?:st|nd|rd|th)\b)(?=[\w-]*[0-9])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?![\w-])"
         r"|(?<![\w-])[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9](?![\w-])"
@@ -171,8 +192,10 @@ def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> l
     for rank, (kind, pattern) in enumerate(_COMPILED.items()):
         for match in pattern.finditer(text):
             start, end = match.span()
-            if kind in ("url", "path", "email"):
+            if kind in ("url", "path", "email", "option"):
                 end = _trim(text, start, end)
+            if kind == "option":
+                start = _program_before(text, start)
             if end > start:
                 candidates.append((start, -(end - start), rank, Span(kind, start, end, text[start:end])))
     candidates += [(a, a - b, 0, Span(PLACEHOLDER, a, b, text[a:b])) for a, b in _icu_arguments(text)]
@@ -186,6 +209,19 @@ def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> l
         if not spans or span.start >= spans[-1].end:
             spans.append(span)
     return _long_words(text, spans)
+
+
+_WORD_BEFORE = re.compile(r"(?<![\w./-])([a-z][\w.+-]*[a-z0-9])\s+$")
+
+
+def _program_before(text: str, start: int) -> int:
+    """Where an option span starts once the program name before it is taken in (``ifconfig -a``,
+    ``ping -c``): a lower-case word right before the options that is a command word or no common
+    English word (not ``use -rf`` or ``the -s option``)."""
+    found = _WORD_BEFORE.search(text, max(0, start - 40), start)
+    if found and (found.group(1) in COMMAND_WORDS or found.group(1) not in COMMON):
+        return found.start(1)
+    return start
 
 
 def _icu_arguments(text: str) -> list[tuple[int, int]]:
