@@ -187,3 +187,43 @@ def test_a_markup_message_without_words_is_copied_whatever_the_model_writes(tmp_
     assert 'msgstr "<img src=\\"a.png\\"/>"' in out and "<b>" not in out
     (tmp_path / "out.po").write_text(out, encoding="utf-8")
     subprocess.run(["msgfmt", "-c", "--use-fuzzy", "-o", "/dev/null", str(tmp_path / "out.po")], check=True)
+
+
+DJANGOJS_LIKE = '''# Django's djangojs.po as makemessages writes it for a new language: plurals, no Plural-Forms.
+msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+
+#: static/admin/js/calendar.js:10
+#, javascript-format
+msgid "%(num)s minute ago"
+msgid_plural "%(num)s minutes ago"
+msgstr[0] ""
+msgstr[1] ""
+'''
+TEMPLATE_FORMS = DJANGOJS_LIKE.replace('charset=UTF-8\\n"\n', 'charset=UTF-8\\n"\n"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n"\n')
+PLURAL_ONLY = 'msgid "one file"\nmsgid_plural "%d files"\nmsgstr[0] ""\nmsgstr[1] ""\n'
+
+
+@pytest.mark.parametrize("source, target, forms", [
+    (DJANGOJS_LIKE, "de", "nplurals=2; plural=(n != 1);"),
+    (TEMPLATE_FORMS, "de", "nplurals=2; plural=(n != 1);"),  # a template's placeholder replaced
+    (PLURAL_ONLY, "de", "nplurals=2; plural=(n != 1);"),  # no header entry at all: one is added
+    (DJANGOJS_LIKE, "cs", "nplurals=3; plural=(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2;"),
+])
+def test_plural_messages_get_the_target_languages_plural_forms_and_pass_msgfmt_check(source, target, forms, tmp_path):
+    out = shouted(parse("po", source, ("en", target)))
+    catalogue = polib.pofile(out)
+    assert catalogue.metadata["Plural-Forms"] == forms
+    [entry] = [e for e in catalogue if e.msgid_plural]
+    assert len(entry.msgstr_plural) == int(forms.split(";")[0].split("=")[1])
+    assert entry.msgstr_plural[0] == entry.msgid.upper()
+    (tmp_path / "out.po").write_text(out, encoding="utf-8")
+    checked = msgfmt(tmp_path / "out.po")
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_a_catalogue_that_states_its_plural_forms_keeps_them():
+    source = DJANGOJS_LIKE.replace('charset=UTF-8\\n"\n', 'charset=UTF-8\\n"\n"Plural-Forms: nplurals=3; plural=(n%10==1 ? 0 : n ? 1 : 2);\\n"\n')
+    out = shouted(parse("po", source, ("en", "de")))
+    assert out.count("\"Plural-Forms:") == 1 and polib.pofile(out).metadata["Plural-Forms"].startswith("nplurals=3;")

@@ -64,13 +64,14 @@ def translate_parsed(parsed: Parsed, results, links_of) -> tuple[str, dict]:
     return rendered, {"units": units, "segments": segments, "warnings": warnings}
 
 
-LANGUAGE_AWARE = frozenset({"xliff"})  # readers that name the translation's languages in the file
+LANGUAGE_AWARE = frozenset({"xliff", "po"})  # readers that use the translation's languages (XLIFF's attributes, PO plural forms)
 
 
 def parse(fmt: str, text: str | bytes, languages: tuple[str, str] | None = None) -> Parsed:
     """``text`` (a decoded file, or the bytes of a ``BINARY`` one) read as ``fmt``; ``FormatError``
     names what is malformed. ``languages``: the translation's (source, target) languages, which a
-    format that names them (XLIFF) checks against the file's and writes where the file has none."""
+    format that names them (XLIFF) checks against the file's and writes where the file has none,
+    and a PO catalogue takes its target's plural forms from."""
     module, reader = READERS[fmt]
     read = getattr(importlib.import_module(f".{module}", __name__), reader)
     return read(text, languages) if languages is not None and fmt in LANGUAGE_AWARE else read(text)

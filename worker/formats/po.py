@@ -45,20 +45,24 @@ _HEADER = re.compile(r'^(?:#[^\n]*\n|[ \t]*\n)*msgid[ \t]+""[ \t]*\r?\n(?:[ \t]*
                      r'(?:[ \t]*"[^\n]*(?:\n|$))*')
 
 
-def parse_po(text: str, mark_fuzzy: bool = True) -> Parsed:
+def parse_po(text: str, languages: tuple[str, str] | None = None, mark_fuzzy: bool = True) -> Parsed:
+    """``languages``: the translation's (source, target) languages; a catalogue whose plural
+    messages are translated and whose header gives no ``Plural-Forms`` (or a template's
+    ``nplurals=INTEGER``) gets the target language's, as ``msgfmt -c`` requires."""
     header = _HEADER.match(text)
     if header:
         text = utf8_po_header(header.group()) + text[header.end():]
-    try:
-        catalogue = polib.pofile(text)
-    except (OSError, ValueError) as exc:  # polib raises IOError/OSError for syntax errors
-        raise FormatError(f"not a valid gettext PO file: {exc}") from None
+    catalogue = _catalogue(text)
+    target = languages[1] if languages else DEFAULT_TARGET
+    if _nplurals(catalogue) is None and any(_to_translate(e) and e.msgid_plural for e in catalogue):
+        text = _with_plural_forms(text, target)
+        catalogue = _catalogue(text)
     lines = text.splitlines(keepends=True)
     units: list[TextUnit] = []
     edges: list[tuple[str, str] | None] = []  # per unit: whitespace around a markup message's text; None: plain
     edits: list[tuple[polib.POEntry, int, int, int]] = []  # entry, its first line, first unit, units of the entry
     for entry in catalogue:
-        if entry.obsolete or not entry.msgid or entry.translated() or _has_translation(entry):
+        if not _to_translate(entry):
             continue
         first, start = len(units), _entry_start(lines, entry)
         for source, where in ((entry.msgid, f"line {start + 1}"), (entry.msgid_plural, f"line {start + 1} (plural)")):
@@ -67,7 +71,7 @@ def parse_po(text: str, mark_fuzzy: bool = True) -> Parsed:
                 units.append(unit)
                 edges.append(around)
         edits.append((entry, start, first, len(units) - first))
-    nplurals = _nplurals(catalogue)
+    nplurals = _nplurals(catalogue) or 2
 
     def render(translations: Sequence[str], links: Sequence[Sequence[Link]] | None = None,
                notes: dict[int, list[str]] | None = None) -> str:
@@ -164,13 +168,69 @@ def _has_translation(entry: polib.POEntry) -> bool:
     return bool(entry.msgstr) or any(entry.msgstr_plural.values())
 
 
-def _nplurals(catalogue: polib.POFile) -> int:
+def _to_translate(entry: polib.POEntry) -> bool:
+    return not (entry.obsolete or not entry.msgid or entry.translated() or _has_translation(entry))
+
+
+def _catalogue(text: str) -> polib.POFile:
+    try:
+        return polib.pofile(text)
+    except (OSError, ValueError) as exc:  # polib raises IOError/OSError for syntax errors
+        raise FormatError(f"not a valid gettext PO file: {exc}") from None
+
+
+def _nplurals(catalogue: polib.POFile) -> int | None:
+    """The header's ``nplurals``, or None where it gives none (or a template's ``INTEGER``)."""
     forms = catalogue.metadata.get("Plural-Forms", "")
     for part in forms.split(";"):
         key, _, value = part.partition("=")
         if key.strip() == "nplurals" and value.strip().isdigit():
             return int(value.strip())
-    return 2
+    return None
+
+
+# The Plural-Forms header of each target language (the gettext manual's table); a catalogue that
+# states none gets its target language's, else ``DEFAULT_TARGET``'s where the language is unknown.
+PLURAL_FORMS = {
+    "de": "nplurals=2; plural=(n != 1);", "en": "nplurals=2; plural=(n != 1);", "nl": "nplurals=2; plural=(n != 1);",
+    "es": "nplurals=2; plural=(n != 1);", "it": "nplurals=2; plural=(n != 1);", "sv": "nplurals=2; plural=(n != 1);",
+    "da": "nplurals=2; plural=(n != 1);", "nb": "nplurals=2; plural=(n != 1);", "fi": "nplurals=2; plural=(n != 1);",
+    "fr": "nplurals=2; plural=(n > 1);", "pt": "nplurals=2; plural=(n != 1);", "pt_BR": "nplurals=2; plural=(n > 1);",
+    "cs": "nplurals=3; plural=(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2;",
+    "sk": "nplurals=3; plural=(n==1) ? 0 : (n>=2 && n<=4) ? 1 : 2;",
+    "pl": "nplurals=3; plural=(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
+    "ru": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
+    "uk": "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2);",
+    "ja": "nplurals=1; plural=0;", "zh": "nplurals=1; plural=0;", "ko": "nplurals=1; plural=0;",
+    "tr": "nplurals=2; plural=(n != 1);",
+}
+DEFAULT_TARGET = "de"
+_PLURAL_FORMS_LINE = re.compile(r'^([ \t]*")Plural-Forms:[^"\n]*?(\\n)?("[ \t]*\r?\n)', re.M)
+
+
+def _with_plural_forms(text: str, language: str) -> str:
+    """``text`` whose header states ``language``'s Plural-Forms: a template's placeholder line
+    replaced, or the line added at the end of the header's msgstr, or a header entry added before
+    the first message of a catalogue that has none."""
+    forms = PLURAL_FORMS.get(language) or PLURAL_FORMS.get(language.split("_")[0].split("-")[0]) \
+        or PLURAL_FORMS[DEFAULT_TARGET]
+    header = _HEADER.match(text)
+    if header is None:
+        newline = "\r\n" if "\r\n" in text else "\n"
+        return (f'msgid ""{newline}msgstr ""{newline}"Content-Type: text/plain; charset=UTF-8\\n"{newline}'
+                f'"Plural-Forms: {forms}\\n"{newline}{newline}') + text
+    block = header.group()
+    if _PLURAL_FORMS_LINE.search(block):
+        block = _PLURAL_FORMS_LINE.sub(lambda m: f"{m.group(1)}Plural-Forms: {forms}\\n{m.group(3)}", block, count=1)
+    else:
+        lines = block.splitlines(keepends=True)
+        last = max(i for i, line in enumerate(lines) if line.lstrip().startswith(('"', "msgstr")))
+        newline = "\r\n" if lines[last].endswith("\r\n") else "\n"
+        if not lines[last].endswith(("\n", "\r")):
+            lines[last] += newline
+        lines.insert(last + 1, f'"Plural-Forms: {forms}\\n"{newline}')
+        block = "".join(lines)
+    return block + text[header.end():]
 
 
 def _entry_end(lines: list[str], start: int) -> int:
