@@ -85,6 +85,8 @@ def test_units_keep_inline_tags_and_an_identity_render_keeps_every_byte():
 @pytest.mark.parametrize("code, text", [
     ("<code>nmt serve --port 8080</code>", "Run before you go."),  # kept whole, as one point
     ("<kbd>Ctrl</kbd>", "Run before you go."),
+    ("<tt>configure</tt>", "Run before you go."),  # texinfo's and old manuals' code
+    ("<var>file</var>", "Run before you go."),
     ('<code translate="yes">the server</code>', "Run the server before you go."),
 ])
 def test_inline_code_is_kept_whole_unless_marked_translate_yes(code, text):
@@ -93,6 +95,19 @@ def test_inline_code_is_kept_whole_unless_marked_translate_yes(code, text):
     assert unit.text == text
     if "translate=" not in code:
         assert [t.open for t in unit.tags] == [code]
+
+
+def test_an_undeclared_page_says_utf8_and_keeps_its_character_references():
+    page = "<html><head><title>T</title></head><body><p>&copy; 2024 K&ouml;nig &mdash; Tom &amp; Bob</p></body></html>"
+    parsed = parse("html", page)
+    assert parsed.units[1].text == "© 2024 König — Tom & Bob"
+    links = [[(w, w) for w in words(u.text)] for u in parsed.units]
+    out = parsed.render(["T", "© 2024 Königin — Tom & Bob"], links)
+    assert out == page.replace("<head>", '<head><meta charset="utf-8">').replace("K&ouml;nig", "K&ouml;nigin")
+    declared = '<html><head><meta charset="iso-8859-1"><title>T</title></head><body><p>Hi</p></body></html>'
+    assert parse("html", declared).render(["T", "Hi"], [[], []]).count("<meta") == 1  # made utf-8, not added
+    fragment = "<p>Tom &amp; Bob</p>"
+    assert parse("html", fragment).render(["Tom & Bob"], [[]]) == fragment  # no head: nothing added
 
 
 def test_tags_follow_the_aligned_words_and_stay_nested_when_the_order_changes():

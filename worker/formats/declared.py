@@ -31,6 +31,25 @@ def utf8_html(text: str) -> str:
     return _META.sub(meta, utf8_xml(text))
 
 
+_HEAD = (re.compile(r"<head\b[^>]*>", re.I), re.compile(r"<html\b[^>]*>", re.I))
+_CHARSET_META = re.compile(r"<meta\b[^>]*\bcharset\s*=", re.I)
+
+
+def declared_utf8_html(text: str) -> str:
+    """``utf8_html(text)``, and a page that declares no charset at all (no ``<meta charset>``, no
+    Content-Type ``http-equiv``, no XML declaration) gets ``<meta charset="utf-8">`` right after its
+    ``<head>`` (or ``<html>``) tag: written as UTF-8 and undeclared, a browser would read it in its
+    locale's legacy encoding (``kÃ¶nnen``). A fragment without either tag is left as it is."""
+    text = utf8_html(text)
+    if _CHARSET_META.search(text) or _XML_DECLARATION.match(text):
+        return text
+    for tag in _HEAD:
+        found = tag.search(text)
+        if found:
+            return text[:found.end()] + '<meta charset="utf-8">' + text[found.end():]
+    return text
+
+
 def utf8_po_header(header: str) -> str:
     """A PO header entry's lines with the Content-Type charset made UTF-8 (a template's ``CHARSET``
     placeholder stays)."""

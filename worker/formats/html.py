@@ -8,25 +8,29 @@ text, whitespace collapsed as a browser shows it, and come back around the align
 written (attributes included), the whitespace around units, and whole elements that are not
 text to translate (``script``, ``style``, ``pre``, ``textarea``, ``svg``, ``math``, ``template``,
 and any element with ``translate="no"`` or class ``notranslate``); inline code (``code``, ``kbd``,
-``samp``) is kept whole, as written, inside its sentence unless it says ``translate="yes"``. The
-page is written as UTF-8, its ``<meta>`` charset and XML declaration saying so (``formats.declared``).
+``samp``, ``tt``, ``var``) is kept whole, as written, inside its sentence unless it says
+``translate="yes"``. The page is written as UTF-8, its ``<meta>`` charset and XML declaration saying
+so, and a page that declared no charset gets ``<meta charset="utf-8">`` (``formats.declared``). A
+character the page wrote as a reference (``&copy;``, ``&ouml;``, ``&#8212;``) is written the same
+way in the translation.
 """
 from __future__ import annotations
 
 import html
+import re
 from html.parser import HTMLParser
 from typing import Sequence
 
-from .declared import utf8_html
+from .declared import declared_utf8_html
 from .inline import inline_unit
 from .markup import Link, transfer
 from .model import FormatError, OutputError, Parsed, Skeleton, TextUnit
 
 INLINE = frozenset("a abbr b bdi bdo cite code data del dfn em font i ins kbd mark q s samp small span strong sub "
-                   "sup time u var".split())
+                   "sup time tt u var".split())
 POINT = frozenset("br img wbr".split())
 VERBATIM = frozenset("script style pre textarea svg math template noscript".split())
-CODE = frozenset("code kbd samp".split())  # commands and identifiers: translated, they no longer work
+CODE = frozenset("code kbd samp tt var".split())  # commands and identifiers: translated, they no longer work
 TRANSLATED_ATTRIBUTES = ("title", "alt")
 _MARK = "\ue000{}\ue001"  # stands for a translated attribute value until the page is rendered
 
@@ -96,8 +100,31 @@ class _Events(HTMLParser):
     handle_comment = handle_decl = handle_pi = unknown_decl = _other
 
 
+# A named or numeric character reference; the ones that must stay escaped anyway are left to html.escape.
+_REFERENCE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+_ESCAPED_ANYWAY = frozenset("&<>")
+
+
+def _references(text: str) -> dict[str, str]:
+    """Each character the page writes as a character reference (``&copy;``, ``&#8212;``), other
+    than ``& < >``, with the reference it first appears as: the translation writes it the same way."""
+    found: dict[str, str] = {}
+    for match in _REFERENCE.finditer(text):
+        character = html.unescape(match.group())
+        if len(character) == 1 and character not in _ESCAPED_ANYWAY and (not character.isspace() or character == "\xa0"):
+            found.setdefault(character, match.group())
+    return found
+
+
+def _as_written(text: str, references: dict[str, str]) -> str:
+    """``text`` escaped as HTML text, with each of ``references``' characters written as the page wrote it."""
+    escaped = html.escape(text, quote=False)
+    return "".join(references.get(ch, ch) for ch in escaped) if references else escaped
+
+
 def parse_html(text: str) -> Parsed:
-    text = utf8_html(text)
+    text = declared_utf8_html(text)
+    references = _references(text)
     parser = _Events(text)
     try:
         parser.feed(text)
@@ -193,7 +220,7 @@ def parse_html(text: str) -> Parsed:
             pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index])
             if unit_notes:
                 notes[index] = unit_notes
-            values.append("".join(p.text if p.markup else html.escape(p.text, quote=False) for p in pieces))
+            values.append("".join(p.text if p.markup else _as_written(p.text, references) for p in pieces))
             problem = nesting_problem(values[-1]) if index in nested else None
             if problem is not None:
                 raise OutputError(f"{unit.where}: the translation's markup would not be well nested ({problem}): "
