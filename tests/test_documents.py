@@ -27,6 +27,23 @@ def test_reassembly_keeps_every_gap_verbatim():
     assert [translated[st:st + 3] for st in starts] == ["<0>", "<1>", "<2>", "<3>", "<4>"]
 
 
+HELP = ("Usage: grep [OPTION]... PATTERNS [FILE]...\n"
+        "  -E, --extended-regexp     PATTERNS are extended regular expressions\n"
+        "  -s, --no-messages\tsuppress error messages\n"
+        "Name\tAge\tCity\n"
+        "Tom  is here.  He waits.\n")
+
+
+def test_columns_of_a_help_text_or_a_table_are_sentences_of_their_own_and_keep_their_padding():
+    layout = split_document(HELP, "en")
+    assert [s.text for s in layout.sentences] == [
+        "Usage: grep [OPTION]...", "PATTERNS [FILE]...", "-E, --extended-regexp",
+        "PATTERNS are extended regular expressions", "-s, --no-messages", "suppress error messages",
+        "Name", "Age", "City", "Tom  is here.", "He waits."]  # two spaces in an unindented line: no column
+    translated, _ = layout.reassemble([s.text.upper() for s in layout.sentences])
+    assert translated == HELP.upper()  # every TAB and run of spaces where it was
+
+
 @pytest.mark.parametrize("text", ["", "\n", "   \n\n \t \n"])
 def test_empty_and_blank_documents_have_no_sentences(text):
     layout = split_document(text, "en")

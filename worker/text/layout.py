@@ -1,8 +1,11 @@
 """Plain-text documents: split into sentences with exact character offsets, and reassemble the
 translations with the original paragraphs, line breaks, empty lines and surrounding whitespace.
 
-Each line is its own unit (a line break is never moved or dropped); inside a line, sentences come
-from ``sentencex`` (Wikimedia's maintained rule-based segmenter, ~300 languages). sentencex 0.x
+Each line is its own unit (a line break is never moved or dropped), and so is each column of a
+line: text after a TAB, or after a run of spaces that lines it up (three or more; in an indented
+line also two that do not follow a sentence's end), as in ``--help`` texts and tables of plain
+text, whose padding is kept as it is. Inside a column, sentences come from ``sentencex``
+(Wikimedia's maintained rule-based segmenter, ~300 languages). sentencex 0.x
 panics on whitespace outside ASCII before a full stop ("I\u00a0."), so it reads each line with
 such whitespace as ASCII spaces (same offsets); a line it still cannot split is one unit.
 """
@@ -18,6 +21,11 @@ from .spans import find_spans
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
 _WIDE_SPACE = re.compile(r"[^\S \t\n\r\f\v]")  # whitespace outside ASCII
+# What separates the columns of a line: TABs, or spaces that line text up, between two visible
+# characters: 3 or more, or, in an indented line (a --help text's option lines), 2 that do not
+# follow a sentence's end (where two spaces are a typing habit, as in "Tom  is here").
+_COLUMN_GAP = re.compile(r"(?<=\S)(?:[ ]*\t[ \t]*|[ ]{3,})(?=\S)")
+_INDENTED_COLUMN_GAP = re.compile(r"(?<=\S)(?:[ ]*\t[ \t]*|[ ]{3,}|(?<![.!?:;])[ ]{2})(?=\S)")
 
 
 @dataclass(frozen=True)
@@ -62,19 +70,30 @@ def split_document(text: str, language: str) -> Layout:
     gaps: list[str] = []
     cursor = 0  # end of the last sentence
     for line_number, match in enumerate(_LINE.finditer(text)):
-        offset = match.start()
         line = _WIDE_SPACE.sub(" ", match.group().rstrip("\n"))
-        for piece in _sentences(language, line):
-            stripped = piece.strip()
-            if not stripped:
-                continue
-            start = match.start() + line.index(stripped, max(offset, cursor) - match.start())
-            stripped = text[start:start + len(stripped)]
-            gaps.append(text[cursor:start])
-            sentences.append(Sentence(stripped, start, start + len(stripped), line_number))
-            cursor = offset = start + len(stripped)
+        for column_start, column_end in _columns(line):
+            column = line[column_start:column_end]
+            base = match.start() + column_start  # the column's offset in the document
+            for piece in _sentences(language, column):
+                stripped = piece.strip()
+                if not stripped:
+                    continue
+                start = base + column.index(stripped, max(base, cursor) - base)
+                stripped = text[start:start + len(stripped)]
+                gaps.append(text[cursor:start])
+                sentences.append(Sentence(stripped, start, start + len(stripped), line_number))
+                cursor = start + len(stripped)
     gaps.append(text[cursor:])
     return Layout(text, tuple(sentences), tuple(gaps))
+
+
+def _columns(line: str) -> list[tuple[int, int]]:
+    """[start, end) of each column of ``line`` (the whole line when it has one)."""
+    bounds, start = [], 0
+    for gap in (_INDENTED_COLUMN_GAP if line[:1].isspace() else _COLUMN_GAP).finditer(line):
+        bounds.append((start, gap.start()))
+        start = gap.end()
+    return bounds + [(start, len(line))]
 
 
 def _sentences(language: str, line: str) -> list[str]:
