@@ -89,6 +89,22 @@ def test_vtt_keeps_header_blocks_identifiers_settings_and_voice_tags():
         parse("vtt", "no header\n00:01.000 --> 00:02.000\nText\n")
 
 
+TURNS_AND_TAGS = ("1\n00:00:01,000 --> 00:00:02,000\n- How are you?\n- He did it.\n\n"
+                  "2\n00:00:03,000 --> 00:00:04,000\nThis is <s>wrong</s> now.\n\n"
+                  "3\n00:00:05,000 --> 00:00:06,000\n<font color=\"red\">Red</font> <blink>alert</blink> here.\n")
+
+
+def test_srt_speaker_turns_keep_their_lines_and_every_tag_is_an_inline_code():
+    parsed = parse("srt", TURNS_AND_TAGS)
+    assert [u.text for u in parsed.units] == ["- How are you?", "- He did it.", "This is wrong now.", "Red alert here."]
+    assert [t.open for t in parsed.units[2].tags] == ["<s>"]  # SubRip's strike-through: never text for the model
+    assert [t.open for t in parsed.units[3].tags] == ['<font color="red">', "<blink>"]  # an unknown tag too
+    out = parsed.render(["- Wie geht es?", "- Er war es.", "Das ist jetzt falsch.", "Roter Alarm hier."],
+                        [[], [], [((8, 13), (17, 23))], [((0, 3), (0, 5)), ((4, 9), (6, 11))]])
+    assert "- Wie geht es?\n- Er war es.\n" in out  # each speaker keeps a line
+    assert "Das ist jetzt <s>falsch</s>." in out and '<font color="red">Roter</font> <blink>Alarm</blink> hier.' in out
+
+
 def test_po_translates_only_untranslated_messages_and_marks_them_fuzzy():
     parsed = parse("po", PO)
     assert [u.text for u in parsed.units] == ["A man sees %s.", "The cat runs home.", "A big dog.", "%d big dogs."]

@@ -2,11 +2,12 @@
 ``webvtt-py``).
 
 Each cue's text lines form one unit, translated as one sentence or more and broken back into as
-many lines as the cue had. Indices, identifiers, timings and cue settings, blank lines, line endings and (WebVTT) the header,
+many lines as the cue had; a line that starts a speaker's turn (``- He did``) starts a unit of its
+own, so each speaker keeps a line. Indices, identifiers, timings and cue settings, blank lines, line endings and (WebVTT) the header,
 STYLE, REGION and NOTE blocks are kept byte for byte. A tag wrapping a whole line (``<i>...</i>``,
 common for speech off screen) stays around that line, as does a leading voice tag
-(``<v Bob>``); other inline tags (``<b>``, ``<c.loud>``, ``<v Ann>``, ``<00:01.500>``) are inline
-codes, placed around the aligned target words (``formats.markup``) and never broken across lines.
+(``<v Bob>``); other inline tags (``<b>``, ``<s>``, ``<c.loud>``, ``<v Ann>``, ``<00:01.500>``, and
+tags the formats do not define) are inline codes, placed around the aligned target words (``formats.markup``) and never broken across lines.
 """
 from __future__ import annotations
 
@@ -23,9 +24,11 @@ from .markup import Link, transfer
 from .model import FormatError, Parsed, Skeleton, TextUnit, rebreak
 
 # A line wrapped in one tag pair (<i>, <b>, <u>, <font ...>): the tag stays, the text is translated.
-_WRAPPED = re.compile(r"^(<(i|b|u|font|c|lang)\b[^>]*>)(.*)(</\2>)$", re.S)
+_WRAPPED = re.compile(r"^(<(i|b|u|s|font|c|lang|span)\b[^>]*>)(.*)(</\2>)$", re.S)
 _VOICE = re.compile(r"^(<v\b[^>]*>)(.*?)(</v>)?$", re.S)  # WebVTT: the closing tag is optional
-_TAG = re.compile(r"</?(i|b|u|font|c|lang|v|ruby|rt)\b[^>]*>|<\d[\d:.]*>")  # with WebVTT's timestamp tags
+# Any tag (SubRip players also honour <s>, <font ...> and others; unknown ones are kept as they are,
+# never sent to the model as text), and WebVTT's timestamp tags.
+_TAG = re.compile(r"</?([A-Za-z][\w.-]*)(?:\s[^<>]*)?/?>|<\d[\d:.]*>")
 _KEEP_SPACE = "\ue002"  # stands for a space inside a tag while a translation is broken into lines
 
 
@@ -99,27 +102,8 @@ def _parse_cues(text: str, cues: Iterable[tuple[str, list[str]]], vtt: bool = Fa
             cursor = start + len(line)
         if not found:
             continue
-        split = [_split_wrapper(line) for _, line in found]
-        if any(_TAG.search(inner) for _, inner, _ in split):  # inline tags: the cue is one slot
-            unit = _unit(" ".join(line.strip() for _, line in found), label, len(found), vtt)
-            if unit is None:  # tags and no words: kept as it is
-                skeleton.text(text[done:cursor])
-                continue
-            skeleton.text(text[done:found[0][0]])
-            slot = skeleton.slot()
-            units.append(unit)
-            unit_slots.append([slot])
-            separators.append(text[found[0][0] + len(found[0][1]):found[1][0]] if len(found) > 1 else "\n")
-            continue
-        slots = []
-        for (start, line), (opening, inner, closing) in zip(found, split):
-            skeleton.text(text[done:start] + opening)
-            slots.append(skeleton.slot())
-            skeleton.text(closing)
-            done = start + len(line)
-        units.append(TextUnit(" ".join(_decoded(inner.strip(), vtt) for _, inner, _ in split), label, len(slots)))
-        unit_slots.append(slots)
-        separators.append("")
+        for turn in _turns(found):
+            done = _cue_text(turn, label, vtt, skeleton, units, unit_slots, separators, text, done)
     skeleton.text(text[cursor:])
 
     def escape(value: str) -> str:
@@ -143,6 +127,50 @@ def _parse_cues(text: str, cues: Iterable[tuple[str, list[str]]], vtt: bool = Fa
     return Parsed(units, render, marked=True)
 
 
+_TURN = re.compile(r"^(?:<[^<>]*>)*\s*[-\u2010-\u2014]\s")  # a line that starts a speaker's turn: "- Who?"
+
+
+def _turns(found: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """A cue's lines grouped by speaker turn: a line that starts with a dash (``- He did``) starts
+    a turn of its own, translated apart and kept on its own line(s); without dashes, one group."""
+    groups: list[list[tuple[int, str]]] = []
+    for start, line in found:
+        if not groups or _TURN.match(line):
+            groups.append([])
+        groups[-1].append((start, line))
+    return groups
+
+
+def _cue_text(found: list[tuple[int, str]], label: str, vtt: bool, skeleton: Skeleton, units: list[TextUnit],
+              unit_slots: list[list[int]], separators: list[str], text: str, done: int) -> int:
+    """The unit(s) and slots of a group of a cue's lines (offset, line); returns where the skeleton has got to.
+    A group with inline tags inside its lines is one slot, its lines and their wrapping tags included
+    (tags may then span lines); the others have one slot per line between its wrapping tags."""
+    end = found[-1][0] + len(found[-1][1])
+    split = [_split_wrapper(line) for _, line in found]
+    if any(_TAG.search(inner) for _, inner, _ in split):  # inline tags: the group is one slot
+        unit = _unit(" ".join(line.strip() for _, line in found), label, len(found), vtt)
+        if unit is None:  # tags and no words: kept as it is
+            skeleton.text(text[done:end])
+            return end
+        skeleton.text(text[done:found[0][0]])
+        slot = skeleton.slot()
+        units.append(unit)
+        unit_slots.append([slot])
+        separators.append(text[found[0][0] + len(found[0][1]):found[1][0]] if len(found) > 1 else "\n")
+        return end
+    slots = []
+    for (start, line), (opening, inner, closing) in zip(found, split):
+        skeleton.text(text[done:start] + opening)
+        slots.append(skeleton.slot())
+        skeleton.text(closing)
+        done = start + len(line)
+    units.append(TextUnit(" ".join(_decoded(inner.strip(), vtt) for _, inner, _ in split), label, len(slots)))
+    unit_slots.append(slots)
+    separators.append("")
+    return done
+
+
 def _decoded(text: str, vtt: bool) -> str:
     return html.unescape(text) if vtt else text
 
@@ -155,8 +183,8 @@ def _unit(text: str, where: str, lines: int, vtt: bool) -> TextUnit | None:
         if match.start() > p:
             items.append(("data", "", text[p:match.start()], _decoded(text[p:match.start()], vtt)))
         raw, name = match.group(), match.group(1)
-        if name is None:  # a timestamp
-            items.append(("point", "time", raw, ""))
+        if name is None or raw.endswith("/>"):  # a timestamp, or an empty element (<br/>)
+            items.append(("point", name or "time", raw, ""))
         else:
             items.append(("end" if raw.startswith("</") else "start", name, raw, ""))
         p = match.end()
