@@ -140,3 +140,28 @@ def test_nmt_translate_names_the_target_language_of_a_file_without_one(tiny_bund
     assert done.returncode != 0 and 'trgLang="fr"' in done.stderr
     root = ET.fromstring((tmp_path / "out" / "bare.de.xlf").read_bytes())
     assert root.get("trgLang") == "de" and not (tmp_path / "out" / "french.de.xlf").exists()
+
+
+WORDLESS = '''<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+ <file original="t" source-language="en" target-language="de" datatype="plaintext">
+  <body>
+   <trans-unit id="n"><source>42</source></trans-unit>
+   <trans-unit id="cell"><source>1.234,56 <x id="1"/></source><target/></trans-unit>
+   <trans-unit id="text"><source>Hi <x id="1"/></source><target/></trans-unit>
+   <trans-unit id="empty"><source/></trans-unit>
+  </body>
+ </file>
+</xliff>'''
+
+
+def test_every_unit_with_a_source_gets_a_target_a_wordless_one_a_copy_marked_final():
+    parsed = parse("xliff", WORDLESS)
+    assert [u.text for u in parsed.units] == ["Hi"]  # only the unit with words goes to the model
+    out = parsed.render(["Hallo"], [[((0, 2), (0, 5))]])
+    units = {u.get("id"): u for u in ET.fromstring(out).iter("{urn:oasis:names:tc:xliff:document:1.2}trans-unit")}
+    target = "{urn:oasis:names:tc:xliff:document:1.2}target"
+    assert units["n"].find(target).text == "42" and units["n"].find(target).get("state") == "final"
+    assert '<target state="final">1.234,56 <x id="1"/></target>' in out  # an empty <target/> filled with the copy
+    assert '<target state="needs-review-translation">Hallo <x id="1"/></target>' in out
+    assert units["empty"].find(target) is None

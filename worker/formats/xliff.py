@@ -5,8 +5,10 @@ Each ``trans-unit`` (1.2) or ``segment`` (2.x) whose target is missing or empty 
 ``x``, ``bx``, ``ex``, ``ph``, ``bpt``, ``ept``, ``it``, ``sc``, ``ec``, kept whole with their
 native code). The translation goes into the target with the source's inline codes placed by the
 alignment (``formats.markup``); a new 1.2 target gets ``state="needs-review-translation"``.
-Units marked ``translate="no"``, units that already have a target, and every other byte of the
-file (header, notes, contexts, attributes, whitespace) are kept as they are.
+A unit whose source has no words (numbers, codes, spaces) gets a target that copies the source's
+content as written, with ``state="final"`` in 1.2. Units marked ``translate="no"``, units that
+already have a target, and every other byte of the file (header, notes, contexts, attributes,
+whitespace) are kept as they are.
 
 A unit under ``xml:space="preserve"`` (on the unit, its source, or an element around them) keeps
 its whitespace: line breaks and runs of spaces go to the translation as they are, and the
@@ -134,8 +136,9 @@ class _Reader:
                 return
             self.container["items"].append(("end", name, self.data[at:_tag_end(self.data, at)].decode("utf-8"), ""))
         elif local == "target" and self.container.get("target"):
-            empty = not self.data.startswith(b"</", at)
-            self.container["target"][1] = at if empty else _tag_end(self.data, at)
+            opened = _tag_end(self.data, self.container["target"][0])  # an empty <target/> is its start tag alone
+            empty = self.data[opened - 2:opened] == b"/>"
+            self.container["target"][1] = opened if empty else _tag_end(self.data, at)
             self.container["target_empty_tag"] = empty
         elif local in ("trans-unit", "segment"):
             self.units.append(self.container)
@@ -179,17 +182,17 @@ def parse_xliff(text: str, languages: tuple[str, str] | None = None) -> Parsed:
         if container["source_end"] is None or (target and not _target_is_empty(data, target, container)):
             continue
         unit, edges = _unit(container)
-        if unit is None:
-            continue
+        copied = _source_content(data, container) if unit is None else None
+        if unit is None and not (copied or "").strip():
+            continue  # an empty source: nothing to put in a target
         if target:  # an empty <target/> or <target ...></target>: its content goes in
             open_end = target[1] if container.get("target_empty_tag") else _tag_end(data, target[0])
             open_tag = data[target[0]:open_end].decode("utf-8")
             if container.get("target_empty_tag"):
                 open_tag = open_tag[:-2].rstrip() + ">"
             skeleton.text(data[cursor:target[0]].decode("utf-8"))
-            skeleton.text(_with_state(open_tag, reader.version))
-            skeleton.slot()
-            skeleton.text("</target>" if container.get("target_empty_tag") else "")
+            skeleton.text(_with_state(open_tag, reader.version, copied is not None))
+            close = "</target>" if container.get("target_empty_tag") else ""
             cursor = open_end if container.get("target_empty_tag") else data.rfind(b"</", 0, target[1])
         else:  # a new <target> after </source>, indented as <source> is
             end = container["source_end"]
@@ -197,10 +200,14 @@ def parse_xliff(text: str, languages: tuple[str, str] | None = None) -> Parsed:
             indent = data[line_start:container["source_start"]].decode("utf-8")
             skeleton.text(data[cursor:end].decode("utf-8"))
             newline = "\n" + indent if not indent.strip() else ""
-            skeleton.text(newline + _with_state("<target>", reader.version))
-            skeleton.slot()
-            skeleton.text("</target>")
+            skeleton.text(newline + _with_state("<target>", reader.version, copied is not None))
+            close = "</target>"
             cursor = end
+        if copied is not None:  # no words (numbers, codes, spaces): the source's content, as written
+            skeleton.text(copied + close)
+            continue
+        skeleton.slot()
+        skeleton.text(close)
         units.append(unit)
         around.append(edges)
     skeleton.text(data[cursor:].decode("utf-8"))
@@ -300,11 +307,21 @@ def _target_is_empty(data: bytes, target: list, container: dict) -> bool:
     return not inner.strip()
 
 
-def _with_state(open_tag: str, version: str) -> str:
-    """A new 1.2 target says it needs review (XLIFF 2 keeps state on the segment, left as it is)."""
+def _with_state(open_tag: str, version: str, copied: bool = False) -> str:
+    """A new 1.2 target says it needs review, or, copied from a source without words, that it is
+    final as it is (XLIFF 2 keeps state on the segment, left as it is)."""
     if version.startswith("1") and " state=" not in open_tag:
-        return open_tag[:-1] + ' state="needs-review-translation">'
+        return open_tag[:-1] + (' state="final"' if copied else ' state="needs-review-translation"') + ">"
     return open_tag
+
+
+def _source_content(data: bytes, container: dict) -> str | None:
+    """What is inside a unit's ``<source>``, as written (None for ``<source/>``)."""
+    start, end = container["source_start"], container["source_end"]
+    open_end = _tag_end(data, start)
+    if data[open_end - 2:open_end] == b"/>":
+        return None
+    return data[open_end:data.rfind(b"</", 0, end)].decode("utf-8")
 
 
 _ID = re.compile(r"""\s(id|startRef)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
