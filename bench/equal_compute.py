@@ -23,7 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from span_fidelity import cpu_model  # noqa: E402
 
 
-def read_run(run_dir: Path) -> dict:
+def read_run(run_dir: Path, valid_set: str | None = None) -> dict:
+    """A run's validations as (CPU-minutes, BLEU, step): the whole validation set's BLEU, or, with
+    ``valid_set``, that set's alone (``valid_sets`` in metrics.jsonl, logged when data.valid lists
+    several)."""
     records = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
                if line.strip()]
     config = (run_dir / "config.yaml").read_text(encoding="utf-8")
@@ -31,7 +34,9 @@ def read_run(run_dir: Path) -> dict:
     valid = [r for r in records if r["kind"] == "valid"]
     train = [r for r in records if r["kind"] == "train"]
     return {"name": run_dir.name, "threads": threads,
-            "points": [(r["elapsed"] * threads / 60, r["valid_bleu"], r["step"]) for r in valid],
+            "points": [(r["elapsed"] * threads / 60,
+                        r["valid_bleu"] if valid_set is None else r["valid_sets"][valid_set]["bleu"], r["step"])
+                       for r in valid],
             "steps": train[-1]["step"] if train else 0,
             "tokens_per_s": sum(r["tokens_per_s"] for r in train) / len(train) if train else 0.0}
 
@@ -52,8 +57,12 @@ def main() -> None:
     parser.add_argument("--png", type=Path, help="write the plot here")
     parser.add_argument("--title", default="Equal compute: validation BLEU against CPU-minutes", help="the plot's title")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON on the last line")
+    parser.add_argument("--set", dest="valid_set", help="one validation set's BLEU (a data.valid name, e.g. docs-dev) "
+                                                       "instead of the whole validation set's")
+    parser.add_argument("--ylabel", default="validation BLEU (greedy)\nnewstest2013, Tatoeba dev, software dev",
+                        help="the plot's y-axis label")
     args = parser.parse_args()
-    runs = [read_run(path) for path in args.runs]
+    runs = [read_run(path, args.valid_set) for path in args.runs]
     common = min(max((m for m, _, _ in run["points"]), default=0.0) for run in runs)
     base = bleu_at(runs[0], common)
     print(f"CPU: {cpu_model()} ({os.cpu_count()} cores); compared at {common:.1f} CPU-minutes "
@@ -76,8 +85,7 @@ def main() -> None:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for run in runs:
             ax.plot([m for m, _, _ in run["points"]], [b for _, b, _ in run["points"]], "o-", label=run["name"])
-        ax.set(xlabel="CPU-minutes of training (training seconds x threads / 60)",
-               ylabel="validation BLEU (greedy)\nnewstest2013, Tatoeba dev, software dev",
+        ax.set(xlabel="CPU-minutes of training (training seconds x threads / 60)", ylabel=args.ylabel,
                title=args.title)
         ax.grid(alpha=0.3)
         ax.legend()

@@ -214,9 +214,13 @@ def _aligner(loaded: LoadedModel, out_dir: Path, options: ExportOptions) -> dict
     diff = aligner_parity(loaded.model, head, load_session(path, session_options(), [CPU]), options.tolerance)
     log.info("alignment head parity: max abs diff %.2e", diff)
     report = loaded.raw.get(ALIGNER_REPORT) or {}
-    kept = ("pairs", "steps", "best_valid_loss", "history", "eflomal_seconds", "train_config")  # the recipe, and its run
     return {"file": path.name, "outputs": list(graphs.aligner_outputs(head)), "graph_max_abs_diff": diff,
-            "config": dict(loaded.raw[ALIGNER_CONFIG]), "training": {k: report[k] for k in kept if k in report}}
+            "config": dict(loaded.raw[ALIGNER_CONFIG]),
+            "training": {k: report[k] for k in ALIGNER_TRAINING_KEYS if k in report}}
+
+
+# What the manifest's ``aligner`` entry keeps of a head's training report: the recipe, and its run.
+ALIGNER_TRAINING_KEYS = ("pairs", "steps", "best_valid_loss", "history", "eflomal_seconds", "train_config")
 
 
 def aligner_graph_entry(aligner: dict[str, Any], model_cfg) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from training.loading import LoadedModel, load_model
-from worker.engine.bundle import (ALIGNER, MANIFEST, BundleError, load_bundle, replace_manifest, sha256_file,
+from worker.engine.bundle import (ALIGNER, MANIFEST, Bundle, BundleError, load_bundle, replace_manifest, sha256_file,
                                   signature_for, verify_graphs)
 
 from .exporter import ExportOptions, _aligner, _write_vocabs, aligner_graph_entry, aligner_manifest_entry
@@ -54,11 +54,21 @@ def graft(checkpoint: Path, bundle_dir: Path, tolerance: float = ExportOptions()
         aligner = _aligner(loaded, Path(staging), ExportOptions(tolerance=tolerance))
         if aligner is None:
             raise BundleError(f"{checkpoint}: this checkpoint has no alignment head (nmt train-aligner adds one)")
-        old = bundle.manifest["graphs"].get(ALIGNER, {}).get("file")
-        shutil.copymode(bundle_dir / MANIFEST, Path(staging) / aligner["file"])  # as the bundle's files are
-        os.replace(Path(staging) / aligner["file"], bundle_dir / aligner["file"])
+        return install_head(bundle, Path(staging), aligner, loaded.spec.config)
+
+
+def install_head(bundle: Bundle, staging: Path, aligner: dict, dims) -> str:
+    """Move an exported and checked head into ``bundle`` and re-sign it; returns the new signature.
+    ``aligner``: its description (``exporter._aligner``'s: file, outputs, parity, how it was trained),
+    the file in ``staging`` (a directory on the bundle's file system); ``dims``: the widths the head
+    reads (``training.aligner.HeadDims`` or a ``ModelConfig``). Only ``aligner.onnx``, the manifest's
+    ``graphs.aligner``, ``aligner`` and ``files`` entries and the signature change."""
+    bundle_dir = bundle.path
+    old = bundle.manifest["graphs"].get(ALIGNER, {}).get("file")
+    shutil.copymode(bundle_dir / MANIFEST, staging / aligner["file"])  # as the bundle's files are
+    os.replace(staging / aligner["file"], bundle_dir / aligner["file"])
     manifest = dict(bundle.manifest)
-    manifest["graphs"] = dict(manifest["graphs"]) | {ALIGNER: aligner_graph_entry(aligner, loaded.spec.config)}
+    manifest["graphs"] = dict(manifest["graphs"]) | {ALIGNER: aligner_graph_entry(aligner, dims)}
     manifest[ALIGNER] = aligner_manifest_entry(aligner)
     files = {k: v for k, v in manifest["files"].items() if k != old}
     manifest["files"] = files | {aligner["file"]: sha256_file(bundle_dir / aligner["file"])}

@@ -7,6 +7,9 @@ graph outputs' declared dims to symbolic names and drops stale intermediate shap
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -178,14 +181,42 @@ def aligner_inputs(model: Seq2Seq, lengths: tuple[int, ...], target_lengths: tup
 
 def export_aligner(model: Seq2Seq, head: AlignmentHead, out_dir: Path) -> Path:
     """Write ``aligner.onnx`` (fp32) into ``out_dir``; returns its path."""
+    return export_head(head, aligner_inputs(model.eval(), EXAMPLE_LENGTHS, EXAMPLE_TARGET_LENGTHS), out_dir)
+
+
+def export_head(head: AlignmentHead, example: tuple[Tensor, ...], out_dir: Path) -> Path:
+    """Write ``aligner.onnx`` (fp32) of ``head`` into ``out_dir``, traced on ``example`` (its inputs
+    from the model it belongs to, padded on both sides: ``aligner_inputs``); returns its path.
+
+    The export runs in a process of its own: in torch 2.13, once a head whose target context is a
+    GRU has been exported, the next export in the same process of a model with a GRU encoder
+    declared the encoder's source length static (the example's), and its graph refused any other
+    length. Nothing of the head's export is left in the caller's process."""
     path = Path(out_dir) / "aligner.onnx"
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = Path(tmp) / "head.pt"
+        torch.save({"head": head, "example": example}, inputs)
+        done = subprocess.run([sys.executable, "-c", "import sys; from export.graphs import _export_head_file; "
+                               "_export_head_file(sys.argv[1], sys.argv[2])", str(inputs), str(path)],
+                              capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or ["?"]
+        raise RuntimeError(f"exporting the alignment head failed: {lines[-1]}")
+    return path
+
+
+def _export_head_file(inputs: str, path: str) -> None:
+    """``export_head``'s work, in the process it starts: the head and example from ``inputs``."""
+    saved = torch.load(inputs, weights_only=False)
+    _export_head_here(saved["head"], tuple(saved["example"]), Path(path))
+
+
+def _export_head_here(head: AlignmentHead, example: tuple[Tensor, ...], path: Path) -> None:
     batch, src_len, tgt_len = torch.export.Dim("batch"), torch.export.Dim("src_len"), torch.export.Dim("tgt_len")
-    example = aligner_inputs(model.eval(), EXAMPLE_LENGTHS, EXAMPLE_TARGET_LENGTHS)
     _export(AlignerGraph(head.eval()).eval(), example, path, ALIGNER_INPUTS, aligner_outputs(head),
             {"annotations": {0: batch, 1: src_len}, "src_mask": {0: batch, 1: src_len},
              "states": {0: batch, 1: tgt_len}, "target_ids": {0: batch, 1: tgt_len},
              "attention": {0: batch, 1: tgt_len, 2: src_len}})
-    return path
 
 
 # Declared dims of each graph output: symbolic names where the size varies.

@@ -4,7 +4,8 @@ graph outputs (max abs difference), then greedy and beam token ids, then BLEU fo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from functools import partial
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -94,16 +95,24 @@ PARITY_TARGET_LENGTHS = ((4, 9, 1, 6), (1,), (13, 2, 13), (9, 16))
 
 
 def aligner_parity(model: Seq2Seq, head: AlignmentHead, session, tolerance: float = 1e-4) -> float:
+    """``head_parity`` on inputs from ``model`` (``aligner_inputs``)."""
+    return head_parity(head, session, partial(aligner_inputs, model), tolerance)
+
+
+def head_parity(head: AlignmentHead, session, inputs_for: Callable[..., tuple[torch.Tensor, ...]],
+                tolerance: float = 1e-4) -> float:
     """Max abs difference of the alignment head's outputs (both directions where it has two), torch
     vs ONNX Runtime (``session``: an InferenceSession of ``aligner.onnx``), over batches padded on
     both sides with lengths never seen at export, then of each sentence's real rows run alone
     against the same rows in its padded batch (a head reading the target's other positions must not
-    read padding or other sentences). Raises ``ParityError``."""
+    read padding or other sentences). ``inputs_for(lengths, target_lengths, seed)``: the head's
+    inputs from its model for random sentences of those lengths (``aligner_inputs``). Raises
+    ``ParityError``."""
     names = [i.name for i in session.get_inputs()]
     outputs = [o.name for o in session.get_outputs()]
     diffs = _Differences()
     for seed, (lengths, target_lengths) in enumerate(zip(PARITY_LENGTHS, PARITY_TARGET_LENGTHS)):
-        inputs = aligner_inputs(model, lengths, target_lengths, seed + 1)
+        inputs = inputs_for(lengths, target_lengths, seed + 1)
         with torch.no_grad():
             expected = [x.exp() for x in head.both(*inputs) if x is not None]
         actual = session.run(None, {n: x.numpy() for n, x in zip(names, inputs)})

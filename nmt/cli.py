@@ -39,41 +39,57 @@ COMMANDS = {
     "cancel": Command("client.cli", "client", "cancel a queued or running job"),
     "serve": Command("api.cli", "api", "serve the DeepL-compatible HTTP gateway over the workers"),
 }
+# Commands with a second form, chosen by any of its options: that form's stage CLI defines the
+# command instead (``nmt train-aligner --bundle ...`` trains the head of an imported bundle, in
+# export.marian, since training never imports export).
+VARIANTS = {
+    "train-aligner": (("--bundle", "--model-dir"), Command(
+        "export.marian.aligner_cli", "import", "train a guided-alignment head for a bundle made by nmt import")),
+}
 # Our own packages: a ModuleNotFoundError naming one of them is a bug, not a missing extra.
 OWN_PACKAGES = frozenset({"nmt", "training", "export", "worker", "queue_config", "client", "api"})
 
 
 class _Summaries:
-    """The subparsers action as a stage sees it: each command's one-line help comes from COMMANDS."""
+    """The subparsers action as a stage sees it: each command's one-line help comes from ``specs``."""
 
-    def __init__(self, action: argparse._SubParsersAction) -> None:
+    def __init__(self, action: argparse._SubParsersAction, specs: dict[str, Command]) -> None:
         self._action = action
+        self._specs = specs
 
     def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
-        kwargs["help"] = COMMANDS[name].summary
+        kwargs["help"] = self._specs[name].summary
         return self._action.add_parser(name, **kwargs)
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def command_spec(command: str, argv: list[str]) -> Command:
+    """What defines ``command`` given its arguments ``argv``: a ``VARIANTS`` form when ``argv`` has
+    one of its options, else ``COMMANDS``'."""
+    options, variant = VARIANTS.get(command, ((), None))
+    if any(word.split("=", 1)[0] in options for word in argv):
+        return variant
+    return COMMANDS[command]
+
+
+def build_parser(command: str | None = None, argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser with the full options of ``command``'s stage (of every stage if None, of none if
-    ``command`` names no command); the other commands are listed by name and summary without
-    importing their stages."""
+    ``command`` names no command; the form ``argv`` chooses where the command has two); the other
+    commands are listed by name and summary without importing their stages."""
     parser = argparse.ArgumentParser(prog="nmt", description="Batch neural machine translation.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    modules = {spec.module for spec in COMMANDS.values()}
-    loaded = modules if command is None else {COMMANDS[command].module} if command in COMMANDS else set()
-    for name, spec in COMMANDS.items():
+    specs = dict(COMMANDS)
+    if command in COMMANDS:
+        specs[command] = command_spec(command, argv or [])
+    modules = {spec.module for spec in specs.values()}
+    loaded = modules if command is None else {specs[command].module} if command in specs else set()
+    for name, spec in specs.items():
         if spec.module in loaded:
-            if name == _first_of(spec.module):
-                importlib.import_module(spec.module).add_parser(_Summaries(subparsers))
+            if name == next(n for n, s in specs.items() if s.module == spec.module):
+                importlib.import_module(spec.module).add_parser(_Summaries(subparsers, specs))
         else:
             subparsers.add_parser(name, help=spec.summary, add_help=False)
     return parser
-
-
-def _first_of(module: str) -> str:
-    return next(name for name, spec in COMMANDS.items() if spec.module == module)
 
 
 def _command_in(argv: list[str]) -> str | None:
@@ -93,14 +109,14 @@ def _version() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(_command_in(argv) or "").parse_args(argv)
+    args = build_parser(_command_in(argv) or "", argv).parse_args(argv)
     try:
         return args.handler(args)
     except ModuleNotFoundError as exc:
         missing = (exc.name or "").split(".")[0]
         if not missing or missing in OWN_PACKAGES:
             raise
-        extra = COMMANDS[args.command].extra
+        extra = command_spec(args.command, argv).extra
         # The package is on no registry: an extra is installed from a clone, in its root.
         where = f'pip install -e ".[{extra}]"' if extra else "pip install -e ."
         print(f"nmt {args.command}: needs the '{extra or 'core'}' install (module '{exc.name}' is missing): {where}",

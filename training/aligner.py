@@ -37,8 +37,13 @@ on the same hidden layers, its own prior weight w' and "no link" bias b'_i on th
 so each source piece gets a distribution over the target pieces (``reverse_targets``);
 ``worker.engine.forced`` joins the best links of both directions with grow-diag-final-and.
 
-Target padding is where target_ids is PAD_ID (after the eos), so the graph needs no length input
-and a sentence's rows are the same alone or padded in a batch.
+Target padding is where target_ids is the head's ``pad_id`` (after the eos; PAD_ID for the models
+trained here), so the graph needs no length input and a sentence's rows are the same alone or
+padded in a batch.
+
+The head reads only these widths of the model (``HeadDims``), so it also serves models trained
+elsewhere: an imported Transformer (``export.marian.aligner``) gives its encoder output as h_j,
+its final decoder state as s_i and one layer's cross-attention, averaged over heads, as alpha_i.
 
 Dimension letters: B batch, S source length (eos included), T target length (eos included),
 D decoder hidden, E embedding, H encoder hidden per direction, K head width.
@@ -76,6 +81,15 @@ class AlignerConfig:
         if self.context_hidden < 1 or self.context_hidden % self.context_heads:
             raise ValueError(f"context_hidden must be a positive multiple of context_heads ({self.context_heads}), "
                              f"got {self.context_hidden}")
+
+
+@dataclass(frozen=True)
+class HeadDims:
+    """The widths the head reads of a translation model; a ``ModelConfig`` has the same three."""
+
+    annotation_dim: int  # h_j
+    dec_hidden: int  # s_i
+    emb_dim: int  # E y_i
 
 
 class BiGRUContext(nn.Module):
@@ -127,10 +141,12 @@ def build_target_context(cfg: AlignerConfig, features: int) -> nn.Module | None:
 class AlignmentHead(nn.Module):
     """Alignment probabilities float [B, T, S] from the frozen model's teacher-forced outputs."""
 
-    def __init__(self, cfg: AlignerConfig, model_cfg: ModelConfig, target_embedding: Tensor) -> None:
+    def __init__(self, cfg: AlignerConfig, model_cfg: ModelConfig | HeadDims, target_embedding: Tensor,
+                 pad_id: int = PAD_ID) -> None:
         super().__init__()
         annotation_dim = model_cfg.annotation_dim
         self.cfg = cfg
+        self.pad_id = pad_id  # target_ids after each target's eos
         self.embed = nn.Embedding.from_pretrained(target_embedding.detach().clone(), freeze=True)
         step_features = model_cfg.dec_hidden + model_cfg.emb_dim  # [s_i ; E y_i]
         self.target_context = build_target_context(cfg, step_features)
@@ -148,7 +164,7 @@ class AlignmentHead(nn.Module):
     def forward(self, annotations: Tensor, src_mask: Tensor, states: Tensor, target_ids: Tensor,
                 attention: Tensor) -> Tensor:
         """annotations float [B, S, 2H], src_mask bool [B, S], states float [B, T, D] (s_i), target_ids
-        int64 [B, T] (y_i, eos included, PAD_ID after it), attention float [B, T, S] (alpha_i) ->
+        int64 [B, T] (y_i, eos included, ``pad_id`` after it), attention float [B, T, S] (alpha_i) ->
         log-probabilities float [B, T, S], -inf at source padding."""
         return self.both(annotations, src_mask, states, target_ids, attention)[0]
 
@@ -161,7 +177,7 @@ class AlignmentHead(nn.Module):
         contexts = torch.bmm(attention, annotations)  # c_i [B, T, 2H]
         step = torch.cat([states, self.embed(target_ids)], dim=-1)  # [B, T, D + E]
         features = [step, contexts]
-        target_real = target_ids != PAD_ID
+        target_real = target_ids != self.pad_id
         if self.target_context is not None:
             features.append(self.target_context(step, target_real))  # r_i [B, T, R]
         query_hidden = self.query[1](self.query[0](torch.cat(features, dim=-1)))  # [B, T, hidden]

@@ -2,7 +2,9 @@
 
 The head learns from eflomal alignments of a sample of the config's training corpora, with the
 translation model frozen; ``nmt export`` of the written checkpoint puts it in the bundle, where
-``nmt align`` and the markup transfer of the document formats use it.
+``nmt align`` and the markup transfer of the document formats use it. For a bundle made by ``nmt
+import``: ``nmt train-aligner --bundle BUNDLE --model-dir MODEL_DIR --src FILE --tgt FILE``
+(``export.marian.aligner_cli``; ``nmt train-aligner --bundle BUNDLE --help`` lists its options).
 """
 from __future__ import annotations
 
@@ -13,10 +15,6 @@ from pathlib import Path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from .aligner_options import (DEFAULT_CONTEXT_HIDDEN, DEFAULT_TARGET_CONTEXT, SILVER_KINDS, TARGET_CONTEXTS,
-                                  AlignerTrainConfig)
-
-    defaults = AlignerTrainConfig()
     p = subparsers.add_parser("train-aligner", help="train a guided-alignment head for a trained model",
                               description=__doc__)
     p.add_argument("--checkpoint", required=True, help="the trained model (e.g. runs/NAME/best.pt)")
@@ -24,6 +22,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--data-dir", help="corpus directory, for a config without data.corpora (overrides $NMT_DATA_DIR "
                                      "and the config's data.dir)")
     p.add_argument("--out", required=True, help="checkpoint to write: the model with the head added")
+    add_head_options(p)
+    p.set_defaults(handler=run)
+
+
+def add_head_options(p: argparse.ArgumentParser) -> None:
+    """The options of the head and its training, shared with ``export.marian.aligner_cli``."""
+    from .aligner_options import (DEFAULT_CONTEXT_HIDDEN, DEFAULT_TARGET_CONTEXT, SILVER_KINDS, TARGET_CONTEXTS,
+                                  AlignerTrainConfig)
+
+    defaults = AlignerTrainConfig()
     p.add_argument("--pairs", type=int, default=defaults.pairs, help="training pairs to sample (default: %(default)s)")
     p.add_argument("--max-seconds", type=float, default=defaults.max_seconds,
                    help="training time limit, eflomal not counted (default: %(default)s)")
@@ -45,19 +53,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-reverse", dest="reverse", action="store_false",
                    help="train the target-to-source direction only, without the source-to-target one that "
                         "nmt align symmetrises it with (heads made before the option)")
-    p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def head_configs(args: argparse.Namespace):
+    """(``AlignerTrainConfig``, ``AlignerConfig``) of ``add_head_options``' options; ``UserError`` for
+    values out of range."""
     from nmt.errors import UserError
 
     from .aligner import AlignerConfig
-    from .aligner_training import AlignerTrainConfig, train_aligner
-    from .checkpoint import CheckpointError
-    from .config import ConfigError, load_config, resolve_data_dir
-    from .corpus import CorpusError
+    from .aligner_options import AlignerTrainConfig
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     if args.pairs < 10:
         raise UserError(f"--pairs must be at least 10, got {args.pairs}")
     for option, share in (("--lower-share", args.lower_share), ("--spaced-share", args.spaced_share)):
@@ -68,12 +73,24 @@ def run(args: argparse.Namespace) -> int:
                                  reverse=args.reverse)
     except ValueError as exc:
         raise UserError(str(exc).replace("context_hidden", "--context-hidden")) from None
+    cfg = AlignerTrainConfig(pairs=args.pairs, valid_pairs=min(500, args.pairs // 10), max_seconds=args.max_seconds,
+                             max_epochs=args.max_epochs, seed=args.seed, lower_share=args.lower_share,
+                             spaced_share=args.spaced_share, silver=args.silver)
+    return cfg, head_cfg
+
+
+def run(args: argparse.Namespace) -> int:
+    from nmt.errors import UserError
+
+    from .aligner_training import train_aligner
+    from .checkpoint import CheckpointError
+    from .config import ConfigError, load_config, resolve_data_dir
+    from .corpus import CorpusError
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    cfg, head_cfg = head_configs(args)
     try:
         config = load_config(args.config)
-        cfg = AlignerTrainConfig(pairs=args.pairs, valid_pairs=min(500, args.pairs // 10),
-                                 max_seconds=args.max_seconds, max_epochs=args.max_epochs, seed=args.seed,
-                                 lower_share=args.lower_share, spaced_share=args.spaced_share,
-                                 silver=args.silver)
         data_dir = resolve_data_dir(config, args.data_dir, config_path=args.config)
         report = train_aligner(Path(args.checkpoint), config, data_dir, Path(args.out), cfg, head_cfg)
     except (CheckpointError, ConfigError, CorpusError) as exc:

@@ -6,7 +6,9 @@
         translation model frozen -> checkpoint + head
 
 The frozen model runs teacher-forced without gradients (bf16 autocast where the CPU has it);
-only the head learns, so a few minutes on a CPU are enough and translations do not change.
+only the head learns, so a few minutes on a CPU are enough and translations do not change. What
+the recipe needs of the model is a ``FrozenModel``: ``Seq2SeqFrozen`` for the models trained here,
+``export.marian.aligner`` for imported Transformers (``head_from_pairs`` is the recipe from pairs on).
 """
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import torch
+from torch import Tensor, nn
 
 from .aligner import AlignerConfig, AlignmentHead, piece_targets, reverse_targets
 from .aligner_options import AlignerTrainConfig
@@ -33,7 +36,7 @@ from .corpus import find_corpus_file, iter_parallel
 from .stream import Reservoir
 from .silver import silver_directions, silver_links
 from .trainer import bf16_is_native
-from .vocab import EOS_ID, PAD_ID
+from .vocab import EOS_ID
 
 log = logging.getLogger(__name__)
 
@@ -49,17 +52,76 @@ class Example:
     reverse: np.ndarray  # float32 [len(tgt) + 1, len(src)] from ``reverse_targets``
 
 
+class FrozenModel:
+    """A finished translation model as the head learns over it, its weights frozen: what the recipe
+    needs of it. ``Seq2SeqFrozen`` serves the models trained here, ``export.marian.aligner.MarianFrozen``
+    imported Transformers."""
+
+    module: nn.Module  # the translation model, whose parameters are frozen
+    eos_id: int  # appended to each source
+
+    def cut(self, side: str, text: str, spans: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
+        """``aligner_views.piece_tokens`` of ``text`` on ``side`` ("source" or "target"): the model's
+        ids of its pieces, and the token (index into ``spans``) each piece is in."""
+        raise NotImplementedError
+
+    def new_head(self, cfg: AlignerConfig) -> AlignmentHead:
+        """An untrained head of ``cfg`` for this model's widths, target embedding and padding id."""
+        raise NotImplementedError
+
+    def head_inputs(self, examples: Sequence[Example], bf16: bool) -> tuple[Tensor, ...]:
+        """The head's inputs for ``examples``, from the model run teacher-forced without gradients
+        (bf16 autocast if ``bf16``), all float32: annotations [B, S, A], src_mask bool [B, S], states
+        [B, T, D], target_ids int64 [B, T] (eos included, the head's ``pad_id`` after it), attention
+        [B, T, S]."""
+        raise NotImplementedError
+
+
+class Seq2SeqFrozen(FrozenModel):
+    """A checkpoint's GRU or hybrid model (``training.model.Seq2Seq``)."""
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        self.loaded, self.module, self.eos_id = loaded, loaded.model, EOS_ID
+
+    def cut(self, side: str, text: str, spans: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
+        vocab = self.loaded.vocabs.src if side == "source" else self.loaded.vocabs.tgt
+        return piece_tokens(vocab.processor, text, spans)
+
+    def new_head(self, cfg: AlignerConfig) -> AlignmentHead:
+        return AlignmentHead(cfg, self.loaded.spec.config, self.module.decoder.embed.weight)
+
+    def head_inputs(self, examples: Sequence[Example], bf16: bool) -> tuple[Tensor, ...]:
+        batch = collate(range(len(examples)), [e.src for e in examples], [e.tgt for e in examples])
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            enc = self.module.encode(batch.src, batch.src_lengths)
+            states, _, attention = self.module.decode_states(enc, batch.prev_ids)
+        return enc.annotations.float(), enc.mask, states.float(), batch.gold, attention.float()
+
+
+def frozen_model(model: LoadedModel | FrozenModel) -> FrozenModel:
+    """``model`` as a ``FrozenModel`` (a checkpoint's model as ``Seq2SeqFrozen``)."""
+    return model if isinstance(model, FrozenModel) else Seq2SeqFrozen(model)
+
+
 def sample_pairs(config: Config, data_dir: Path, total: int, seed: int) -> list[tuple[str, str]]:
     """Up to ``total`` training pairs, shuffled with ``seed``: from the config's corpora, each
     contributing in proportion to its size x weight (never more than it has), or from
-    ``data_dir``'s train split when the config lists none. One streamed pass per corpus: each keeps
-    a uniform reservoir of ``total`` pairs (memory bounded by it), and its share is drawn from that."""
+    ``data_dir``'s train split when the config lists none (``sample_streams``)."""
     if config.data.corpora:
         streams = [(spec.label, spec.weight, iter_corpus(spec, config)) for spec in config.data.corpora]
     else:
         prefix, data = config.data.train_prefix, config.data
         streams = [(str(data_dir), 1.0, iter_parallel(find_corpus_file(data_dir, prefix, data.src_lang),
                                                       find_corpus_file(data_dir, prefix, data.tgt_lang)))]
+    return sample_streams(streams, total, seed)
+
+
+def sample_streams(streams: Sequence[tuple[str, float, Iterable[tuple[str, str]]]], total: int,
+                   seed: int) -> list[tuple[str, str]]:
+    """Up to ``total`` pairs of (label, weight, pairs) ``streams``, shuffled with ``seed``, each stream
+    contributing in proportion to its size x weight (never more than it has). One streamed pass per
+    stream: each keeps a uniform reservoir of ``total`` pairs (memory bounded by it), and its share
+    is drawn from that."""
     reservoirs = []
     for label, weight, pairs in streams:
         reservoir = Reservoir(total, f"{seed}:{label}")
@@ -77,60 +139,58 @@ def sample_pairs(config: Config, data_dir: Path, total: int, seed: int) -> list[
     return sample
 
 
-def make_examples(loaded: LoadedModel, pairs: Sequence[tuple[str, str]], links: Sequence[set[tuple[int, int]]],
-                  max_len: int, views: Sequence[View] | None = None,
+def make_examples(loaded: LoadedModel | FrozenModel, pairs: Sequence[tuple[str, str]],
+                  links: Sequence[set[tuple[int, int]]], max_len: int, views: Sequence[View] | None = None,
                   reverse_links: Sequence[set[tuple[int, int]]] | None = None) -> list[Example]:
     """Pieces and piece-level targets of each pair, shown in its view (``aligner_views``; default:
     as it is); ``links`` are over the pair's alignment tokens (``silver.tokens``), and the reverse
     direction learns ``reverse_links`` (default: the same links). Pairs with an empty side, no link,
     or more than ``max_len`` pieces on a side are left out."""
-    src_sp, tgt_sp = loaded.vocabs.src.processor, loaded.vocabs.tgt.processor
+    frozen = frozen_model(loaded)
     examples = []
     reverse_links = links if reverse_links is None else reverse_links
     for k, ((source, target), pair_links, pair_reverse) in enumerate(zip(pairs, links, reverse_links)):
         view = views[k] if views is not None else NATURAL
-        src_ids, src_tokens = piece_tokens(src_sp, *render(source, view))
-        tgt_ids, tgt_tokens = piece_tokens(tgt_sp, *render(target, view))
+        src_ids, src_tokens = frozen.cut("source", *render(source, view))
+        tgt_ids, tgt_tokens = frozen.cut("target", *render(target, view))
         if not (pair_links and src_ids and tgt_ids) or max(len(src_ids), len(tgt_ids)) > max_len:
             continue
-        examples.append(Example([*src_ids, EOS_ID], tgt_ids, piece_targets(src_tokens, tgt_tokens, pair_links),
+        examples.append(Example([*src_ids, frozen.eos_id], tgt_ids, piece_targets(src_tokens, tgt_tokens, pair_links),
                                 reverse_targets(src_tokens, tgt_tokens, pair_reverse)))
     return examples
 
 
-def batch_loss(loaded: LoadedModel, head: AlignmentHead, examples: Sequence[Example], bf16: bool) -> torch.Tensor:
+def batch_loss(model: LoadedModel | FrozenModel, head: AlignmentHead, examples: Sequence[Example],
+               bf16: bool) -> torch.Tensor:
     """Cross-entropy of the head against the examples' targets: the mean over target pieces, plus
     with a reverse direction its mean over source pieces."""
-    batch = collate(range(len(examples)), [e.src for e in examples], [e.tgt for e in examples])
-    model = loaded.model
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-        enc = model.encode(batch.src, batch.src_lengths)
-        states, _, attention = model.decode_states(enc, batch.prev_ids)
+    annotations, src_mask, states, target_ids, attention = frozen_model(model).head_inputs(examples, bf16)
     targets, reverse_wanted = torch.zeros(attention.shape), torch.zeros(attention.shape)
     for row, example in enumerate(examples):
         rows, columns = example.targets.shape
         targets[row, :rows, :columns] = torch.from_numpy(example.targets)
         reverse_wanted[row, :rows, :columns] = torch.from_numpy(example.reverse)
-    log_probs, reverse = head.both(enc.annotations.float(), enc.mask, states.float(), batch.gold, attention.float())
-    real = batch.gold != PAD_ID
+    log_probs, reverse = head.both(annotations, src_mask, states, target_ids, attention)
+    real = target_ids != head.pad_id
     loss = -torch.where(targets > 0, targets * log_probs, torch.zeros(())).sum(-1)
     total = loss[real].sum() / real.sum()
     if reverse is not None:
         reverse_loss = -torch.where(reverse_wanted > 0, reverse_wanted * reverse, torch.zeros(())).sum(1)
-        total = total + reverse_loss[enc.mask].sum() / enc.mask.sum()
+        total = total + reverse_loss[src_mask].sum() / src_mask.sum()
     return total
 
 
-def train_head(loaded: LoadedModel, examples: list[Example], valid: list[Example], cfg: AlignerTrainConfig,
-               head_cfg: AlignerConfig = AlignerConfig(), say: Callable[[str], None] = log.info) -> tuple[AlignmentHead, dict]:
+def train_head(loaded: LoadedModel | FrozenModel, examples: list[Example], valid: list[Example],
+               cfg: AlignerTrainConfig, head_cfg: AlignerConfig = AlignerConfig(),
+               say: Callable[[str], None] = log.info) -> tuple[AlignmentHead, dict]:
     """Train a head on ``examples`` until ``cfg.max_seconds`` or ``cfg.max_epochs``; the state
     with the lowest validation loss is kept. Returns it and a report."""
     torch.manual_seed(cfg.seed)
-    model = loaded.model.eval()
-    for parameter in model.parameters():
+    frozen = frozen_model(loaded)
+    for parameter in frozen.module.eval().parameters():
         parameter.requires_grad_(False)
     bf16 = cfg.bf16 and bf16_is_native(torch.device("cpu"))
-    head = AlignmentHead(head_cfg, loaded.spec.config, model.decoder.embed.weight)
+    head = frozen.new_head(head_cfg)
     optimizer = torch.optim.Adam([p for p in head.parameters() if p.requires_grad], lr=cfg.lr)
     started = time.monotonic()
     best, best_state, history, steps = math.inf, None, [], 0
@@ -140,7 +200,7 @@ def train_head(loaded: LoadedModel, examples: list[Example], valid: list[Example
         batches = make_batches(src_ids, tgt_ids, cfg.batch_tokens, cfg.max_sentences, cfg.seed + epoch)
         for number, indices in enumerate(batches):
             head.train()
-            loss = batch_loss(loaded, head, [examples[i] for i in indices], bf16)
+            loss = batch_loss(frozen, head, [examples[i] for i in indices], bf16)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -151,7 +211,7 @@ def train_head(loaded: LoadedModel, examples: list[Example], valid: list[Example
             if time.monotonic() - started > cfg.max_seconds:
                 out_of_time = True
                 break
-        valid_loss = validation_loss(loaded, head, valid, cfg, bf16)
+        valid_loss = validation_loss(frozen, head, valid, cfg, bf16)
         history.append({"epoch": epoch + 1, "steps": steps, "valid_loss": round(valid_loss, 4),
                         "seconds": round(time.monotonic() - started)})
         say(f"epoch {epoch + 1}: validation loss {valid_loss:.4f} after {steps} steps")
@@ -168,8 +228,8 @@ def train_head(loaded: LoadedModel, examples: list[Example], valid: list[Example
     return head, report
 
 
-def validation_loss(loaded: LoadedModel, head: AlignmentHead, valid: list[Example], cfg: AlignerTrainConfig,
-                    bf16: bool) -> float:
+def validation_loss(loaded: LoadedModel | FrozenModel, head: AlignmentHead, valid: list[Example],
+                    cfg: AlignerTrainConfig, bf16: bool) -> float:
     """``batch_loss`` over ``valid``, weighted by each batch's sentences."""
     head.eval()
     total, sentences = 0.0, 0
@@ -188,6 +248,21 @@ def train_aligner(checkpoint: Path, config: Config, data_dir: Path, out: Path, c
     puts it in the bundle). Returns the training report."""
     loaded = load_model(checkpoint)
     pairs = sample_pairs(config, data_dir, cfg.pairs, cfg.seed)
+    head, report = head_from_pairs(loaded, pairs, cfg, head_cfg, say)
+    raw = loaded.raw
+    kept = {k: v for k, v in raw.items() if k not in STANDARD_ENTRIES}
+    save_checkpoint(out, config=loaded.config, spec=loaded.spec, vocabs=loaded.vocabs, model=loaded.model,
+                    **{**kept, ALIGNER_STATE: head.state_dict(), ALIGNER_CONFIG: asdict(head_cfg),
+                       ALIGNER_REPORT: report})
+    return report
+
+
+def head_from_pairs(model: LoadedModel | FrozenModel, pairs: Sequence[tuple[str, str]], cfg: AlignerTrainConfig,
+                    head_cfg: AlignerConfig = AlignerConfig(),
+                    say: Callable[[str], None] = log.info) -> tuple[AlignmentHead, dict]:
+    """The recipe from sampled pairs on: eflomal links (``cfg.silver``), a view drawn per pair, piece
+    targets, the first ``cfg.valid_pairs`` examples held out, the head trained (``train_head``).
+    Returns the head and its report."""
     started = time.monotonic()
     if cfg.silver == "directional":  # each direction learns eflomal's own links of that direction
         directions = silver_directions(pairs, split=True)
@@ -198,16 +273,11 @@ def train_aligner(checkpoint: Path, config: Config, data_dir: Path, out: Path, c
     say(f"eflomal: {len(pairs)} pairs aligned in {silver_seconds:.0f} s")
     rng = random.Random(f"{cfg.seed}:views")
     views = [draw_view(rng, cfg.lower_share, cfg.spaced_share) for _ in pairs]
-    examples = make_examples(loaded, pairs, links, cfg.max_len, views, reverse_links)
+    examples = make_examples(model, pairs, links, cfg.max_len, views, reverse_links)
     valid, train = examples[: cfg.valid_pairs], examples[cfg.valid_pairs:]
-    head, report = train_head(loaded, train, valid, cfg, head_cfg, say)
+    head, report = train_head(model, train, valid, cfg, head_cfg, say)
     report["eflomal_seconds"] = round(silver_seconds)
-    raw = loaded.raw
-    kept = {k: v for k, v in raw.items() if k not in STANDARD_ENTRIES}
-    save_checkpoint(out, config=loaded.config, spec=loaded.spec, vocabs=loaded.vocabs, model=loaded.model,
-                    **{**kept, ALIGNER_STATE: head.state_dict(), ALIGNER_CONFIG: asdict(head_cfg),
-                       ALIGNER_REPORT: report})
-    return report
+    return head, report
 
 
 # What ``save_checkpoint`` writes itself; every other entry of the checkpoint is carried over.

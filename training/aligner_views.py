@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .silver import tokens
 
@@ -55,13 +55,16 @@ def render(line: str, view: View) -> tuple[str, list[tuple[int, int]]]:
     return line, spans
 
 
-def piece_tokens(processor, text: str, spans: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
+def piece_tokens(processor, text: str, spans: Sequence[tuple[int, int]],
+                 piece_id: Callable[[str], int] | None = None) -> tuple[list[int], list[int]]:
     """SentencePiece ids of ``text`` and the token (index into ``spans``) each piece is in: the one
-    holding the piece's first character that is not a space. ``processor``: a SentencePieceProcessor."""
+    holding the piece's first character that is not a space. ``processor``: a SentencePieceProcessor;
+    ``piece_id``: the model's id of a piece, for models whose ids are not SentencePiece's own
+    (imported Marian models' vocab.json)."""
     starts = [start for start, _ in spans]
     ids, owners = [], []
     for piece in processor.encode(text, return_type="proto").pieces:
         position = piece.begin + len(piece.surface) - len(piece.surface.lstrip(" "))
-        ids.append(piece.id)
+        ids.append(piece.id if piece_id is None else piece_id(piece.piece))
         owners.append(max(bisect_right(starts, position) - 1, 0))
     return ids, owners

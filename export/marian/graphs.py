@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import torch
 
-from worker.engine.bundle import transformer_interface
+from worker.engine.bundle import tensor_kind, transformer_interface
 
 from ..graphs import OPSET, drop_stack_traces, expose_topk
 from ..parity import _Differences
@@ -82,7 +82,7 @@ def _export(module, args, path: Path, inputs, outputs, dynamic_shapes, topk: int
     if topk:
         expose_topk(proto, topk)
     for output in proto.graph.output:
-        for dim, name in zip(output.type.tensor_type.shape.dim, DIMS[output.name.split("_keys.")[0].split("_values.")[0]]):
+        for dim, name in zip(output.type.tensor_type.shape.dim, DIMS[tensor_kind(output.name)]):
             if name is not None:
                 dim.Clear()
                 dim.dim_param = name
@@ -107,7 +107,7 @@ def graph_parity(model: MarianModel, encoder_session, step_session, tolerance: f
         got = encoder_session.run(list(names["encoder_outputs"]), {"src_ids": src.numpy(), "src_lengths": lens.numpy()})
         valid = torch.arange(src.shape[1])[None, :] < lens[:, None]  # past a sentence's length: never attended
         for name, e, g in zip(names["encoder_outputs"], expected, got):
-            diffs.record(_kind(name), _masked(e, valid, name), _masked(torch.from_numpy(g), valid, name).numpy())
+            diffs.record(tensor_kind(name), _masked(e, valid, name), _masked(torch.from_numpy(g), valid, name).numpy())
         for steps in cache_steps:
             args = step_inputs(model, expected[1:], lengths, beam, steps, generator)
             with torch.no_grad():
@@ -117,13 +117,10 @@ def graph_parity(model: MarianModel, encoder_session, step_session, tolerance: f
             for name, e, g in zip(names["step_outputs"], reference, outputs):
                 if name == "topk_ids":  # ties may order differently; the values are compared
                     continue
-                diffs.record(_kind(name), e, np.asarray(g))
+                diffs.record(tensor_kind(name), e, np.asarray(g))
     return diffs.checked(tolerance)
 
 
-def _kind(name: str) -> str:
-    """An output's kind: "cross_keys.3" -> "cross_keys"."""
-    return name.split(".")[0]
 
 
 def _masked(value: torch.Tensor, valid: torch.Tensor, name: str) -> torch.Tensor:

@@ -4,7 +4,8 @@
 ``transformers.MarianMTModel`` on the same weights where transformers is installed, (3) export the
 encoder and the decoder step, (4) check the graphs against torch, (5) int8 on request, judged by
 agreement with fp32, (6) write vocabularies, manifest and signature into a staging directory
-moved into place only when everything passed: a failed import leaves no bundle behind.
+moved into place only when everything passed: a failed import leaves no bundle behind. With a
+shortlist corpus, the lexical shortlist is built first (``shortlist``) and signed with the rest.
 """
 from __future__ import annotations
 
@@ -23,17 +24,21 @@ from worker.engine.bundle import (
     FAMILY,
     FORMAT,
     FORMAT_VERSION,
+    SHORTLIST,
     TOPK_INPUT,
     TRANSFORMER,
     VOCAB_IDS,
     sha256_file,
     signature_for,
+    tensor_kind,
     transformer_interface,
     write_bundle_atomically,
 )
 
 from ..graphs import OPSET
+from ..shortlist import ShortlistTable
 from .model_dir import read_model_dir
+from .shortlist import ShortlistCorpus, build_shortlist, write_into
 from .source import ModelSource
 from .spec import ImportModelError
 
@@ -49,6 +54,7 @@ class ImportOptions:
     alignment_heads: tuple[int, ...] = ()  # () = every head, averaged
     tolerance: float = 1e-4
     target_tokens: dict[str, str] = field(default_factory=dict)  # language -> target token, e.g. {"de": ">>deu<<"}
+    shortlist: ShortlistCorpus | None = None  # build a lexical shortlist from these sentence pairs
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class ImportReport:
     graph_max_abs_diff: dict[str, float]
     reference_max_abs_diff: float | None
     int8: dict[str, Any] | None
+    shortlist: dict[str, Any] | None = None  # the manifest's shortlist entry
 
 
 def default_alignment_layer(source: ModelSource) -> int:
@@ -85,10 +92,11 @@ def import_model(model_dir: str | Path, out: str | Path, options: ImportOptions 
         if token not in source.vocabularies.source:
             raise ImportModelError(f"{source.path}: target token {token!r} (for {language}) is not in the source "
                                    "vocabulary")
+    table = build_shortlist(source, options.shortlist) if options.shortlist else None  # bad corpus: fail early
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.staging.", dir=out.parent))
     try:
-        report = _build(source, staging, out, options, source_language, target_language, started)
+        report = _build(source, staging, out, options, source_language, target_language, started, table)
         write_bundle_atomically(staging, out, options.force)
         return report
     finally:
@@ -96,7 +104,7 @@ def import_model(model_dir: str | Path, out: str | Path, options: ImportOptions 
 
 
 def _build(source: ModelSource, staging: Path, out: Path, options: ImportOptions, source_language: str,
-           target_language: str, started: float) -> ImportReport:
+           target_language: str, started: float, table: ShortlistTable | None = None) -> ImportReport:
     import onnxruntime as ort
 
     from .graphs import export_graphs, graph_parity
@@ -126,13 +134,14 @@ def _build(source: ModelSource, staging: Path, out: Path, options: ImportOptions
         int8 = int8_agreement(fp32_dir, staging, spec)
         shutil.rmtree(fp32_dir)
     files = _write_vocabularies(source, staging)
+    shortlist = write_into(staging, table, options.shortlist) if table is not None else None
     manifest = _manifest(source, staging, out, options, files, diffs, reference, int8, layer,
-                         source_language, target_language)
+                         source_language, target_language, shortlist)
     (staging / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     from worker.engine.bundle import load_bundle, verify_graphs
 
     verify_graphs(load_bundle(staging))
-    return ImportReport(out, manifest["signature"], time.perf_counter() - started, diffs, reference, int8)
+    return ImportReport(out, manifest["signature"], time.perf_counter() - started, diffs, reference, int8, shortlist)
 
 
 def reference_difference(source: ModelSource, model, sentences: int = 4, steps: int = 6) -> float | None:
@@ -220,7 +229,8 @@ def _write_vocabularies(source: ModelSource, staging: Path) -> dict[str, dict[st
 
 
 def _manifest(source: ModelSource, staging: Path, out: Path, options: ImportOptions, vocab_files, diffs,
-              reference, int8, layer: int, source_language: str, target_language: str) -> dict[str, Any]:
+              reference, int8, layer: int, source_language: str, target_language: str,
+              shortlist: dict[str, Any] | None = None) -> dict[str, Any]:
     spec = source.spec
     precision = "int8" if options.int8 else "fp32"
     cache = ["batch", "beam", spec.heads, "steps", spec.head_dim]
@@ -238,11 +248,10 @@ def _manifest(source: ModelSource, staging: Path, out: Path, options: ImportOpti
     names = transformer_interface(spec.decoder_layers)
 
     def io(names):
-        kinds = [n.split("_keys.")[0].split("_values.")[0] for n in names]
-        return [{"name": n, "dtype": shapes[k][0], "shape": shapes[k][1]} for n, k in zip(names, kinds)]
+        return [{"name": n, "dtype": shapes[tensor_kind(n)][0], "shape": shapes[tensor_kind(n)][1]} for n in names]
 
     vocab_names = {entry[k] for entry in vocab_files.values() for k in ("file", VOCAB_IDS)}
-    files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_names})
+    files = sorted({"encoder.onnx", "decoder_step.onnx", *vocab_names, *([shortlist["file"]] if shortlist else [])})
     generation = source.generation
     manifest = {
         "format": FORMAT,
@@ -281,6 +290,7 @@ def _manifest(source: ModelSource, staging: Path, out: Path, options: ImportOpti
         "model_config": asdict(spec),
         "origin": {**source.origin, "imported_from": source.form},
         **({"target_tokens": options.target_tokens} if options.target_tokens else {}),
+        **({SHORTLIST: shortlist} if shortlist else {}),
         "verification": {"graph_max_abs_diff": diffs, "tolerance": options.tolerance,
                          "transformers_max_abs_diff": reference, **({"int8": int8} if int8 else {})},
         "files": {name: sha256_file(staging / name) for name in files},

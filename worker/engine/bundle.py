@@ -80,6 +80,17 @@ def layer_names(prefix: str, layers: int) -> tuple[str, ...]:
     return tuple(f"{prefix}_{kind}.{i}" for i in range(layers) for kind in ("keys", "values"))
 
 
+def tensor_kind(name: str) -> str:
+    """What a Transformer-family graph tensor is, whatever its layer: "cross_keys.3" and
+    "cross_values.0" -> "cross", "new_self_keys.1" -> "new_self", "log_probs" -> "log_probs"."""
+    stem, dot, layer = name.rpartition(".")
+    if dot and layer.isdigit():
+        for suffix in ("_keys", "_values"):
+            if stem.endswith(suffix):
+                return stem[: -len(suffix)]
+    return name
+
+
 def transformer_interface(layers: int) -> dict[str, tuple[str, ...]]:
     """The Transformer family's graph inputs and outputs for a decoder of ``layers`` layers."""
     return {"encoder_inputs": TRANSFORMER_ENCODER_INPUTS,

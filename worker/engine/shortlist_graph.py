@@ -2,24 +2,27 @@
 
 ONNX Runtime runs every node of a graph whatever outputs are asked for, so decoding onto a
 shortlist needs a graph without the full vocabulary projection. ``ShortlistStep.of`` derives one
-in memory from the bundle's step graph (the bundle's files, and so its signature, are unchanged):
-the weights of the projection chain from ``readout`` to ``log_probs`` that have a vocabulary
-axis (fp32: the Gemm's weight and bias; int8: the quantized weight and the bias) become inputs
-(``shortlist.<weight name>``), fed per batch with the candidates' rows only, taken from those
-same weights. So the candidates'
-scores are the full graph's own (int8 stays int8), normalised over the candidates:
+in memory from the bundle's step graph (the bundle's files, and so its signature, are unchanged),
+for either decoder family: the weights of the projection chain from the tensor it starts from
+(``readout`` of a GRU step graph, ``hidden`` of a Transformer's) to ``log_probs`` that have a
+vocabulary axis (fp32: the Gemm's or MatMul's weight and the bias; int8: the quantized weight and
+the bias) become inputs (``shortlist.<weight name>``), fed per batch with the candidates' rows
+only, taken from those same weights. So the candidates' scores are the full graph's own (int8
+stays int8), normalised over the candidates:
 
-    readout [N, R] -> the graph's projection onto V' rows -> + shortlist_mask [B, V'] (0 for a
-    sentence's own candidates, -inf for the rest of the batch's) -> log-softmax over V'
-    -> TopK(topk) -> topk_log_probs [N, k], topk_ids = shortlist_ids[top positions] [N, k]
+    readout [N, R] (or hidden [B, K, D]) -> the graph's projection onto V' rows -> + shortlist_mask
+    [B, V'] (0 for a sentence's own candidates, -inf for the rest of the batch's) -> log-softmax
+    over V' -> TopK(topk) -> topk_log_probs [N, k] (or [B, K, k]), topk_ids = shortlist_ids[top
+    positions], of the same shape
 
 The batch's candidates V' are the union of its sentences' own; the mask keeps each sentence to its
 own, so a sentence translates the same whatever else shares its batch (other jobs' sentences in
 the worker, a segment cache's hits taken out).
 
-The other outputs (``new_state``, ``attention``) and every other node are the step graph's own.
-Shapes: B sentences, N decoder rows (K adjacent per sentence), R readout size, V vocabulary, V'
-the batch's candidates (``worker.shortlist``).
+The other outputs (``ShortlistStep.kept``: a GRU's ``new_state`` and ``attention``, a Transformer's
+``attention`` and its ``new_self_*`` caches) and every other node are the step graph's own.
+Shapes: B sentences, N decoder rows (K adjacent per sentence), R readout size, D model size, V
+vocabulary, V' the batch's candidates (``worker.shortlist``).
 """
 from __future__ import annotations
 
@@ -37,8 +40,21 @@ from .shortlist import Shortlist
 IDS_INPUT = "shortlist_ids"
 MASK_INPUT = "shortlist_mask"
 LOG_PROBS = "log_probs"
-KEPT_OUTPUTS = ("new_state", "attention")
+HIDDEN = "hidden"  # a Transformer step graph's final decoder state, which its output projection reads
+KEPT_OUTPUTS = ("new_state", "attention")  # a GRU step graph's
 TOPK_OUTPUTS = ("topk_log_probs", "topk_ids")
+
+
+def projection_layout(outputs: list[str]) -> tuple[str, tuple[str, ...]] | None:
+    """The step graph output the vocabulary projection starts from and the outputs a shortlist step
+    keeps, of a GRU step graph (``readout``; ``new_state``, ``attention``) or a Transformer's
+    (``hidden``; ``attention`` and every ``new_self_*`` cache, in the graph's order); None if the
+    graph has neither start."""
+    if READOUT in outputs:
+        return READOUT, KEPT_OUTPUTS
+    if HIDDEN in outputs:
+        return HIDDEN, ("attention", *(name for name in outputs if name.startswith("new_self_")))
+    return None
 
 
 @dataclass(frozen=True)
@@ -48,20 +64,23 @@ class ShortlistStep:
     graph: bytes  # serialized ONNX model
     rows: dict[str, tuple[np.ndarray, int]]  # input name -> (the full weight, its vocabulary axis)
     vocab: int  # V
+    kept: tuple[str, ...] = KEPT_OUTPUTS  # its outputs after TOPK_OUTPUTS: the step graph's own
 
     @classmethod
     def of(cls, path: Path) -> "ShortlistStep":
         """Derive it from the step graph at ``path``; ``BundleError`` if the graph lacks what it
-        needs (``readout``, ``log_probs`` and top-k outputs, the ``topk`` input)."""
+        needs (``readout`` or ``hidden``, ``log_probs`` and top-k outputs, the ``topk`` input)."""
         model = onnx.load(str(path))
         graph = model.graph
         outputs = {o.name: o for o in graph.output}
-        missing = [n for n in (READOUT, LOG_PROBS, *KEPT_OUTPUTS, *TOPK_OUTPUTS) if n not in outputs]
+        start, kept = projection_layout(list(outputs)) or (READOUT, KEPT_OUTPUTS)
+        missing = [n for n in (start, LOG_PROBS, *kept, *TOPK_OUTPUTS) if n not in outputs]
         if missing or TOPK_INPUT not in {i.name for i in graph.input}:
-            raise BundleError(f"{path.name}: a lexical shortlist needs a step graph with readout and top-k outputs "
-                              f"and a topk input (missing: {', '.join(missing) or TOPK_INPUT}); re-export the bundle")
+            raise BundleError(f"{path.name}: a lexical shortlist needs a step graph with readout (or hidden) and "
+                              f"top-k outputs and a topk input (missing: {', '.join(missing) or TOPK_INPUT}); "
+                              "re-export the bundle")
         vocab = outputs[LOG_PROBS].type.tensor_type.shape.dim[-1].dim_value
-        chain = _between(graph, READOUT, LOG_PROBS)
+        chain = _between(graph, start, LOG_PROBS)
         initializers = {init.name: init for init in graph.initializer}
         rows: dict[str, tuple[np.ndarray, int]] = {}
         for node in (graph.node[i] for i in sorted(chain)):
@@ -74,7 +93,7 @@ class ShortlistStep:
                     rows[name] = (numpy_helper.to_array(initializers[name]), axes[0])
         topk = next((node for node in graph.node if TOPK_OUTPUTS[1] in node.output), None)
         if not rows or vocab <= 0 or topk is None:
-            raise BundleError(f"{path.name}: no vocabulary projection found between readout and log_probs")
+            raise BundleError(f"{path.name}: no vocabulary projection found between {start} and log_probs")
 
         # The chain's weights with a vocabulary axis become inputs of V' rows (under names of their
         # own: a weight tied to the target embedding also stays an initializer for the embedding).
@@ -88,16 +107,16 @@ class ShortlistStep:
             dims[axis] = "candidates"
             graph.input.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), dims))
         graph.input.append(helper.make_tensor_value_info(IDS_INPUT, TensorProto.INT64, ["candidates"]))
-        _mask_before_log_softmax(graph, outputs[READOUT].type.tensor_type.elem_type)
+        _mask_before_log_softmax(graph, outputs[start].type.tensor_type.elem_type)
         positions = "shortlist_top_positions"
         topk.output[1] = positions  # positions among the candidates -> vocabulary ids
         graph.node.append(helper.make_node("Gather", [IDS_INPUT, positions], [TOPK_OUTPUTS[1]], axis=0,
                                            name="shortlist_ids_gather"))
-        wanted = [outputs[name] for name in (*TOPK_OUTPUTS, *KEPT_OUTPUTS)]
+        wanted = [outputs[name] for name in (*TOPK_OUTPUTS, *kept)]
         del graph.output[:]
         graph.output.extend(wanted)
         _prune(graph)
-        return cls(model.SerializeToString(), rows, int(vocab))
+        return cls(model.SerializeToString(), rows, int(vocab), kept)
 
     def check(self, shortlist: Shortlist) -> None:
         """``BundleError`` if ``shortlist`` names a target id beyond this graph's vocabulary."""
@@ -121,9 +140,10 @@ class ShortlistStep:
 
 
 def _mask_before_log_softmax(graph: onnx.GraphProto, elem_type: int) -> None:
-    """Add ``shortlist_mask`` [B, V'] to the logits [N, V'] before the log-softmax, each sentence's
-    row to its N / B decoder rows (adjacent), so that every sentence is scored over its own
-    candidates only: its translation does not depend on the other sentences of its batch."""
+    """Add ``shortlist_mask`` [B, V'] to the logits [N, V'] (or [B, K, V']) before the log-softmax,
+    each sentence's row to its N / B decoder rows (adjacent), so that every sentence is scored over
+    its own candidates only: its translation does not depend on the other sentences of its batch.
+    The masked logits keep the logits' shape."""
     log_softmax = next(node for node in graph.node if LOG_PROBS in node.output)
     logits = log_softmax.input[0]
     graph.input.append(helper.make_tensor_value_info(MASK_INPUT, elem_type, ["sentences", "candidates"]))
@@ -135,11 +155,11 @@ def _mask_before_log_softmax(graph: onnx.GraphProto, elem_type: int) -> None:
         ("Slice", ["shortlist.mask_shape", "shortlist.one", "shortlist.two"], ["shortlist.count"], {}),
         ("Concat", ["shortlist.sentences", "shortlist.minus_one", "shortlist.count"], ["shortlist.grouped_shape"], {"axis": 0}),
         ("Concat", ["shortlist.sentences", "shortlist.one", "shortlist.count"], ["shortlist.mask_grouped_shape"], {"axis": 0}),
-        ("Concat", ["shortlist.minus_one", "shortlist.count"], ["shortlist.rows_shape"], {"axis": 0}),
+        ("Shape", [logits], ["shortlist.logits_shape"], {}),
         ("Reshape", [logits, "shortlist.grouped_shape"], ["shortlist.grouped_logits"], {}),
         ("Reshape", [MASK_INPUT, "shortlist.mask_grouped_shape"], ["shortlist.grouped_mask"], {}),
         ("Add", ["shortlist.grouped_logits", "shortlist.grouped_mask"], ["shortlist.masked"], {}),
-        ("Reshape", ["shortlist.masked", "shortlist.rows_shape"], ["shortlist.masked_logits"], {}),
+        ("Reshape", ["shortlist.masked", "shortlist.logits_shape"], ["shortlist.masked_logits"], {}),
     ]
     at = list(graph.node).index(log_softmax)
     for offset, (op, inputs, outputs, attrs) in enumerate(nodes):
