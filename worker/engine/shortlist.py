@@ -1,12 +1,14 @@
 """Lexical shortlist: decode onto a batch's likely target pieces instead of the whole vocabulary.
 
-A bundle may hold ``shortlist.npz`` (written by ``export.shortlist``): for every source piece the
+A bundle may hold ``shortlist.npz`` (written by ``export.shortlist``, or ``nmt import
+--shortlist-corpus`` for an imported model): for every source piece the
 target pieces it is most often aligned to in the training data, and the most frequent target
 pieces (older files also hold a float16 copy of the projection, ``weight`` and ``bias``, which is
 not read). A sentence's candidates are the frequent pieces (the special ids among them) plus those
 of each of its source pieces; a batch is projected onto the union of its sentences' candidates,
 each sentence scored over its own only. Each decoder step then runs a step graph that projects its
-``readout`` (the deep output before the projection) onto those rows only, with the step graph's
+``readout`` (the GRU family's deep output before the projection; the Transformer family's final
+decoder state, ``hidden``) onto those rows only, with the step graph's
 own weights (``worker.shortlist_graph``): log-softmax and top-k over V' candidates instead of V
 (Marian and Bergamot do the same). Scores are normalised over the candidates, so they are
 slightly higher than over the full vocabulary; a token outside the candidates can never be

@@ -31,23 +31,21 @@ def utf8_html(text: str) -> str:
     return _META.sub(meta, utf8_xml(text))
 
 
-_HEAD = (re.compile(r"<head\b[^>]*>", re.I), re.compile(r"<html\b[^>]*>", re.I))
+_HEAD = re.compile(r"<head\b[^>]*>", re.I)
 _CHARSET_META = re.compile(r"<meta\b[^>]*\bcharset\s*=", re.I)
 
 
 def declared_utf8_html(text: str) -> str:
     """``utf8_html(text)``, and a page that declares no charset at all (no ``<meta charset>``, no
     Content-Type ``http-equiv``, no XML declaration) gets ``<meta charset="utf-8">`` right after its
-    ``<head>`` (or ``<html>``) tag: written as UTF-8 and undeclared, a browser would read it in its
-    locale's legacy encoding (``kÃ¶nnen``). A fragment without either tag is left as it is."""
+    ``<head>`` tag: written as UTF-8 and undeclared, a browser would read it in its locale's legacy
+    encoding (``kÃ¶nnen``). A page without a ``<head>`` tag is left as it is (an element added
+    before its body would change its tree)."""
     text = utf8_html(text)
     if _CHARSET_META.search(text) or _XML_DECLARATION.match(text):
         return text
-    for tag in _HEAD:
-        found = tag.search(text)
-        if found:
-            return text[:found.end()] + '<meta charset="utf-8">' + text[found.end():]
-    return text
+    head = _HEAD.search(text)
+    return text if head is None else text[:head.end()] + '<meta charset="utf-8">' + text[head.end():]
 
 
 def utf8_po_header(header: str) -> str:

@@ -28,7 +28,7 @@ _WRAPPED = re.compile(r"^(<(i|b|u|s|font|c|lang|span)\b[^>]*>)(.*)(</\2>)$", re.
 _VOICE = re.compile(r"^(<v\b[^>]*>)(.*?)(</v>)?$", re.S)  # WebVTT: the closing tag is optional
 # Any tag (SubRip players also honour <s>, <font ...> and others; unknown ones are kept as they are,
 # never sent to the model as text), and WebVTT's timestamp tags.
-_TAG = re.compile(r"</?([A-Za-z][\w.-]*)(?:\s[^<>]*)?/?>|<\d[\d:.]*>")
+_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)\b[^<>]*>|<\d[\d:.]*>")  # a class (<c.loud>) is not the name
 _KEEP_SPACE = "\ue002"  # stands for a space inside a tag while a translation is broken into lines
 
 
