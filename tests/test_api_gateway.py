@@ -240,7 +240,8 @@ def test_an_html_document_round_trips_through_translate_document_from_filepath(m
     status = translator.translate_document_from_filepath(page, out, source_lang="EN", target_lang="DE")
     assert status.done and status.billed_characters == len(page.read_text(encoding="utf-8"))
     translated = out.read_text(encoding="utf-8")
-    assert translated.startswith("<!DOCTYPE html>\n<html><head><title>") and translated.count("<b>") == 1
+    # a page that declares no charset is written saying UTF-8
+    assert translated.startswith("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>") and translated.count("<b>") == 1
     assert "A man is riding a bicycle." not in translated and "<h1>" in translated
     # Another key cannot read it, nor can a wrong document key.
     handle = translator.translate_document_upload(page.read_bytes(), filename="page.html", target_lang="DE")
