@@ -7,7 +7,9 @@ graph outputs' declared dims to symbolic names and drops stale intermediate shap
 from __future__ import annotations
 
 import logging
-import multiprocessing
+import subprocess
+import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -189,13 +191,29 @@ def export_head(head: AlignmentHead, example: tuple[Tensor, ...], out_dir: Path)
     The export runs in a process of its own: in torch 2.13, once a head whose target context is a
     GRU has been exported, the next export in the same process of a model with a GRU encoder
     declared the encoder's source length static (the example's), and its graph refused any other
-    length. Nothing of the head's export is left in the caller's process."""
+    length. Nothing of the head's export is left in the caller's process. (Not a fork: a child forked
+from a process with threads, ONNX Runtime's or torch's, can wait forever on a lock; a head made of
+classes defined in a script, which a new process cannot import, is exported in the caller's.)"""
     path = Path(out_dir) / "aligner.onnx"
-    # fork: the child has the caller's classes and tensors as they are (a head defined in a script
-    # needs no import), and the caller's process is left as it was.
-    with multiprocessing.get_context("fork").Pool(1) as pool:
-        pool.apply(_export_head_here, (head, example, path))
+    if any(type(part).__module__ == "__main__" for part in head.modules()):  # a class the child cannot import
+        _export_head_here(head, example, path)
+        return path
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = Path(tmp) / "head.pt"
+        torch.save({"head": head, "example": example}, inputs)
+        done = subprocess.run([sys.executable, "-c", "import sys; from export.graphs import _export_head_file; "
+                               "_export_head_file(sys.argv[1], sys.argv[2])", str(inputs), str(path)],
+                              capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or ["?"]
+        raise RuntimeError(f"exporting the alignment head failed: {lines[-1]}")
     return path
+
+
+def _export_head_file(inputs: str, path: str) -> None:
+    """``export_head``'s work, in the process it starts: the head and example from ``inputs``."""
+    saved = torch.load(inputs, weights_only=False)
+    _export_head_here(saved["head"], tuple(saved["example"]), Path(path))
 
 
 def _export_head_here(head: AlignmentHead, example: tuple[Tensor, ...], path: Path) -> None:
