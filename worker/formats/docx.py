@@ -1,12 +1,23 @@
 """Word documents (``.docx``), read and written with ``python-docx`` at the level of its XML.
 
 Every paragraph with text is one unit: of the body, of tables (nested ones too), of text boxes, of
-headers and footers. Its runs become text and markup: the formatting most of its text has is the
-paragraph's own, and each stretch of runs formatted otherwise (bold, italic, another font, a
-character style) is a ``Tag`` that comes back around the aligned target words, as does each
-hyperlink (``formats.markup``). Tabs, breaks, drawings, fields, bookmarks, footnote references and
-anything else that is not text are point tags: the same XML elements, put back where the alignment
-says. Tracked insertions and content controls are kept whole, untranslated, and the unit says so.
+headers and footers. Its runs become text and markup: the formatting most of its text outside
+hyperlinks has is the paragraph's own (a hyperlink's is the one most of its own text has: the link
+style LibreOffice and Word put on its runs), and each stretch of runs formatted otherwise (bold,
+italic, another font, a character style) is a ``Tag`` that comes back around the aligned target
+words, as does each hyperlink (``formats.markup``). Two hyperlinks glued into one word
+(``[Contents][Index]``) are parted by a space, which the translation keeps: one word cannot hold
+both; a hyperlink that still gets no word keeps its source text, with a note, never none.
+
+Code is never translated: a paragraph whose style is code (``Preformatted Text``, ``HTML
+Preformatted``, ``Code``... or a style in a monospace font) is copied as it is and is no unit,
+and a run in a monospace font (Courier, Consolas, Liberation Mono...) or with a code character
+style (``Source Text``, ``HTML Code``, ``Teletype``..., resolved through ``word/styles.xml`` and its
+``basedOn`` chains) is kept whole, its text out of the unit, as one point placed by the alignment.
+
+Tabs, breaks, drawings, fields, bookmarks, footnote references and anything else that is not text
+are point tags: the same XML elements, put back where the alignment says. Tracked insertions and
+content controls are kept whole, untranslated, and the unit says so.
 
 Computed fields (PAGE, NUMPAGES, DATE, REF, TOC...: a ``w:fldSimple``, or the runs from a
 ``w:fldChar`` begin through its field code and result to its end, across paragraphs too) are
@@ -41,6 +52,103 @@ log = logging.getLogger(__name__)
 _SENTINEL = re.compile("\ue010(o|c|p)(\\d+)\ue011")  # open / close / point tag number, in markup pieces
 _DROPPED = {"proofErr", "lastRenderedPageBreak"}
 _KEPT_WHOLE = {"ins", "sdt", "smartTag", "customXml", "del", "moveFrom", "moveTo"}
+_CLOSING = frozenset(")]}>»›\"'’”.,;:!?")  # punctuation that ends the word before it
+_OPENING = frozenset("([{<«‹\"'‘“„¿¡")  # punctuation that starts the word after it
+
+
+def _style_key(name: str) -> str:
+    """A style's name or id as compared: letters and digits, lower case, without Word's " Char"
+    of a linked character style (``HTML Preformatted Char``)."""
+    key = re.sub(r"[^0-9a-z]", "", name.lower())
+    return key[:-4] if key.endswith("char") and len(key) > 4 else key
+
+
+_MONOSPACE = frozenset("courier|courier new|consolas|liberation mono|dejavu sans mono|source code pro|menlo|monaco|"
+                       "lucida console|noto mono|inconsolata".split("|"))
+# "Variable" (LibreOffice, italic) and "HTML Variable" (Word) are what <var> becomes: an identifier,
+# kept as the HTML reader keeps <var>
+_CODE_CHARACTER = frozenset(map(_style_key, (
+    "Source Text", "Quelltext", "HTML Code", "Code", "Verbatim", "Teletype", "Macro Text", "Preformatted Text",
+    "HTML Keyboard", "HTML Typewriter", "HTML Sample", "Variable", "HTML Variable")))
+_CODE_PARAGRAPH = frozenset(map(_style_key, (
+    "Preformatted Text", "Vorformatierter Text", "HTML Preformatted", "Code", "Source Code", "Macro Text")))
+
+
+def _monospace(font: str) -> bool:
+    """Whether ``font`` is a monospace face: a known one, or one with "Mono" or "Code" as a word of
+    its name (``Ubuntu Mono``, ``FreeMono``, ``Fira Code``; not ``Monotype Corsiva`` or ``Arial
+    Unicode MS``)."""
+    name = " ".join(font.lower().split())
+    words = {word.lower() for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", font)}
+    return name in _MONOSPACE or name.startswith("courier") or bool(words & {"mono", "monospace", "monospaced", "code"})
+
+
+def _font(rpr) -> str | None:
+    """The Latin font ``rpr`` sets (``w:rFonts`` ascii, else hAnsi), if any."""
+    fonts = rpr.find(_w("rFonts")) if rpr is not None else None
+    if fonts is None:
+        return None
+    return fonts.get(_w("ascii")) or fonts.get(_w("hAnsi"))
+
+
+class _Styles:
+    """Which paragraph and character styles of a document are code, read from its styles part:
+    by name or id, or by the font the style sets itself or through its ``basedOn`` chain."""
+
+    def __init__(self, document) -> None:
+        self.by_id: dict[str, object] = {}
+        self.default_paragraph: str | None = None
+        root = next((rel.target_part.element for rel in document.part.rels.values()
+                     if rel.reltype == RT.STYLES and not rel.is_external
+                     and hasattr(rel.target_part, "element")), None)
+        for style in root.iter(_w("style")) if root is not None else ():
+            style_id = style.get(_w("styleId"))
+            if style_id:
+                self.by_id[style_id] = style
+                if style.get(_w("type")) == "paragraph" and style.get(_w("default")) in ("1", "true", "on"):
+                    self.default_paragraph = style_id
+
+    def _named(self, style_id: str, names: frozenset[str]) -> bool:
+        style = self.by_id.get(style_id)
+        name = style.find(_w("name")) if style is not None else None
+        return _style_key(style_id) in names or (name is not None and _style_key(name.get(_w("val"), "")) in names)
+
+    def _style_font(self, style_id: str) -> str | None:
+        """The font of a style, its own or the nearest in its ``basedOn`` chain."""
+        seen: set[str] = set()
+        while style_id and style_id not in seen and style_id in self.by_id:
+            seen.add(style_id)
+            style = self.by_id[style_id]
+            font = _font(style.find(_w("rPr")))
+            if font:
+                return font
+            based = style.find(_w("basedOn"))
+            style_id = based.get(_w("val")) if based is not None else None
+        return None
+
+    def code_paragraph(self, p) -> bool:
+        """Whether ``p`` is code by its paragraph style. The default style (Normal) is not code for
+        its font alone: a document set in Courier is the document's face, not a listing."""
+        found = p.find(f"{_w('pPr')}/{_w('pStyle')}")
+        style_id = found.get(_w("val")) if found is not None else self.default_paragraph
+        if not style_id:
+            return False
+        if self._named(style_id, _CODE_PARAGRAPH):
+            return True
+        font = self._style_font(style_id) if style_id != self.default_paragraph else None
+        return font is not None and _monospace(font)
+
+    def code_run(self, rpr) -> bool:
+        """Whether a run with properties ``rpr`` is code: a code character style, or a monospace
+        font of its own or of its character style."""
+        if rpr is None:
+            return False
+        found = rpr.find(_w("rStyle"))
+        style_id = found.get(_w("val")) if found is not None else None
+        if style_id and self._named(style_id, _CODE_CHARACTER):
+            return True
+        font = _font(rpr) or (self._style_font(style_id) if style_id else None)
+        return font is not None and _monospace(font)
 
 
 def _is_hyperlink(instruction: str) -> bool:
@@ -109,23 +217,44 @@ def _stories(document) -> list[tuple[str, object]]:
 class _Paragraph:
     """One paragraph read into ``inline_unit`` items, with what its tags stand for: ``formats``
     (tag number -> run properties), ``links`` (tag number -> hyperlink element) and ``points``
-    (tag number -> (run properties or None, element))."""
+    (tag number -> (run properties or None, element)). ``code``: the paragraph is code, no unit."""
 
-    def __init__(self, p, fields: _Fields | None = None) -> None:
+    def __init__(self, p, fields: _Fields | None = None, styles: _Styles | None = None) -> None:
         self.p, self.formats, self.links, self.points, self.warnings = p, {}, {}, {}, []
         self.fields = fields or _Fields()
+        self.styles = styles
+        self.code = styles is not None and styles.code_paragraph(p)
         # tag number -> (the runs opening a HYPERLINK field, those closing it)
         self.field_links: dict[int, tuple[list, list]] = {}
         self.kept: list = []  # runs of a computed field being gathered into one point
+        self.code_points: set[int] = set()  # points that are code runs (a list of adjacent ones)
         self.segments: list[tuple] = []  # ("text", text, rPr key, link number) | ("point", number, link number)
-        self.base_key, self.keys = b"", {}
+        self.keys: dict[bytes, object] = {}
+        self.link_texts: dict[int, str] = {}  # link tag number -> its source text (set by ``items``)
+        self.frozen: set[int] = set()  # ids of the code runs, which a render never writes into
         self._read(p, None)
         self._keep_gathered(None)
-        counts = Counter()
+        self.base_key, self.link_keys = self._bases()
+
+    def _bases(self) -> tuple[bytes, dict[int, bytes]]:
+        """The formatting most of the text outside links has (of all the text if none is outside),
+        and per link the formatting most of its own text has: text formatted so is no tag. A
+        link's runs carry the link style, and where links hold most of a paragraph's text, taking
+        theirs as the paragraph's made every plain stretch a tag of its own, competing with the
+        links for the words (``[Contents][Index]`` lost a link)."""
+        outside, inside, every, stack = Counter(), {}, Counter(), []
         for segment in self.segments:
-            if segment[0] == "text":
-                counts[segment[2]] += len(segment[1])
-        self.base_key = counts.most_common(1)[0][0] if counts else b""
+            if segment[0] == "link-open":
+                stack.append(segment[1])
+                inside.setdefault(segment[1], Counter())
+            elif segment[0] == "link-close" and segment[1] in stack:
+                stack.remove(segment[1])
+            elif segment[0] == "text":
+                weight = len("".join(segment[1].split())) or len(segment[1])
+                every[segment[2]] += weight
+                (inside[stack[-1]] if stack else outside)[segment[2]] += weight
+        base = (outside or every).most_common(1)[0][0] if every else b""
+        return base, {n: counts.most_common(1)[0][0] if counts else base for n, counts in inside.items()}
 
     def _number(self) -> int:
         return len(self.links) + len(self.points) + len(self.formats) + len(self.field_links)
@@ -154,6 +283,10 @@ class _Paragraph:
 
     def _run(self, run, link: int | None) -> None:
         rpr = run.find(_w("rPr"))
+        if self.styles is not None and self.styles.code_run(rpr) and \
+                any((t.text or "").strip() for t in run.iter(_w("t"))):
+            self._code(run, link)
+            return
         key = etree.tostring(rpr) if rpr is not None else b""
         self.keys.setdefault(key, rpr)
         for child in run:
@@ -164,6 +297,15 @@ class _Paragraph:
                 self.segments.append(("text", child.text or "", key, link))
             else:
                 self._point(rpr, child, link, in_run=True)
+
+    def _code(self, run, link: int | None) -> None:
+        """A code run: kept whole, as a point, with the code runs right before it."""
+        last = self.segments[-1] if self.segments else None
+        if last is not None and last[0] == "point" and last[1] in self.code_points:
+            self.points[last[1]][2].append(run)
+            return
+        self.code_points.add(self._number())
+        self._point(None, [run], link, in_run=False)
 
     def _point(self, rpr, element, link: int | None, in_run: bool) -> None:
         """A point tag: ``element`` as it is (a list: these elements), in a run of its own with the
@@ -219,9 +361,13 @@ class _Paragraph:
 
     def items(self) -> list[tuple[str, str, str, str]]:
         """``inline_unit`` items: text, a paired tag for each stretch of text formatted otherwise
-        than the paragraph, one for each hyperlink, and the points."""
+        than the paragraph (or, in a link, than the link), one for each hyperlink, and the points."""
         items, current = [], None  # current: the tag number of the open format stretch
         numbers: dict[bytes, int] = {}
+        links: list[int] = []  # the links open at this point
+        glued: int | None = None  # the item after a link with words, while no whitespace followed it
+        last = ""  # the last character of text so far
+        self.link_texts = {}
 
         def close() -> None:
             nonlocal current
@@ -233,7 +379,7 @@ class _Paragraph:
             kind = segment[0]
             if kind == "text":
                 _, text, key, _link = segment
-                if key != self.base_key:
+                if key != (self.link_keys.get(links[-1], self.base_key) if links else self.base_key):
                     number = numbers.setdefault(key, 10_000 + len(numbers))
                     if current != number:
                         close()
@@ -243,52 +389,91 @@ class _Paragraph:
                 else:
                     close()
                 items.append(("data", "", text, text))
+                for number in links:
+                    self.link_texts[number] = self.link_texts.get(number, "") + text
+                last = text[-1:] or last
+                if any(ch.isspace() for ch in text):
+                    glued = None
             elif kind == "point":  # a tab or a break also separates words
                 element = self.points[segment[1]][2]
                 spacing = not isinstance(element, list) and _local(element) in ("tab", "br", "cr", "ptab")
                 items.append(("point", "br" if spacing else "", f"\ue010p{segment[1]}\ue011", ""))
+                if spacing:
+                    glued = None
             else:  # a hyperlink: format stretches never cross its ends
                 close()
                 opening = kind == "link-open"
+                if opening:
+                    if glued is not None:
+                        _part(items, glued)
+                    links.append(segment[1])
+                elif segment[1] in links:
+                    links.remove(segment[1])
                 items.append(("start" if opening else "end", "a", f"\ue010{'o' if opening else 'c'}{segment[1]}\ue011", ""))
+                if not opening and any(ch.isalnum() for ch in self.link_texts.get(segment[1], "")) and \
+                        last and not last.isspace():
+                    glued = len(items)
+                elif opening:
+                    glued = None
         close()
         return items
 
-    def render(self, pieces, lead: str = "", trail: str = "") -> None:
+    def render(self, pieces, lead: str = "", trail: str = "") -> list[str]:
         """Replace the paragraph's content by ``pieces`` (text and this paragraph's tags), with the
-        whitespace ``lead`` and ``trail`` the source had around its text."""
+        whitespace ``lead`` and ``trail`` the source had around its text. A link that had words
+        and was given none keeps its source text; the notes say which."""
         keep = [child for child in self.p if _local(child) == "pPr"]
         for child in list(self.p):
             if child not in keep:
                 self.p.remove(child)
-        containers, formats = [self.p], []
-        base = self.keys.get(self.base_key)
-        self._text(self.p, lead, base)
+        containers, formats, notes = [self.p], [], []
+        self.frozen = {id(run) for n in self.code_points for run in self.points[n][2]}  # never written into
+        opened: list[list] = []  # [link number, whether anything was written in it] of the open links
+
+        def rpr():
+            if formats:
+                return self.formats[formats[-1]]
+            return self.keys.get(self.link_keys.get(opened[-1][0], self.base_key) if opened else self.base_key)
+
+        def write(text: str) -> None:
+            self._text(containers[-1], text, rpr())
+            for link in opened if text.strip() else ():
+                link[1] = True
+
+        def closing(number: int) -> None:
+            """Close link ``number``, giving it its source text if nothing was written in it."""
+            while opened and opened[-1][0] != number:
+                opened.pop()
+            if not opened:
+                return
+            source = " ".join(self.link_texts.get(number, "").split())
+            if not opened[-1][1] and any(ch.isalnum() for ch in source):
+                write(source)
+                notes.append(f"link {source[:40]!r} kept its source text: the translation left it no word")
+            opened.pop()
+
+        self._text(self.p, lead, rpr())
         for piece in pieces:
             if not piece.markup:
-                self._text(containers[-1], piece.text, self.formats[formats[-1]] if formats else base)
+                write(piece.text)
                 continue
             at = 0
             for match in _SENTINEL.finditer(piece.text):
-                self._text(containers[-1], piece.text[at:match.start()], self.formats[formats[-1]] if formats else base)
+                write(piece.text[at:match.start()])
                 at = match.end()
                 kind, number = match.group(1), int(match.group(2))
                 if kind == "p":
-                    in_run, rpr, element = self.points[number]
-                    if isinstance(element, list):
-                        containers[-1].extend(element)
-                    elif in_run:
-                        run = self.p.makeelement(_w("r"), {})
-                        if rpr is not None:
-                            run.append(copy.deepcopy(rpr))
-                        run.append(element)
-                        containers[-1].append(run)
-                    else:
-                        containers[-1].append(element)
-                elif number in self.field_links:
-                    containers[-1].extend(self.field_links[number][0 if kind == "o" else 1])
-                elif number in self.links:
+                    self._place(containers[-1], number)
+                    for link in opened:
+                        link[1] = True
+                elif number in self.field_links or number in self.links:
                     if kind == "o":
+                        opened.append([number, False])
+                    else:
+                        closing(number)
+                    if number in self.field_links:
+                        containers[-1].extend(self.field_links[number][0 if kind == "o" else 1])
+                    elif kind == "o":
                         link = self.links[number]
                         fresh = self.p.makeelement(link.tag, dict(link.attrib))
                         containers[-1].append(fresh)
@@ -299,15 +484,30 @@ class _Paragraph:
                     formats.append(number)
                 elif formats:
                     formats.pop()
-            self._text(containers[-1], piece.text[at:], self.formats[formats[-1]] if formats else base)
-        self._text(self.p, trail, base)
+            write(piece.text[at:])
+        self._text(self.p, trail, rpr())
+        return notes
+
+    def _place(self, container, number: int) -> None:
+        """Point ``number`` put back at the end of ``container``: its elements as they were."""
+        in_run, rpr, element = self.points[number]
+        if isinstance(element, list):
+            container.extend(element)
+        elif in_run:
+            run = self.p.makeelement(_w("r"), {})
+            if rpr is not None:
+                run.append(copy.deepcopy(rpr))
+            run.append(element)
+            container.append(run)
+        else:
+            container.append(element)
 
     def _text(self, container, text: str, rpr) -> None:
         if not text:
             return
         previous = container[-1] if len(container) else None
         if previous is not None and _local(previous) == "r" and len(previous) and _local(previous[-1]) == "t" and \
-                _same(previous.find(_w("rPr")), rpr):
+                id(previous) not in self.frozen and _same(previous.find(_w("rPr")), rpr):
             previous[-1].text = (previous[-1].text or "") + text  # one run per stretch of one formatting
             return
         run = container.makeelement(_w("r"), {})
@@ -320,17 +520,47 @@ class _Paragraph:
         container.append(run)
 
 
+def _part(items: list[tuple[str, str, str, str]], after: int) -> None:
+    """A space put into ``items`` past ``after`` (where a link with words closed), before a link
+    that opens glued to the same word: after the closing punctuation that follows the first link
+    and before the opening punctuation of the second (``[Contents] [Index]``); a separator between
+    them gets a space on each side (``Contents / Index``)."""
+    between = [at for at in range(after, len(items)) if items[at][0] == "data"]
+    text = "".join(items[at][3] for at in between)
+    lead = len(text) - len(text.lstrip("".join(_CLOSING)))
+    tail = len(text.rstrip("".join(_OPENING)))
+    cuts = sorted({lead, max(tail, lead)} if lead < tail else {lead})
+    for cut in reversed(cuts):  # from the end, so that earlier offsets stay valid
+        _insert_space(items, between, cut)
+
+
+def _insert_space(items: list[tuple[str, str, str, str]], between: list[int], offset: int) -> None:
+    """A space at ``offset`` characters into the text of the data items ``between``."""
+    for at in between:
+        text = items[at][3]
+        if offset <= len(text):
+            items[at:at + 1] = [("data", "", part, part) for part in (text[:offset], " ", text[offset:]) if part]
+            return
+        offset -= len(text)
+    items.append(("data", "", " ", " "))
+
+
 def _same(a, b) -> bool:
-    return (a is None and b is None) or (a is not None and b is not None and etree.tostring(a) == etree.tostring(b))
+    """Whether two run properties are the same, whatever namespaces are declared around them."""
+    return (a is None and b is None) or (a is not None and b is not None and _canonical(a) == _canonical(b))
+
+
+def _canonical(element) -> bytes:
+    return etree.tostring(element, method="c14n", exclusive=True)
 
 
 def _walk(document) -> list[tuple[str, _Paragraph]]:
     """(where, paragraph) for every paragraph of every story, in a fixed order."""
-    found = []
+    found, styles = [], _Styles(document)
     for story, root in _stories(document):
         fields = _Fields()
         for number, p in enumerate(root.iter(_w("p")), 1):
-            found.append((f"{story} paragraph {number}", _Paragraph(p, fields)))
+            found.append((f"{story} paragraph {number}", _Paragraph(p, fields, styles)))
     return found
 
 
@@ -345,6 +575,8 @@ def parse_docx(data: bytes) -> Parsed:
         log.warning("DOCX parts refused", exc_info=True)  # kept in the log: it may be a reader bug
         raise FormatError(f"{_INVALID}: its header, footer or body parts are not those of a Word document") from None
     for index, (where, paragraph) in enumerate(paragraphs):
+        if paragraph.code:  # copied as it is: code never goes to the model
+            continue
         unit, lead, trail = inline_unit(paragraph.items(), where) if paragraph.segments else (None, "", "")
         if unit is None:
             continue
@@ -361,9 +593,9 @@ def parse_docx(data: bytes) -> Parsed:
             paragraph = paragraphs[index][1]
             paragraph.items()  # numbers the format stretches as the parse did
             pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[number])
+            unit_notes = unit_notes + paragraph.render(pieces, *around[number])
             if unit_notes:
                 notes[number] = unit_notes
-            paragraph.render(pieces, *around[number])
         out = io.BytesIO()
         document.save(out)
         return out.getvalue()
