@@ -9,12 +9,16 @@ tags, kept verbatim, and so are footnote references (``[^note]``) and a link who
 only code (``[`nmt translate`](url)``, ``[`x`]``). A reference link whose text changes is written
 in the full form, naming its label (``[Text][label]``); one whose text stays is written as it was.
 Footnotes (``[^note]: text``, mdit-py-plugins' footnote syntax) are translated like paragraphs,
-their labels kept. Everything else is copied byte for byte: front matter, fenced and indented
-code, HTML blocks, link reference definitions, thematic breaks, list and quote markers, the
-indentation of continuation lines and the line endings. A paragraph keeps its number of source
-lines (the translation is broken again at spaces, never inside markup), and translated text is
-escaped where it would otherwise read as Markdown (``*``, ``_``, ``[``, a ``#`` or ``-`` at the
-start of a line...).
+their labels kept. A code span (or other point) is kept with the punctuation that binds it to its
+place (``(`x`)``, ``**`NAME`**:``, ``in `x`.``), which the model can then neither drop nor move.
+Admonitions of Python-Markdown and pymdown-extensions (``!!! note "Title"``, ``???+ tip``) keep
+their marker and classes; a quoted title is a unit (``admonition title``) and the indented body is
+read as Markdown blocks, as MkDocs reads it. Everything else is copied byte for byte: front matter,
+fenced and indented code, HTML blocks, link reference definitions, thematic breaks, list and quote
+markers, the indentation of continuation lines and the line endings. A paragraph keeps its number
+of source lines (the translation is broken again at spaces, never inside markup), and translated
+text is escaped where it would otherwise read as Markdown (``*``, ``_``, ``[``, a ``#`` or ``-``
+at the start of a line, ``!!!``...).
 
 markdown-it gives block tokens line numbers but inline tokens no offsets, so each inline token is
 found in the block's source text in order: text through its backslash escapes and entities, link
@@ -30,11 +34,13 @@ from typing import Sequence
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import normalizeReference
 from markdown_it.helpers import parseLinkDestination, parseLinkTitle
+from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.admon.index import admonition
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from .inline import inline_unit
-from .markup import Link, transfer
+from .markup import Link, Piece, transfer
 from .model import FormatError, Parsed, Skeleton, Tag, TextUnit, rebreak
 
 _BLOCKS = {"paragraph_open": "paragraph", "th_open": "table header", "td_open": "table cell"}
@@ -43,9 +49,22 @@ _ENTITY = re.compile(r"&(#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _KEEP_SPACE = "\ue002"  # stands for a space inside markup while a paragraph is broken into lines
 # a line of a paragraph that would start a block: ATX heading, quote, list item, setext underline, fence
+# (or an admonition, ``_ADMONITION``)
 # (a "~" of translated text is always escaped: a line starting with one is strikethrough markup)
 _LINE_START = re.compile(r"^(?:#{1,6}(?=\s|$)|[>+=-])")
 _ORDERED = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
+# an admonition's first line as Python-Markdown (``!!!``) and pymdownx.details (``???``, ``???+``)
+# accept it: classes, then a title only in double quotes (from the first to the last one)
+_ADMONITION = re.compile(r'(?P<head>(?:!!!|\?\?\?\+?) ?[\w-]+(?: +[\w-]+)*)(?: +"(?P<title>.*)")? *$')
+# open a point that carries the punctuation after it in the source (``_with_punctuation``), and that punctuation
+_CARRIED, _CARRIED_REST = "\ue003", "\ue004"
+_STOPS = ".,:;!?\u2026"  # punctuation a translated word may end with, in place of which a code brings its own
+_CLOSERS = ")]}\"'\u00bb\u00ab\u201c\u201d\u2019\u203a"
+_OPENERS = {"(": ")", "[": "]", "{": "}", '"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019",
+            "\u201e": "\u201c", "\u00ab": "\u00bb"}
+
+
+_Item = tuple[str, str, str, str]  # an ``inline_unit`` item: kind, tag name, source, text shown
 
 
 class _Unmatched(Exception):
@@ -53,7 +72,17 @@ class _Unmatched(Exception):
 
 
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin).use(footnote_plugin)
+    md = MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin).use(footnote_plugin)
+    md.use(admon_plugin).block.ruler.at("admonition", _admonition,
+                                         {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    return md
+
+
+def _admonition(state, start: int, end: int, silent: bool) -> bool:
+    """mdit-py-plugins' admonition rule, for a line that MkDocs also reads as one: the plugin takes
+    any ``!!! words`` (``!!! WARNING !!! text`` would lose its text to a title)."""
+    line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
+    return bool(_ADMONITION.match(line)) and admonition(state, start, end, silent)
 
 
 def parse_markdown(text: str) -> Parsed:
@@ -72,13 +101,18 @@ def parse_markdown(text: str) -> Parsed:
     for token in tokens:
         if token.type in ("footnote_open", "footnote_close"):
             footnote = token.type == "footnote_open"
+        if token.type == "admonition_title_open":
+            block = "admonition title"
         if token.type in _BLOCKS or token.type == "heading_open":
             block = _BLOCKS.get(token.type) or f"heading {len(token.markup) if token.markup[0] == '#' else ''}".strip()
             block = "footnote" if footnote and block == "paragraph" else block
         if token.type == "inline" and token.map is not None and token.content.strip():
             inlines.append((token, block))
     for token, block in sorted(inlines, key=lambda pair: pair[0].map[0]):  # footnotes come last: file order
-        found = _source_lines(text, token, line_starts, cursor)
+        if block == "admonition title":
+            found = _title(text, token.map[0], line_starts, cursor)
+        else:
+            found = _source_lines(text, token, line_starts, cursor)
         if found is None:
             continue
         pieces, start, end = found
@@ -98,11 +132,11 @@ def parse_markdown(text: str) -> Parsed:
     def render(translations: Sequence[str], links: Sequence[Sequence[Link]], notes: dict[int, list[str]]) -> str:
         values = []
         for index, (unit, layout, translation) in enumerate(zip(units, layouts, translations)):
-            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index], empty_pairs=_is_link,
-                                          nests=_nests, respell=_respelled)
+            pieces, unit_notes = transfer(unit.text, _uncarried(unit.tags, links[index]), translation, links[index],
+                                          empty_pairs=_is_link, nests=_nests, respell=_respelled)
             if unit_notes:
                 notes[index] = unit_notes
-            values.append(layout.lay_out(pieces))
+            values.append(layout.lay_out(_placed_with_punctuation(pieces)))
         return skeleton.fill(values)
 
     return Parsed(units, render, marked=True)
@@ -135,6 +169,46 @@ def _respelled(tag: Tag) -> Tag | None:
     return Tag(other, close, tag.start, tag.end, tag.space, tag.parent)
 
 
+def _uncarried(tags: Sequence[Tag], links: Sequence[Link]) -> tuple[Tag, ...]:
+    """``tags``, a code that carries its punctuation written as any other point where the word it
+    follows has no aligned word: it goes before the next aligned word, with a space before it
+    (glued to nothing, it could land at the start of a paired tag, its space inside the tag, or
+    right after another code: ```a``b``` is one code span)."""
+    ends = {s1 for (_, s1), _ in links}
+    out = []
+    for tag in tags:
+        if tag.open.startswith(_CARRIED) and tag.start not in ends:
+            plain = tag.open[len(_CARRIED):].lstrip(" \t").replace(_CARRIED_REST, "")
+            tag = Tag(plain, "", tag.start, tag.end, (True, tag.space[1]), tag.parent)
+        out.append(tag)
+    return tuple(out)
+
+
+def _placed_with_punctuation(pieces: list[Piece]) -> list[Piece]:
+    """``pieces`` with each code that carries the punctuation after it (``_CARRIED``) written in
+    place of the punctuation that ends the translated word right before it (the model saw the
+    source's punctuation on that word: ``Lies in.`` + `` `x`.`` is ``Lies in `x`.``), and without
+    the space before it where it starts its unit."""
+    out: list[Piece] = []
+    for piece in pieces:
+        if not piece.markup or _CARRIED not in piece.text:
+            out.append(piece)
+            continue
+        first, *carried = piece.text.split(_CARRIED)
+        if not first and out and not out[-1].markup:  # closing brackets and quotes only if it brings its own
+            rest = carried[0].partition(_CARRIED_REST)[2]
+            out[-1] = Piece(out[-1].text.rstrip(_STOPS + "".join(ch for ch in _CLOSERS if ch in rest)), False)
+        carried = [part.replace(_CARRIED_REST, "") for part in carried]
+        if not first and not "".join(p.text for p in out).strip():
+            carried[0] = carried[0].lstrip(" \t")
+        for k, part in enumerate(carried):  # after other markup (`a``b` would be one code span): apart
+            previous = carried[k - 1] if k else first
+            if previous and not previous[-1].isspace() and not part[:1].isspace():
+                carried[k] = " " + part
+        out.append(Piece(first + "".join(carried), True))
+    return [piece for piece in out if piece.text]
+
+
 def _source_lines(text: str, token, line_starts: list[int], cursor: int):
     """The pieces of ``text`` that hold each line of an inline token's content (content lines are
     source lines less their block markers and indentation), with the offsets of the first piece's
@@ -151,6 +225,20 @@ def _source_lines(text: str, token, line_starts: list[int], cursor: int):
         pieces.append((at, line))
         cursor = at + len(line)
     return pieces, pieces[0][0], cursor
+
+
+def _title(text: str, row: int, line_starts: list[int], cursor: int):
+    """The piece of an admonition's first line that holds its quoted title, as ``_source_lines``
+    gives pieces; None if the title is not written (``!!! note``: the plugin makes one of the
+    class name, which stays as it is) or empty (``!!! note ""``)."""
+    if row + 1 >= len(line_starts) or line_starts[row] < cursor:
+        return None
+    line = text[line_starts[row]:line_starts[row + 1]].rstrip("\r\n")
+    match = _ADMONITION.search(line)  # after any indentation, list or quote markers
+    if match is None or not match.group("title"):
+        return None
+    at = line_starts[row] + match.start("title")
+    return [(at, match.group("title"))], at, at + len(match.group("title"))
 
 
 class _Layout:
@@ -199,7 +287,8 @@ def _unit(md: MarkdownIt, env: dict, text: str, pieces: list[tuple[int, str]], w
     between = [text[at + len(line):following] for (at, line), (following, _) in zip(pieces, pieces[1:])]
     newlines = [i for i, ch in enumerate(raw) if ch == "\n"]  # the k-th lies between source lines k and k + 1
     items, breaks, shortcuts = _items(raw, md.parseInline(raw, env)[0].children or [], env)
-    unit, lead, trail = inline_unit(items, where)
+    carry = _CARRIED not in raw and _CARRIED_REST not in raw
+    unit, lead, trail = inline_unit(_with_punctuation(items, carry), where)
     if unit is None:
         return None, None
     parts, soft, shares, previous = [], [], [], 0
@@ -305,6 +394,128 @@ def _items(raw: str, children, env: dict):
     return items, breaks, shortcuts
 
 
+def _with_punctuation(items: list[_Item], carry: bool) -> list[_Item]:
+    """``items`` with each code span (image, footnote reference, autolink) made one point with the
+    punctuation that binds it to its place. The model would get that punctuation as a word of its
+    own, which no alignment places: the code went before the next aligned word, out of its
+    brackets and past the end of its sentence (``()`x`oder``, ``gelesen. `x`Dann``). So brackets
+    and quotes around the code and nothing else, and punctuation before a unit's first word, are
+    taken from the text; punctuation after the code (``.``, ``:``, ``),``) is carried by it and
+    shown to the model on the word before, the code placed right after that word's target, in place
+    of the punctuation the target ends with (``_placed_with_punctuation``). Points joined by
+    punctuation alone (``x86``/``x64``) and paired markup around nothing else (``**`x`**``,
+    ``[`x`](url)``) are one point with them. ``carry``: whether punctuation may be carried (not
+    where the source holds the character that marks it)."""
+    out = list(items)
+    i = 0
+    while i < len(out):
+        if out[i][0] != "point" or out[i][1] in ("br", "html"):
+            i += 1
+            continue
+        first, last = _cluster(out, i)
+        before, after = _edge(out, first - 1, at_end=True), _edge(out, last + 1, at_end=False)
+        pairs = 0  # brackets and quotes around the code and nothing else
+        while pairs < min(len(before), len(after)) and _OPENERS.get(before[len(before) - 1 - pairs]) == after[pairs]:
+            pairs += 1
+        opened, closed, rest = before[len(before) - pairs:], after[:pairs], after[pairs:]
+        head = [_cut(out[first - 1], len(opened), at_end=True)] if opened else []
+        point, taken = opened + "".join(raw for _, _, raw, _ in out[first:last + 1]) + closed, pairs
+        space = _word_end(out[:first - len(head)] + head)
+        if rest and not any(kind == "data" and any(ch.isalnum() for ch in data) for kind, _, _, data in out[:first]):
+            point, taken = point + rest, len(after)  # no word before it to go with: it goes with the code
+        elif rest and space is not None and carry:
+            if head or out[first - 1][0] == "data":
+                kind, tag, raw, data = head[-1] if head else out[first - 1]
+                head = [(kind, tag, raw[:len(raw) - len(space)], data[:len(data) - len(space)])]
+            head.append(("data", "", "", rest))  # shown to the model on the word before, written by the code
+            point, taken = _CARRIED + space + point + _CARRIED_REST + rest, len(after)
+        replaced = first - 1 if first > 0 and out[first - 1][0] == "data" and (opened or point.startswith(_CARRIED)) \
+            else first
+        tail = [_cut(out[last + 1], taken, at_end=False)] if after else []
+        middle = [item for item in [*head, ("point", "code", point, ""), *tail]
+                  if item[0] != "data" or item[2] or item[3]]
+        out[replaced:last + 1 + len(tail)] = middle
+        i = replaced + next(k for k, item in enumerate(middle) if item[0] == "point") + 1
+    return out
+
+
+def _cluster(items: list[_Item], index: int) -> tuple[int, int]:
+    """The items that are one point with the point at ``index``: points joined by punctuation
+    alone, and paired markup around them and nothing else."""
+    first = last = index
+    while last + 2 < len(items) and items[last + 1][0] == "data" and items[last + 1][3] \
+            and all(_glue(ch) for ch in items[last + 1][3]) and items[last + 1][2] == items[last + 1][3] \
+            and items[last + 2][0] == "point" and items[last + 2][1] not in ("br", "html"):
+        last += 2
+    while first > 0 and last + 1 < len(items) and items[first - 1][0] == "start" and items[last + 1][0] == "end" \
+            and items[first - 1][1] == items[last + 1][1]:
+        first, last = first - 1, last + 1
+    return first, last
+
+
+def _cut(item: _Item, size: int, at_end: bool) -> _Item:
+    """A text item less ``size`` characters (the same in its source and its text) at its end or start."""
+    kind, tag, raw, data = item
+    if at_end:
+        return kind, tag, raw[:len(raw) - size], data[:len(data) - size]
+    return kind, tag, raw[size:], data[size:]
+
+
+def _word_end(items: list[_Item]) -> str | None:
+    """The whitespace between the last word of ``items`` and what follows them (spaces and tabs of
+    the source, "" for none), if they end with a word, or with paired markup closing right after
+    one; None otherwise (a point, punctuation, a line break: nothing to show punctuation on)."""
+    k, space = len(items) - 1, ""
+    if k >= 0 and items[k][0] == "data":
+        raw, data = items[k][2], items[k][3]
+        space = raw[len(raw.rstrip(" \t")):]
+        if "\n" in raw[len(raw.rstrip()):] or not data.endswith(space):
+            return None
+        word = data[:len(data) - len(space)]
+        if word:
+            return space if word[-1].isalnum() else None
+        k -= 1
+    closing = k
+    while k >= 0 and items[k][0] == "end":
+        k -= 1
+    if k == closing or k < 0 or items[k][0] != "data":
+        return None
+    return space if items[k][3][-1:].isalnum() else None
+
+
+def _edge(items: list[_Item], index: int, at_end: bool) -> str:
+    """The punctuation at the end (``at_end``) or the start of the text ``items[index]``, where it
+    is a word of its own up to the point beside it: whitespace or the unit's edge on its other
+    side. "" if there is none, or if its source is not the text it shows (a backslash escape)."""
+    if not 0 <= index < len(items) or items[index][0] != "data":
+        return ""
+    raw, data = items[index][2], items[index][3]
+    size = 0
+    while size < len(raw) and _glue(raw[-1 - size] if at_end else raw[size]):
+        size += 1
+    word = raw[len(raw) - size:] if at_end else raw[:size]
+    shown = data[len(data) - size:] if at_end else data[:size]
+    if not word or shown != word:
+        return ""
+    beyond = raw[:len(raw) - size] if at_end else raw[size:]
+    if beyond:
+        bounded = (beyond[-1] if at_end else beyond[0]).isspace()
+    else:  # the text item ends there: past it, past paired markup, whitespace or the unit's edge
+        step = -1 if at_end else 1
+        k = index + step
+        while 0 <= k < len(items) and items[k][0] == ("start" if at_end else "end"):
+            k += step
+        bounded = not 0 <= k < len(items) or \
+            items[k][0] == "data" and (items[k][2][-1:] if at_end else items[k][2][:1]).isspace()
+    return word if bounded else ""
+
+
+def _glue(ch: str) -> bool:
+    """Punctuation that can bind a code span to its place (not a backslash or an entity's ``&``,
+    whose source is not what they show)."""
+    return not (ch.isalnum() or ch.isspace() or ch in "\\&")
+
+
 def _match_text(raw: str, p: int, text: str) -> int:
     """Where the source of ``text`` (markdown-it's decoded text) ends, if it starts at ``raw[p]``:
     backslash escapes and character references are matched to the characters they stand for."""
@@ -399,7 +610,7 @@ def _line_start_escaped(line: str) -> str:
     ordered = _ORDERED.match(line)
     if ordered:
         return ordered.group(1) + "\\" + line[ordered.end(1):]
-    return "\\" + line if _LINE_START.match(line) else line
+    return "\\" + line if _LINE_START.match(line) or _ADMONITION.match(line) else line
 
 
 __all__ = ["parse_markdown", "FormatError", "TextUnit"]
