@@ -525,7 +525,7 @@ def _xhtml_shape(message: str) -> Shape:
 
 
 def _is_markup(msgid: str) -> bool:
-    from worker.formats.po import _is_markup as is_markup
+    from worker.formats.po import is_markup
     return is_markup(msgid)
 
 

@@ -12,12 +12,16 @@ and any element with ``translate="no"`` or class ``notranslate``); inline code (
 ``translate="yes"``. The page is written as UTF-8, its ``<meta>`` charset and XML declaration saying
 so, and a page that declared no charset gets ``<meta charset="utf-8">`` (``formats.declared``). A
 character the page wrote as a reference (``&copy;``, ``&ouml;``, ``&#8212;``) is written the same
-way in the translation.
+way in the translation. No-break spaces, symbols (``©``, ``®``, ``™``, ``€``), dashes and marks such as
+``¶`` and ``…`` are fixed points of their unit, as written (a reference or the character): the model
+never sees them, since it drops or changes them (``©`` became a word, ``—`` a ``–``, a no-break
+space a space), and each comes back beside the aligned word it stood by (``fixed_characters``).
 """
 from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from html.parser import HTMLParser
 from typing import Sequence
 
@@ -105,7 +109,7 @@ _REFERENCE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
 _ESCAPED_ANYWAY = frozenset("&<>")
 
 
-def _references(text: str) -> dict[str, str]:
+def character_references(text: str) -> dict[str, str]:
     """Each character the page writes as a character reference (``&copy;``, ``&#8212;``), other
     than ``& < >``, with the reference it first appears as: the translation writes it the same way."""
     found: dict[str, str] = {}
@@ -116,15 +120,86 @@ def _references(text: str) -> dict[str, str]:
     return found
 
 
-def _as_written(text: str, references: dict[str, str]) -> str:
+def as_written(text: str, references: dict[str, str]) -> str:
     """``text`` escaped as HTML text, with each of ``references``' characters written as the page wrote it."""
     escaped = html.escape(text, quote=False)
     return "".join(references.get(ch, ch) for ch in escaped) if references else escaped
 
 
+NO_BREAK = frozenset("\xa0\u202f\u2007")  # no-break, narrow no-break and figure space
+# One character reference as html.unescape reads one (``&copy`` without ';' too), or one character
+_TOKEN = re.compile(r"&(?:#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)|.", re.S)
+
+
+def is_fixed(character: str) -> bool:
+    """Whether ``character`` is kept as written rather than translated: a no-break space, or a
+    non-ASCII symbol (``©``, ``™``, ``€``, ``×``), dash (``—``) or mark (``¶``, ``§``, ``…``, ``•``);
+    quotes and apostrophes are translated (``"`` becomes ``„``)."""
+    if character in NO_BREAK:
+        return True
+    if character.isascii():
+        return False
+    category = unicodedata.category(character)
+    return category in ("So", "Sc", "Sm", "Pd", "Po")
+
+
+def fixed_characters(items: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """``inline_unit`` items with each run of fixed characters (``is_fixed``) in their text made a
+    point, as written (``&nbsp;``, ``&copy;``, ``&#8212;`` or the character itself), so that the
+    model never sees it and the alignment puts it back beside its word. Where the run joined two
+    words (``Section&nbsp;5``, ``dog&mdash;a``), a space stands for it in the text (``apart``)."""
+    out: list[tuple[str, str, str, str]] = []
+    for item in items:
+        kind, _tag, raw, data = item
+        if kind != "data" or not any(is_fixed(ch) for ch in data):
+            out.append(item)
+            continue
+        tokens = [(m.group(), html.unescape(m.group())) for m in _TOKEN.finditer(raw)]
+        if "".join(decoded for _, decoded in tokens) != data:  # not the parser's reading: left as it is
+            out.append(item)
+            continue
+        runs: list[tuple[bool, str, str]] = []  # (fixed, raw, decoded), fixed and other text alternating
+        for written, decoded in tokens:
+            fixed = bool(decoded) and all(is_fixed(ch) for ch in decoded)
+            if runs and runs[-1][0] == fixed:
+                runs[-1] = (fixed, runs[-1][1] + written, runs[-1][2] + decoded)
+            else:
+                runs.append((fixed, written, decoded))
+        out += [("point", "fixed", written, "") if fixed else ("data", "", written, decoded)
+                for fixed, written, decoded in runs]
+    return apart(out, _parts_words)
+
+
+def _parts_words(item: tuple[str, str, str, str], before: str, after: str) -> bool:
+    """Whether a fixed point between the characters ``before`` and ``after`` parts two words: a
+    no-break space or a dash always does (``Time&nbsp;[Index]``, ``dog&mdash;a``), a symbol between
+    letters or digits only (``ACME&reg;.`` is one word)."""
+    if item[1] != "fixed":
+        return False
+    decoded = html.unescape(item[2])
+    return any(ch in NO_BREAK or unicodedata.category(ch) == "Pd" for ch in decoded) or \
+        before.isalnum() and after.isalnum()
+
+
+def apart(items: list[tuple[str, str, str, str]], parts) -> list[tuple[str, str, str, str]]:
+    """``items`` with a space after each point that stands between two characters of text that are
+    not whitespace and that ``parts(item, before, after)`` says it parts: the space is text without
+    raw text of its own, so the words stay two for the model and the point stays glued to the
+    word before it."""
+    out: list[tuple[str, str, str, str]] = []
+    for number, item in enumerate(items):
+        out.append(item)
+        if item[0] == "point":
+            before = next((d for kind, _, _, d in reversed(out) if kind == "data" and d), "")[-1:]
+            after = next((d for kind, _, _, d in items[number + 1:] if kind == "data" and d), "")[:1]
+            if before.strip() and after.strip() and parts(item, before, after):
+                out.append(("data", "", "", " "))
+    return out
+
+
 def parse_html(text: str) -> Parsed:
     text = declared_utf8_html(text)
-    references = _references(text)
+    references = character_references(text)
     parser = _Events(text)
     try:
         parser.feed(text)
@@ -140,7 +215,7 @@ def parse_html(text: str) -> Parsed:
     def flush() -> None:
         if not pending:
             return
-        unit, lead, trail = inline_unit(pending, f"text {len(units) + 1}")
+        unit, lead, trail = inline_unit(fixed_characters(pending), f"text {len(units) + 1}")
         if unit is None:
             skeleton.text("".join(raw for _, _, raw, _ in pending))
         else:
@@ -220,7 +295,7 @@ def parse_html(text: str) -> Parsed:
             pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index])
             if unit_notes:
                 notes[index] = unit_notes
-            values.append("".join(p.text if p.markup else _as_written(p.text, references) for p in pieces))
+            values.append("".join(p.text if p.markup else as_written(p.text, references) for p in pieces))
             problem = nesting_problem(values[-1]) if index in nested else None
             if problem is not None:
                 raise OutputError(f"{unit.where}: the translation's markup would not be well nested ({problem}): "
@@ -236,14 +311,28 @@ def parse_html(text: str) -> Parsed:
 def markup_items(text: str) -> list[tuple[str, str, str, str]]:
     """``inline_unit`` items of a run of text with HTML or XML markup in it (a message of a catalogue
     made from a page, by html2po or po4a): every tag is inline, void elements and ``<x/>`` are
-    points, comments and declarations are points too."""
+    points, comments and declarations are points too. A code element (``CODE``: ``code``, ``kbd``,
+    ``samp``, ``tt``, ``var``, unless ``translate="yes"``) is kept whole, one point of the
+    sentence, as in a page: the model never sees its text."""
     parser = _Events(text)
     parser.feed(text)
     parser.close()
     items, events = [], parser.events
-    for k, (start, kind, tag, _attrs, data) in enumerate(events):
+    atom: list[str] = []  # the open code elements of the same name, outermost first
+    for k, (start, kind, tag, attrs, data) in enumerate(events):
         raw = text[start:events[k + 1][0] if k + 1 < len(events) else len(text)]
-        if kind == "data":
+        if atom:
+            if kind == "start" and tag == atom[0]:
+                atom.append(tag)
+            elif kind == "end" and tag == atom[0]:
+                atom.pop()
+            items.append(("atom" if atom else "atom-end", tag, raw, ""))
+            continue
+        if kind == "start" and tag in CODE and attrs.get("translate") != "yes" and \
+                any(e[1] == "end" and e[2] == tag for e in events[k + 1:]):
+            items.append(("atom-start", tag, raw, ""))
+            atom.append(tag)
+        elif kind == "data":
             items.append(("data", "", raw, data))
         elif kind == "start" and tag not in _Nesting.VOID:
             items.append(("start", tag, raw, ""))
@@ -285,4 +374,5 @@ def nesting_problem(markup: str) -> str | None:
     return checker.problem
 
 
-__all__ = ["parse_html", "markup_items", "nesting_problem", "FormatError"]
+__all__ = ["parse_html", "markup_items", "fixed_characters", "apart", "character_references", "as_written",
+           "nesting_problem", "FormatError"]

@@ -106,7 +106,7 @@ COPIED = ("", "")  # the edges of a markup message with no words: its msgstr is 
 
 def _unit(source: str, where: str) -> tuple[TextUnit, tuple[str, str] | None]:
     """A message's unit, with the whitespace around its text if it holds markup (None if not)."""
-    if not _is_markup(source):
+    if not is_markup(source):
         return TextUnit(source, where), None
     from .html import markup_items
 
@@ -116,7 +116,9 @@ def _unit(source: str, where: str) -> tuple[TextUnit, tuple[str, str] | None]:
     return unit, (lead, trail)
 
 
-def _is_markup(source: str) -> bool:
+def is_markup(source: str) -> bool:
+    """Whether a message holds HTML: an HTML element, a tag closed in the message, or a ``<x/>``
+    (a lone ``<file>`` in a usage string is text). XLIFF units made from pages use it too."""
     tags = list(_TAG.finditer(source))
     opened = {m.group(2) for m in tags if not m.group(1)}
     return any(m.group(2).lower() in _HTML_NAMES or m.group(4) or (m.group(1) and m.group(2) in opened) for m in tags)

@@ -16,6 +16,14 @@ whitespace at the source's edges comes back at the target's. An entity reference
 file's DTD (``&sec;``) is an inline code, kept as written and never expanded: external entities
 are never loaded, and the file must still parse with expat's guard against entity expansion bombs.
 The file is written as UTF-8, its XML declaration saying so (``formats.declared``).
+
+A unit whose text holds HTML as escaped text (html2po -> po2xliff: ``&lt;a href="x.html"&gt;``)
+has its HTML tags as inline codes too, as a catalogue's message does (``formats.po``): paired where
+they pair, placed by the alignment, never translated; its text is HTML, so the translation is
+escaped as HTML and then as XML. In every unit, no-break spaces and symbols (``©``, ``—``, ``€``)
+are fixed points, as in a page (``formats.html.fixed_characters``): the model would drop or change
+them. The target's whitespace before and after its content is the source's, as written under
+``xml:space="preserve"``, and none otherwise.
 """
 from __future__ import annotations
 
@@ -25,9 +33,11 @@ from xml.parsers import expat
 from xml.sax.saxutils import escape
 
 from .declared import utf8_xml
+from .html import apart, as_written, character_references, fixed_characters, markup_items
 from .inline import inline_unit
-from .markup import Link, transfer
+from .markup import Link, Piece, transfer
 from .model import FormatError, OutputError, Parsed, Skeleton, TextUnit
+from .po import is_markup as is_html_markup  # the test po.py applies to a message made from a page
 
 PAIRED = frozenset(("g", "mrk", "pc"))
 POINTS = frozenset(("x", "bx", "ex", "ph", "bpt", "ept", "it", "sc", "ec"))
@@ -177,11 +187,12 @@ def parse_xliff(text: str, languages: tuple[str, str] | None = None) -> Parsed:
         raise FormatError("not an XLIFF file: no <xliff version=...> root")
     skeleton, units, cursor = Skeleton(), [], 0
     around: list[tuple[str, str]] = []  # per unit: the whitespace its target keeps at its edges (preserve)
+    references: list[dict[str, str] | None] = []  # per unit holding escaped HTML: its character references
     for container in reader.units:
         target = container["target"]
         if container["source_end"] is None or (target and not _target_is_empty(data, target, container)):
             continue
-        unit, edges = _unit(container)
+        unit, edges, html_references = _unit(container)
         copied = _source_content(data, container) if unit is None else None
         if unit is None and not (copied or "").strip():
             continue  # an empty source: nothing to put in a target
@@ -210,6 +221,7 @@ def parse_xliff(text: str, languages: tuple[str, str] | None = None) -> Parsed:
         skeleton.text(close)
         units.append(unit)
         around.append(edges)
+        references.append(html_references)
     skeleton.text(data[cursor:].decode("utf-8"))
 
     def render(translations: Sequence[str], links: Sequence[Sequence[Link]], notes: dict[int, list[str]]) -> str:
@@ -219,7 +231,9 @@ def parse_xliff(text: str, languages: tuple[str, str] | None = None) -> Parsed:
             if unit_notes:
                 notes[index] = unit_notes
             lead, trail = around[index]
-            values.append(_escaped(lead) + "".join(p.text if p.markup else _escaped(p.text) for p in pieces)
+            text_of = _escaped if references[index] is None else \
+                lambda text, written=references[index]: _escaped(as_written(text, written))
+            values.append(_escaped(lead) + "".join(p.text if p.markup else text_of(p.text) for p in _inner(pieces))
                           + _escaped(trail))
             _check_fragment(values[-1], unit.where, reader.entities)
         out = skeleton.fill(values)
@@ -357,11 +371,57 @@ def _paired_codes(items: list[tuple[str, str, str, str]]) -> list[tuple[str, str
     return out
 
 
-def _unit(container: dict) -> tuple[TextUnit | None, tuple[str, str]]:
-    """A container's unit, and the whitespace its target keeps before and after the translation
-    (only under ``xml:space="preserve"``)."""
+def _unit(container: dict) -> tuple[TextUnit | None, tuple[str, str], dict[str, str] | None]:
+    """A container's unit, the whitespace its target keeps before and after the translation
+    (only under ``xml:space="preserve"``), and, if its text is escaped HTML, the characters that
+    text writes as references (None if it is not HTML)."""
     if not container["items"]:
-        return None, ("", "")
+        return None, ("", ""), None
     preserve = container.get("preserve", False)
-    unit, lead, trail = inline_unit(_paired_codes(container["items"]), container["where"], preserve)
-    return unit, ((lead, trail) if preserve else ("", ""))
+    items = _joined_text(container["items"])
+    text = "".join(data for kind, _, _, data in items if kind == "data")
+    references = None
+    if is_html_markup(text):
+        items, references = _html_codes(items, preserve), character_references(text)
+    else:
+        items = fixed_characters(items)  # the text as XML escapes it reads the same as HTML
+    unit, lead, trail = inline_unit(_paired_codes(items), container["where"], preserve)
+    return unit, ((lead, trail) if preserve else ("", "")), references
+
+
+def _joined_text(items: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """``items`` with each run of text (expat hands it over in pieces, one at each reference) one item."""
+    out: list[tuple[str, str, str, str]] = []
+    for item in items:
+        if out and item[0] == "data" and out[-1][0] == "data":
+            out[-1] = ("data", "", out[-1][2] + item[2], out[-1][3] + item[3])
+        else:
+            out.append(item)
+    return out
+
+
+def _html_codes(items: list[tuple[str, str, str, str]], preserve: bool) -> list[tuple[str, str, str, str]]:
+    """``items`` with the HTML in each run of text as inline codes (``formats.html.markup_items``),
+    written as the source escapes them (``&lt;b&gt;``), its text decoded as HTML, and its no-break
+    spaces and symbols fixed points. An HTML start or end tag pairs with HTML tags only, across
+    the file's own codes (``&lt;b&gt;Save <x id="1"/>&lt;/b&gt;``). A ``<br>`` parts the words
+    around it, as in a page, also where the unit's whitespace is preserved."""
+    out: list[tuple[str, str, str, str]] = []
+    for item in items:
+        if item[0] != "data":
+            out.append(item)
+            continue
+        for kind, tag, raw, data in fixed_characters(markup_items(item[3])):
+            out.append((kind, f"html:{tag}" if kind in ("start", "end") else tag, _escaped(raw), data))
+    return apart(out, lambda item, _before, _after: item[1] == "br") if preserve else out
+
+
+def _inner(pieces: list[Piece]) -> list[Piece]:
+    """``pieces`` without whitespace at their edges outside every code: the source's own edges
+    (``xml:space="preserve"``) are written around them, and there are none otherwise."""
+    pieces = list(pieces)
+    if pieces and not pieces[0].markup:
+        pieces[0] = Piece(pieces[0].text.lstrip(), False)
+    if pieces and not pieces[-1].markup:
+        pieces[-1] = Piece(pieces[-1].text.rstrip(), False)
+    return [p for p in pieces if p.text]
