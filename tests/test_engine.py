@@ -209,13 +209,14 @@ def test_contentless_sentences_are_not_decoded_and_come_back_empty(translator, m
 
     monkeypatch.setattr(engine, "search_in_batches", spy)
     results = translator.translate_sentences([*CONTENTLESS, "A dog."], SearchOptions(beam=2), with_attention=True)
-    assert len(decoded) == 1  # only "A dog." reached the decoder
+    # only "A dog." reached the decoder (twice if the tiny model's first translation dropped text)
+    assert len({tuple(ids) for ids in decoded}) == 1 and len(decoded) <= 2
     for r in results[:-1]:
         assert (r.translation, r.score, r.alignment.pairs, r.alignment.target_spans) == ("", 0.0, (), ())
         assert r.alignment.source_spans == tuple((m.start(), m.end()) for m in re.finditer(r"\S+", r.source))
         assert any("no translatable content" in w for w in r.warnings)
         assert r.n_best == () and r.attention is None
-    assert results[-1].translation and not results[-1].warnings
+    assert results[-1].translation and not [w for w in results[-1].warnings if "no translatable content" in w]
 
 
 def test_contentless_sentences_in_a_document_are_left_untranslated(translator):

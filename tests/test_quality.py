@@ -13,7 +13,7 @@ from worker.engine.translator import Translator
 from worker.local.calibrate import Sample, auroc, evaluate, fit, ranks, spearman
 from worker.text.pipeline import TextOptions, prepare
 from worker.text.quality import DEFAULT_MODEL, FEATURES, ConfidenceModel, DecodedChunk, assess, decoder_facts, model_for
-from worker.text.segment import LOW_CONFIDENCE, REPETITION, UNTRANSLATED_SPAN, SegmentResult
+from worker.text.segment import DROPPED_TEXT, KEPT_SOURCE, LOW_CONFIDENCE, REPETITION, UNTRANSLATED_SPAN, Alignment, SegmentResult
 
 M = "\u2581"
 
@@ -230,3 +230,40 @@ def test_job_options_for_repeat_blocking_and_refusal_are_validated():
     for bad in ({"refuse_foreign": 1.0}, {"refuse_foreign": "yes"}, {"no_repeat_ngram": 1}, {"no_repeat_ngram": -2}):
         with pytest.raises(MessageError):
             JobOptions.from_json(bad)
+
+
+def test_words_lost_around_what_is_copied_are_found():
+    from worker.text.coverage import words_lost
+    from worker.text.segment import word_spans
+
+    def lost(source, translation):
+        return words_lost(source, translation, Alignment((), tuple(word_spans(source)), tuple(word_spans(translation))))
+
+    assert lost("%(value)s million", "%(value)s")
+    assert lost("Bluetooth settings", "Bluetooth")
+    assert not lost("%(value)s million", "%(value)s Millionen")
+    assert not lost("Linux", "Linux")  # nothing to translate: copied is right
+    assert not lost("OK", "OK")
+    assert not lost("Aug", "A")  # a word of its own, however short: not this check's business
+
+
+def test_words_around_a_placeholder_are_kept_and_a_retry_is_named(general):
+    # The attention put "Million" on the stand-in of %(value)s, which then replaced it; the model
+    # dropped "minutes" after %(num)d at first and keeps it when decoded again with a minimum length.
+    value, num = general.translate_sentences(["%(value)s million", "%(num)d minutes"])
+    for result, placeholder in ((value, "%(value)s"), (num, "%(num)d")):
+        assert result.translation.startswith(placeholder)
+        assert re.search(r"[^\W\d_]{2,}", result.translation.replace(placeholder, "")), result.translation
+        assert DROPPED_TEXT not in result.flags
+    assert any("decoded again with beam 8" in w for w in num.warnings), num.warnings
+
+
+def test_a_translation_short_even_when_decoded_again_keeps_its_source_flagged(general):
+    # One target token at most: every decoding drops text, the retry too.
+    source = "The configuration file is read before the command line options are applied."
+    short = general.search_options(max_length=1)
+    result = general.translate_sentences([source], short)[0]
+    assert result.translation == source
+    assert DROPPED_TEXT in result.flags and KEPT_SOURCE in result.flags
+    assert any("also when decoded again" in w for w in result.warnings)
+    assert [result.translation[a:b] for a, b in result.alignment.target_spans] == source.split()

@@ -9,6 +9,7 @@ import copy
 import functools
 import hashlib
 import json
+import math
 import time
 import unicodedata
 from collections import defaultdict
@@ -25,7 +26,7 @@ from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
 from worker.text.pipeline import Prepared, TextOptions, prepare, restore
 from worker.text.quality import DecodedChunk, assess, decoder_facts, model_for
-from worker.text.segment import TIME_BUDGET, WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
+from worker.text.segment import DROPPED_TEXT, KEPT_SOURCE, TIME_BUDGET, WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
 
 from .alignment import align
 from .bundle import SHORTLIST, TARGET_TOKENS, TRANSFORMER, Bundle, BundleError, load_bundle
@@ -36,6 +37,10 @@ from .settings import EngineSettings
 from .transformer_step import OrtTransformerStepModel
 from .vocabulary import Vocabulary
 
+# A translation flagged dropped_text is decoded once more with a wider beam that may not end before
+# this share of the source's subword tokens; still short, the segment keeps its source, flagged.
+RETRY_BEAM = 8
+RETRY_MIN_SHARE = 0.6
 PARTS_PER_SLICE = 16  # parts of an over-long sentence decoded between time-budget checks, per batch worker
 NO_CONTENT = "sentence has no translatable content (no subword tokens): left untranslated"
 # Characters with no visible form (control, format, unassigned, separators): SentencePiece drops
@@ -168,8 +173,33 @@ class Translator:
         for p in prepared:
             result = next(decoded) if p.decode else _undecoded(p)
             result = _kept(p, result) if TIME_BUDGET in result.flags else restore(p, result)
-            results.append(assess(result, p, self.confidence_model))
+            result = assess(result, p, self.confidence_model)
+            if p.decode and DROPPED_TEXT in result.flags:
+                result = self._retry(p, result, options, with_attention)
+            results.append(result)
         return results, [p.decode and TIME_BUDGET not in r.flags for p, r in zip(prepared, results)]
+
+    def _retry(self, prepared: Prepared, first: SegmentResult, options: SearchOptions,
+               with_attention: bool) -> SegmentResult:
+        """A translation that dropped text (``first``), decoded again with a beam of at least
+        ``RETRY_BEAM`` that may not end before ``RETRY_MIN_SHARE`` of the source's tokens. The
+        retry if it carries its source; else the source text itself, flagged ``dropped_text`` and
+        ``kept_source``: a document is never written as if fine with a sentence missing."""
+        tokens = len(self.source_sp.encode(prepared.text, out_type=str))
+        again = replace(options, beam=max(options.beam, RETRY_BEAM),
+                        min_len=max(options.min_len, math.ceil(RETRY_MIN_SHARE * tokens)))
+        result = self._decode([prepared.text], again, with_attention, None)[0]
+        if TIME_BUDGET not in result.flags:
+            result = assess(restore(prepared, result), prepared, self.confidence_model)
+            if DROPPED_TEXT not in result.flags:
+                return replace(result, warnings=result.warnings + (
+                    f"the first translation dropped text ({first.translation!r}): decoded again "
+                    f"with beam {again.beam} and at least {again.min_len} tokens",))
+        kept = _kept(prepared, first)
+        return replace(kept, flags=tuple(f for f in kept.flags if f != KEPT_SOURCE) + (KEPT_SOURCE,),
+                       warnings=kept.warnings + (
+                           f"the translation dropped text ({first.translation!r}), also when decoded again: "
+                           "its source text is kept",))
 
     def _decode(self, sentences: Sequence[str], options: SearchOptions, with_attention: bool,
                 progress: Callable[[int], None] | None) -> list[SegmentResult]:
@@ -371,7 +401,8 @@ def _over_budget(sentence: str, spent: tuple[float, int, int], warnings: tuple[s
 
 
 def _kept(prepared: Prepared, result: SegmentResult) -> SegmentResult:
-    """``result`` (over its time budget) with the source as its translation, word for word."""
+    """``result`` (over its time budget, or short of its source twice) with the source as its
+    translation, word for word."""
     words = tuple(word_spans(prepared.source))
     return replace(result, source=prepared.source, translation=prepared.source,
                    alignment=Alignment(tuple((i, i) for i in range(len(words))), words, words))

@@ -10,6 +10,9 @@ symbols alone (emoji, arrows) counts only where it reappears: thirty emoji align
 "Beschreibung" were not translated. Attention
 alignments skip words ("are", "the"): an unaligned word of at most ``GAP_WORD`` characters in a
 gap of at most ``GAP_WORDS`` words between aligned ones counts in full.
+
+``words_lost``: the words around what is copied are gone. ``%(value)s million`` -> ``%(value)s``
+carries 9 of 16 characters, yet its only word to translate is lost.
 """
 from __future__ import annotations
 
@@ -73,3 +76,16 @@ def _in_short_gaps(aligned: list[bool]) -> list[bool]:
             out[i:j] = [True] * (j - i)
         i = j
     return out
+
+
+def words_lost(source: str, translation: str, alignment: Alignment) -> bool:
+    """Whether the source has a word to translate (two letters or more, not copied as it is) and
+    the translation has no word of its own: only what it copied from the source (placeholders,
+    names, numbers) or nothing with letters at all."""
+    source_words = {source[a:b].strip(_PUNCTUATION) for a, b in alignment.source_spans}
+    target_words = [translation[a:b].strip(_PUNCTUATION) for a, b in alignment.target_spans]
+    copied = set(target_words)
+    to_translate = [w for w in source_words if w not in copied and sum(c.isalpha() for c in w) >= 2]
+    if not to_translate:
+        return False
+    return not any(w not in source_words and any(c.isalpha() for c in w) for w in target_words)

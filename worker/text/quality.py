@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .coverage import DROPPED_BELOW, coverage
+from .coverage import DROPPED_BELOW, coverage, words_lost
 from .pipeline import Prepared
 from .segment import (
     DROPPED_TEXT,
@@ -186,7 +186,8 @@ def assess(result: SegmentResult, prepared: Prepared, model: ConfidenceModel) ->
     A segment that was not decoded is as good as its source: confidence 1 for one made of
     verbatim spans (or nothing to translate), 0 for one copied through in another language or
     over its time budget. A decoded one that carries less than half of its source's visible
-    characters is flagged ``dropped_text``, its confidence at most ``DROPPED_CONFIDENCE``.
+    characters, or none of the words around what it copies (``coverage.words_lost``), is flagged
+    ``dropped_text``, its confidence at most ``DROPPED_CONFIDENCE``.
     """
     facts: DecoderFacts | None = result.facts
     if facts is None:
@@ -212,7 +213,7 @@ def assess(result: SegmentResult, prepared: Prepared, model: ConfidenceModel) ->
 def _with_coverage(result: SegmentResult, model: ConfidenceModel) -> SegmentResult:
     """``result`` flagged ``dropped_text`` (and ``low_confidence``) when it carries too little of its source."""
     covered = coverage(result.source, result.translation, result.alignment)
-    if covered >= DROPPED_BELOW:
+    if covered >= DROPPED_BELOW and not words_lost(result.source, result.translation, result.alignment):
         return result
     confidence = min(result.confidence if result.confidence is not None else 1.0, DROPPED_CONFIDENCE)
     flags = result.flags + (DROPPED_TEXT,)

@@ -56,6 +56,7 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
     target = word_spans(translation)
     starts = [a for a, _ in target]
     words_of = {slot: slot_words(masked, slot) for slot in masked.slots}
+    pairs = _anchored(masked, translation, target, pairs, set().union(*words_of.values()) if words_of else set())
     targets_of: dict[int, set[int]] = defaultdict(set)
     sources_of: dict[int, set[int]] = defaultdict(set)
     for i, j in pairs:
@@ -83,6 +84,25 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
         edits.append(edit)
     edits += _invented(masked, translation, target, edits, invented)
     return _apply(masked, translation, target, pairs, _resolve(edits, translation))
+
+
+def _anchored(masked: Masked, translation: str, target: list[tuple[int, int]], pairs: Sequence[tuple[int, int]],
+              slotted: set[int]) -> list[tuple[int, int]]:
+    """``pairs`` with each target word that repeats a source word outside the slots (the same
+    letters in any case: ``Million`` for ``million``) aligned to that word and no stand-in's. The
+    attention may put such a word on a neighbouring stand-in; replacing it by the span would lose
+    the word: ``%(value)s million`` -> ``%(value)s``."""
+    source = [masked.text[a:b].strip(_OPENING + _CLOSING).casefold() for a, b in word_spans(masked.text)]
+    where: dict[str, list[int]] = defaultdict(list)
+    for i, word in enumerate(source):
+        if i not in slotted and sum(c.isalpha() for c in word) >= 2:
+            where[word].append(i)
+    out = set(pairs)
+    for j, (a, b) in enumerate(target):
+        found = where.get(translation[a:b].strip(_OPENING + _CLOSING).casefold(), [])
+        if len(found) == 1:
+            out = {(i, k) for i, k in out if k != j or i not in slotted} | {(found[0], j)}
+    return sorted(out)
 
 
 def _copied(masked: Masked, translation: str, starts: list[int], slot_word: dict[Slot, int],
