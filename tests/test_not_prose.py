@@ -3,7 +3,9 @@ untranslated and flagged ``not_prose``; prose, short or odd, is still translated
 SentencePiece and ONNX Runtime with the shipped En->De bundle, and ``nmt translate``)."""
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +13,7 @@ from worker.engine.settings import EngineSettings
 from worker.engine.translator import Translator
 from worker.text.pipeline import TextOptions, prepare
 from worker.text.segment import FLAGS, NOT_PROSE, SegmentResult
-from worker.text.spans import COMMAND_WORDS, find_spans
+from worker.text.spans import PROGRAM_NAMES, find_spans
 from worker.text.verbatim import CODE, COMMAND, IDENTIFIERS, MARKUP, not_prose
 
 from .conftest import REPO_ROOT, run_nmt
@@ -22,6 +24,11 @@ NOT_PROSE_SEGMENTS = [
     ("arch b2sum base32 base64 basename", IDENTIFIERS),
     ("chmod chown chgrp touch", IDENTIFIERS),
     ("x86_64 aarch64 riscv64", IDENTIFIERS),
+    # lines of the program list in GNU coreutils' README: "[", "who", "yes" and "test" are programs
+    ("[ arch b2sum base32 base64 basename basenc cat chcon chgrp chmod chown", IDENTIFIERS),
+    ("tac tail tee test timeout touch tr true truncate tsort tty uname unexpand", IDENTIFIERS),
+    ("uniq unlink uptime users vdir wc who whoami yes", IDENTIFIERS),
+    ("du echo env expand expr factor false fmt fold groups head hostid hostname", IDENTIFIERS),
     ("git log --oneline --graph", COMMAND),
     ("pip install -r requirements.txt", COMMAND),
     ("$ docker run --rm -it ubuntu:24.04 bash", COMMAND),
@@ -44,6 +51,12 @@ PROSE = [
     "small cat",
     "big red dog sees",
     "find more",
+    "who are you",
+    "yes please",
+    "sort the list by date",
+    "head and tail",
+    "date time",
+    "Kill the process",
     "Run git status to see the changes.",
     "Type pip install --upgrade requests in a terminal.",
     "For example (see Figure 1), the rate rose.",
@@ -63,12 +76,12 @@ PROSE = [
 
 @pytest.mark.parametrize("segment, reason", NOT_PROSE_SEGMENTS)
 def test_code_commands_and_identifier_lists_are_not_prose(segment, reason):
-    assert not_prose(segment, find_spans(segment), COMMAND_WORDS) == reason
+    assert not_prose(segment, find_spans(segment), PROGRAM_NAMES) == reason
 
 
 @pytest.mark.parametrize("segment", PROSE)
 def test_prose_is_prose(segment):
-    assert not_prose(segment, find_spans(segment), COMMAND_WORDS) is None
+    assert not_prose(segment, find_spans(segment), PROGRAM_NAMES) is None
 
 
 def test_not_prose_is_a_flag_and_is_off_without_span_protection():
@@ -109,3 +122,21 @@ def test_cli_translate_copies_a_command_line_through():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == "import numpy as np" and lines[1] != "The cat sleeps."
+
+
+COREUTILS_README = Path("/usr/share/doc/coreutils/README.gz")
+
+
+@pytest.mark.skipif(not COREUTILS_README.exists(), reason="GNU coreutils' README is installed on Debian machines")
+def test_the_program_list_of_the_coreutils_readme_comes_back_whole(tmp_path):
+    # A real file: its nine indented lines name 109 programs, most of them English words too.
+    source = tmp_path / "README.txt"
+    source.write_text(gzip.decompress(COREUTILS_README.read_bytes()).decode())
+    out = run_nmt("translate", "--bundle", str(BUNDLE), "--threads", "1", "--out", str(tmp_path / "out"), str(source))
+    assert out.returncode == 0, out.stderr
+    lines = source.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("[ arch"))
+    listed = lines[start:lines.index("", start)]
+    translated = (tmp_path / "out" / "README.de.txt").read_text().splitlines()
+    assert len(" ".join(listed).split()) >= 100
+    assert translated[start:start + len(listed)] == listed

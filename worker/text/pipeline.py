@@ -21,7 +21,7 @@ from .masking import STAND_INS, Masked, Placement, mask, stand_in_pattern
 from .names import KEPT_NAME, carried, carried_ranges, find_names
 from .reinsert import restore_spans
 from .segment import GLOSSARY_MISS, LANGUAGE, NOT_PROSE, RESTORED_SPAN, Alignment, SegmentResult, word_spans
-from .spans import COMMAND_WORDS, GLOSSARY, PLACEHOLDER, Span, find_spans
+from .spans import GLOSSARY, PROGRAM_NAMES, PLACEHOLDER, Span, find_spans
 from .verbatim import not_prose
 
 _NOTHING_ELSE = re.compile(r"[\W_]*")
@@ -60,7 +60,7 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
     sentence case (``casing.vocabulary_capitals`` of the bundle's vocabulary); ``represented``:
     whether the bundle's vocabularies carry a character (others are masked as ``symbol`` spans)."""
     spans = tuple(find_spans(sentence, represented))
-    reason = not_prose(sentence, spans, COMMAND_WORDS) if options.protect_spans else None
+    reason = not_prose(sentence, spans, PROGRAM_NAMES) if options.protect_spans else None
     if reason is not None:
         return Prepared(sentence, sentence, False, spans, None, None, not_prose=reason)
     if options.check_language and source_language:

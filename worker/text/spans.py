@@ -154,6 +154,18 @@ RUN = "run"  # a run of one character or short unit (find_spans adds these, LONG
 LONG = "long"  # a word over MAX_WORD characters
 SYMBOL = "symbol"  # characters the vocabulary cannot represent (find_spans with ``represented``)
 COMMAND_WORDS = frozenset(_COMMANDS.split("|"))
+# The programs of GNU coreutils (the list in its README) and a few of util-linux and procps (none an
+# English word: "more", "free", "top" are prose more often): READMEs
+# and manuals list them bare, and a list of program names is not prose (worker.text.verbatim).
+_PROGRAMS = ("[ arch b2sum base32 base64 basename basenc cat chcon chgrp chmod chown chroot cksum comm coreutils "
+             "cp csplit cut date dd df dir dircolors dirname du echo env expand expr factor false fmt fold groups "
+             "head hostid hostname id install join kill link ln logname ls md5sum mkdir mkfifo mknod mktemp mv "
+             "nice nl nohup nproc numfmt od paste pathchk pinky pr printenv printf ptx pwd readlink realpath rm "
+             "rmdir runcon seq sha1sum sha224sum sha256sum sha384sum sha512sum shred shuf sleep sort split stat "
+             "stdbuf stty sum sync tac tail tee test timeout touch tr true truncate tsort tty uname unexpand uniq "
+             "unlink uptime users vdir wc who whoami yes "
+             "umount lsblk blkid fdisk findmnt losetup dmesg pkill pgrep pmap vmstat sysctl")
+PROGRAM_NAMES = COMMAND_WORDS | frozenset(_PROGRAMS.split())
 PLACEHOLDER = "placeholder"
 GLOSSARY = "glossary"  # the kind of a glossary term's span (worker.text.glossary); find_spans never returns it
 _COMPILED = {kind: re.compile(pattern) for kind, pattern in PATTERNS.items()}

@@ -44,7 +44,7 @@ _CODE_PUNCTUATION = re.compile(r"[(){}\[\];=<>]|->|=>|::|\+\+|&&|\|\|")
 
 def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) -> str | None:
     """Why ``sentence`` is not prose, or None. ``spans``: its verbatim spans (worker.text.spans);
-    ``commands``: command words (``ls``, ``git``) that count as identifiers in a list."""
+    ``commands``: program names (``ls``, ``git``, ``[``) that count as identifiers in a list."""
     text = sentence.strip()
     words = text.split()
     if not words:
@@ -54,12 +54,14 @@ def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) ->
         return MARKUP
     if _IMPORT.fullmatch(text):
         return CODE
-    if lowered & _FUNCTION_WORDS and not _SQL.search(text) and not _CODE_OPENERS.match(text):
+    # "who" and "yes" are programs too: in a list of programs they are no sign of prose
+    if (lowered - commands if len(words) >= 4 else lowered) & _FUNCTION_WORDS and not _SQL.search(text) \
+            and not _CODE_OPENERS.match(text):
         return None
     bare = _PROMPT.sub("", text)
     if any(s.kind == "command" and s.start <= len(text) - len(bare) and s.end >= len(sentence.rstrip()) for s in spans):
         return COMMAND
-    if len(words) >= 2 and all(_IDENTIFIER.fullmatch(w) for w in words) and not text.endswith("."):
+    if len(words) >= 2 and all(_IDENTIFIER.fullmatch(w) or w in commands for w in words) and not text.endswith("."):
         tokens = sum(bool(_CODE_TOKEN.fullmatch(w)) for w in words)
         named = [w for w in words if w in commands and not _CODE_TOKEN.fullmatch(w)]
         # A command word that is also an English word ("cat", "find", "head") marks a list only
