@@ -912,10 +912,13 @@ def read_txt(data: bytes) -> Document:
 
 
 def _decode(data: bytes) -> str:
+    """Text by its byte-order mark (UTF-16 subtitles exist), else UTF-8."""
     try:
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return data.decode("utf-16")
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise ContentParseError(f"not UTF-8: {error}") from error
+        raise ContentParseError(f"not UTF-8 (nor UTF-16 by its byte-order mark): {error}") from error
 
 
 # ---------------------------------------------------------------------------------------------------- entry point

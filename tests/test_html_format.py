@@ -109,6 +109,11 @@ def test_an_undeclared_page_says_utf8_and_keeps_its_character_references():
     assert parse("html", declared).render(["T", "Hi"], [[], []]).count("<meta") == 1  # made utf-8, not added
     fragment = "<p>Tom &amp; Bob</p>"
     assert parse("html", fragment).render(["Tom & Bob"], [[]]) == fragment  # no head: nothing added
+    # ... and what the translation brings outside ASCII is written as references, which read the
+    # same whatever encoding a browser guesses for an undeclared page (bash's examples INDEX.html)
+    body = "<body><p>Tom &amp; Bob</p><script>var s = 'ä';</script></body>"
+    out = parse("html", body).render(["Tom und Bob sind überall"], [[]])
+    assert out == "<body><p>Tom und Bob sind &#252;berall</p><script>var s = 'ä';</script></body>"
 
 
 def test_tags_follow_the_aligned_words_and_stay_nested_when_the_order_changes():

@@ -40,12 +40,33 @@ def declared_utf8_html(text: str) -> str:
     Content-Type ``http-equiv``, no XML declaration) gets ``<meta charset="utf-8">`` right after its
     ``<head>`` tag: written as UTF-8 and undeclared, a browser would read it in its locale's legacy
     encoding (``kÃ¶nnen``). A page without a ``<head>`` tag is left as it is (an element added
-    before its body would change its tree)."""
+    before its body would change its tree): its output is written in ASCII (``ascii_html``)."""
     text = utf8_html(text)
     if _CHARSET_META.search(text) or _XML_DECLARATION.match(text):
         return text
     head = _HEAD.search(text)
     return text if head is None else text[:head.end()] + '<meta charset="utf-8">' + text[head.end():]
+
+
+def undeclared_without_head(text: str) -> bool:
+    """Whether a page declares no charset and has no ``<head>`` to declare one in: written as
+    UTF-8, a browser would misread it, so its non-ASCII characters are written as references."""
+    return not (_CHARSET_META.search(text) or _XML_DECLARATION.match(text) or _HEAD.search(text)
+                or text.startswith("\ufeff"))
+
+
+_RAW_TEXT = re.compile(r"<(script|style)\b.*?</\1\s*>", re.I | re.S)
+
+
+def ascii_html(page: str) -> str:
+    """``page`` with each non-ASCII character outside ``<script>`` and ``<style>`` written as a
+    numeric character reference (``&#196;``): it reads the same in any encoding a browser guesses."""
+    out, at = [], 0
+    for match in _RAW_TEXT.finditer(page):
+        out += [page[at:match.start()].encode("ascii", "xmlcharrefreplace").decode("ascii"), match.group()]
+        at = match.end()
+    out.append(page[at:].encode("ascii", "xmlcharrefreplace").decode("ascii"))
+    return "".join(out)
 
 
 def utf8_po_header(header: str) -> str:

@@ -25,7 +25,7 @@ import unicodedata
 from html.parser import HTMLParser
 from typing import Sequence
 
-from .declared import declared_utf8_html
+from .declared import ascii_html, declared_utf8_html, undeclared_without_head
 from .inline import inline_unit
 from .markup import Link, transfer
 from .model import FormatError, OutputError, Parsed, Skeleton, TextUnit
@@ -198,6 +198,7 @@ def apart(items: list[tuple[str, str, str, str]], parts) -> list[tuple[str, str,
 
 
 def parse_html(text: str) -> Parsed:
+    undeclared = undeclared_without_head(text)
     text = declared_utf8_html(text)
     references = character_references(text)
     parser = _Events(text)
@@ -303,7 +304,7 @@ def parse_html(text: str) -> Parsed:
         page = skeleton.fill(values)
         for mark, index in attributes.items():
             page = page.replace(_MARK.format(mark), html.escape(translations[index], quote=True), 1)
-        return page
+        return ascii_html(page) if undeclared else page
 
     return Parsed(units, render, marked=True)
 

@@ -42,7 +42,7 @@ _EXTENSIONS = ("diff|patch|rs|go|rb|php|pl|kt|kts|swift|scala|lua|ipynb|jsx|tsx|
 # conversions; %m of glibc, %@ of Objective-C; gettext's <PRIx64> macros), %% , Python %(name)s, Qt %1.
 _PRINTF = (r"%(?:\d+\$)?[-+#0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?<PRI\w+>"  # gettext's "%" PRIx64 (%<PRIx64>, %08<PRIx32>)
            r"|%(?:\d+\$)?[-+#0']*(?:\d+|\*(?:\d+\$)?)?(?:\.(?:\d+|\*(?:\d+\$)?))?(?:hh|ll|I64|I32|[hlLzjtq])?"
-           r"[diouxXeEfFgGaAcCsSpnm@]"
+           r"[diouxXeEfFgGaAcCsSpnmr@]"
            r"|%\(\w+\)[-+#0 ]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]|%%|%[1-9]\d?(?![\d$])")
 # Command words that open a command line (``pip install --upgrade requests``) when an option, a
 # subcommand or a path-like argument follows; bare words after those are its arguments.
