@@ -2,13 +2,15 @@
 nesting kept, a unit with no words left keeps its source, and a writer refuses ill-formed output."""
 from __future__ import annotations
 
+import html
+import random
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from worker.formats import KEPT_SOURCE, OutputError, parse, translate_parsed
-from worker.formats.markup import transfer
+from worker.formats.markup import is_link, transfer
 from worker.formats.model import Tag
 from worker.text.segment import Alignment, DocumentResult, SegmentResult
 
@@ -120,3 +122,225 @@ def test_a_code_between_two_links_parts_their_words(between, preserve):
 def test_a_code_inside_a_word_does_not_part_it():
     parsed = parse("xliff", xliff('Das Pro<x id="7"/>gramm and <g id="1">Hal</g><g id="2">lo</g>'))
     assert parsed.units[0].text == "Das Programm and Hallo"
+
+
+# -- links keep their targets and their texts ----------------------------------------------------------
+# A texinfo manual's navigation line (makeinfo --html): the issue's case. Source words: Next: | Resource |
+# Measurement | [Contents][Index]; target words: Weiter: | Ressourcenmessung | [Inhalt][Index].
+NAV = ('<p>Next: <a href="#Resource-Measurement">Resource Measurement</a> '
+       '[<a href="#SEC_Contents">Contents</a>][<a href="#Concept-index">Index</a>]</p>')
+NAV_DE = "Weiter: Ressourcenmessung [Inhalt][Index]"
+NAV_OUT = ('<p>Weiter: <a href="#Resource-Measurement">Ressourcenmessung</a> '
+           '[<a href="#SEC_Contents">Inhalt</a>][<a href="#Concept-index">Index</a>]</p>')
+NAV_TARGETS = ["#Resource-Measurement", "#SEC_Contents", "#Concept-index"]
+
+
+def anchors(html: str) -> list[tuple[str, str]]:
+    """(href, text) of each link, in the order written."""
+    return re.findall(r'<a href="([^"]*)"[^>]*>(.*?)</a>', html)
+
+
+@pytest.mark.parametrize("pairs, warned, expected", [
+    ([(0, 0), (1, 1), (2, 1), (3, 2)], False, NAV_OUT),  # as the model's aligner links it: glued word to glued word
+    ([(0, 0), (1, 1), (2, 1)], False, NAV_OUT),  # the glued word unaligned: its twin of the same shape ([..][..])
+    # crossing: Next: and Resource on [Inhalt][Index], the links' word on Weiter:
+    ([(0, 2), (1, 2), (2, 1), (3, 0)], True, NAV_OUT),
+    ([(3, 0), (0, 1)], True, NAV_OUT),  # the links' word on Weiter: and Next: on Ressourcenmessung (the issue's swap)
+    ([], True, NAV_OUT.replace('Weiter: <a href="#Resource-Measurement">', '<a href="#Resource-Measurement">Weiter: ')),
+    # nothing aligned: the first link by its share of the line (two words of three), the glued word by its shape
+])
+def test_a_texinfo_navigation_line_keeps_each_link_on_its_own_words(pairs, warned, expected):
+    parsed = parse("html", NAV)
+    s, t = words(parsed.units[0].text), words(NAV_DE)
+    out = parsed.render([NAV_DE], [[(s[a], t[b]) for a, b in pairs]])
+    assert out == expected
+    notes = parsed.notes.get(0, [])
+    assert bool(notes) == warned
+    if warned:
+        assert re.match(r'links placed in source order: "Resource Measurement" <a href="#Resource-Measurement"> \(',
+                        notes[0])
+
+
+def test_links_left_fewer_words_than_they_need_keep_source_order_and_the_translation():
+    # the glued word translated as one word of one run: it holds one link; the other holds nothing, warned
+    parsed = parse("html", NAV)
+    translation = "Weiter: Ressourcenmessung [Inhaltsverzeichnis]"
+    s, t = words(parsed.units[0].text), words(translation)
+    out = parsed.render([translation], [[(s[0], t[0]), (s[1], t[1]), (s[2], t[1]), (s[3], t[2])]])
+    assert anchors(out) == [("#Resource-Measurement", "Ressourcenmessung"), ("#SEC_Contents", "Inhaltsverzeichnis"),
+                            ("#Concept-index", "")]
+    assert re.sub(r"<[^>]+>", "", out) == translation  # no word added, none lost
+    assert any(n.startswith('link "Index" <a href="#Concept-index"> holds no word') for n in parsed.notes[0])
+
+
+def test_two_links_of_two_source_words_glued_into_one_target_word_part_it():
+    # DOCX parts [Contents][Index] into two words; the model may glue them again
+    source, translation = "Next: Resource Measurement [Contents] [Index]", NAV_DE
+    tags = [Tag(f'<a href="{k + 1}">', "</a>", a, b) for k, (a, b) in enumerate([(6, 26), (28, 36), (39, 44)])]
+    s, t = words(source), words(translation)
+    links = [(s[0], t[0]), (s[1], t[1]), (s[2], t[1]), (s[3], t[2]), (s[4], t[2])]
+    pieces, notes = transfer(source, tags, translation, links)
+    assert "".join(p.text for p in pieces) == \
+        'Weiter: <a href="1">Ressourcenmessung</a> [<a href="2">Inhalt</a>][<a href="3">Index</a>]' and notes == []
+
+
+@pytest.fixture(scope="module")
+def translator():
+    from worker.engine.settings import EngineSettings
+    from worker.engine.translator import Translator
+
+    from .conftest import REPO_ROOT
+    bundle = REPO_ROOT / "models" / "en-de"
+    if not (bundle / "manifest.json").exists():
+        pytest.skip("models/en-de not present")
+    return Translator(bundle, EngineSettings(provider="cpu", intra_op_threads=1))
+
+
+@pytest.mark.parametrize("page, targets", [
+    (NAV, NAV_TARGETS),
+    ('<div class="nav-panel">\n<p>\nNext: <a href="#Resource-Measurement" accesskey="n" rel="next">'
+     'Resource Measurement</a>, '
+     'Previous: <a href="#Filesystem-Interface" accesskey="p" rel="prev">Filesystem Interface</a>, Up: <a href="#Top" '
+     'accesskey="u" rel="up">The GNU C Library</a> &nbsp; [<a href="#SEC_Contents" title="Table of contents" '
+     'rel="contents">Contents</a>][<a href="#Concept-Index" title="Index" rel="index">Index</a>]</p>\n</div>\n',
+     ["#Resource-Measurement", "#Filesystem-Interface", "#Top", "#SEC_Contents", "#Concept-Index"]),
+])
+def test_texinfo_navigation_through_the_shipped_model_keeps_every_link_in_order_with_text(translator, page, targets):
+    """The whole path of ``nmt translate``: the model's translation and its forced-alignment links."""
+    from functools import partial
+
+    from worker.engine.forced import segment_links
+    from worker.formats import translate_parsed
+    from worker.text.layout import split_document
+
+    parsed = parse("html", page, ("en", "de"))
+    results = translator.translate_layouts([split_document(u.text, "en") for u in parsed.units])
+    out, record = translate_parsed(parsed, results, partial(segment_links, translator))
+    found = anchors(out)
+    assert [href for href, _ in found] == targets  # each link once, in source order: no target swapped
+    assert all(re.search(r"\w", text) for _, text in found), found  # none empty
+    line = re.search(r"<p>(.*)</p>", out, re.S).group(1)
+    unit = next(u for u, r in zip(parsed.units, results) if "Next" in u.text)
+    translation = next(r.translation for u, r in zip(parsed.units, results) if u is unit)
+    assert " ".join(html.unescape(re.sub(r"<[^>]+>", "", line)).split()) == " ".join(translation.split())
+
+
+def test_a_link_around_code_alone_is_kept_whole():
+    page = '<p>See <a href="#f"><code>foo()</code></a> and <a href="#c">the first chapter</a> for help.</p>'
+    parsed = parse("html", page)
+    assert parsed.units[0].text == "See and the first chapter for help."
+    translation = "Siehe und das erste Kapitel für Hilfe."
+    out = parsed.render([translation], [[]])  # nothing aligned
+    assert out.count('<a href="#f"><code>foo()</code></a>') == 1 and [h for h, _ in anchors(out)] == ["#f", "#c"]
+
+
+def test_a_link_whose_text_the_model_kept_goes_on_that_word_when_unaligned():
+    # PO catalogues of pages and DOCX keep a link's code as text: protected, it comes back as it was
+    source = "See foo() and the first chapter for help."
+    tags = [Tag('<a href="#f">', "</a>", 4, 9), Tag("<code>", "</code>", 4, 9, parent=0),
+            Tag('<a href="#c">', "</a>", 14, 31)]
+    translation = "Für Hilfe siehe foo() und das erste Kapitel."
+    s, t = words(source), words(translation)
+    # See -> siehe, and -> und, the first chapter -> das erste Kapitel, for help. -> Für Hilfe; foo() unaligned
+    links = [(s[0], t[2]), (s[2], t[4]), (s[3], t[5]), (s[4], t[6]), (s[5], t[7]), (s[6], t[0]), (s[7], t[1])]
+    pieces, notes = transfer(source, tags, translation, links)
+    assert "".join(p.text for p in pieces) == \
+        'Für Hilfe siehe <a href="#f"><code>foo()</code></a> und <a href="#c">das erste Kapitel</a>.'
+    assert notes[0] == 'links placed in source order: "foo()" <a href="#f"> (no aligned words)'
+
+
+def test_a_link_keeps_its_words_from_a_sibling_run_whose_alignment_covers_them():
+    # LibreOffice's runs around a link are tags of their own; one aligned to more words, across the link,
+    # took the link's words before (the link came out around another word, or none)
+    page = ('<p><span class="T1">Read </span><a href="m.html">the manual</a>'
+            '<span class="T1"> before you install it.</span></p>')
+    parsed = parse("html", page)
+    translation = "Lesen Sie das Handbuch, bevor Sie es installieren."
+    s, t = words(parsed.units[0].text), words(translation)
+    # Read -> Lesen, the manual -> das Handbuch, before -> bevor, you -> Sie (both), install -> installieren, it. -> es
+    links = [(s[0], t[0]), (s[1], t[2]), (s[2], t[3]), (s[3], t[4]), (s[4], t[5]), (s[4], t[1]), (s[5], t[7]),
+             (s[6], t[6])]
+    out = parsed.render([translation], [links])
+    assert anchors(out) == [("m.html", "das Handbuch")]
+
+
+def test_links_the_translation_reorders_are_put_in_source_order_with_a_warning():
+    # a trade-off: an order change cannot be told from an aligner's swap, and a swapped target is worse
+    source = "Click here to read the manual."
+    tags = [Tag('<a href="#click">', "</a>", 6, 10), Tag('<a href="#manual">', "</a>", 19, 29)]
+    translation = "Lesen Sie das Handbuch, indem Sie hier klicken."
+    s, t = words(source), words(translation)
+    links = [(s[0], t[7]), (s[1], t[6]), (s[3], t[0]), (s[4], t[2]), (s[5], t[3])]
+    pieces, notes = transfer(source, tags, translation, links)
+    out = "".join(p.text for p in pieces)
+    assert [h for h, _ in anchors(out)] == ["#click", "#manual"] and all(text for _, text in anchors(out))
+    assert "order changed" in notes[0]
+
+
+@pytest.mark.parametrize("tag, link", [
+    (Tag('<a href="x">', "</a>", 0, 1), True), (Tag("<A HREF=x>", "</A>", 0, 1), True),
+    (Tag('<a name="s">', "</a>", 0, 1), True),
+    (Tag("<abbr>", "</abbr>", 0, 1), False), (Tag("<b>", "</b>", 0, 1), False),
+    (Tag("[", "](https://e.x)", 0, 1), True), (Tag("**", "**", 0, 1), False),
+    (Tag("\ue010o3\ue011", "\ue010c3\ue011", 0, 1), True),  # a DOCX hyperlink; its run formats count from 10 000
+    (Tag("\ue010o10002\ue011", "\ue010c10002\ue011", 0, 1), False),
+    (Tag('<g id="1" ctype="link">', "</g>", 0, 1), True), (Tag('<g id="1" ctype="x-html-a">', "</g>", 0, 1), True),
+    (Tag('<g id="1" ctype="bold">', "</g>", 0, 1), False), (Tag('<g id="1">', "</g>", 0, 1), False),
+    (Tag('<pc id="1" type="link">', "</pc>", 0, 1), True), (Tag('<pc id="1" type="fmt">', "</pc>", 0, 1), False),
+    (Tag('<a href="x"><img src="i.png"></a>', "", 0, 0), False),  # a link around no text is one point
+])
+def test_what_counts_as_a_link(tag, link):
+    assert is_link(tag) == link
+
+
+def laid_out(out: str) -> list[tuple[str, list[str]]]:
+    """The output as ("link", its words) and ("word", [word]) items, other markup left out."""
+    items, current = [], None
+    for token in re.findall(r'<a href="[^"]*">|</a>|[^\s<]+', re.sub(r"</?[bi]>", " ", out)):
+        if token.startswith("<a"):
+            current = []
+        elif token == "</a>":
+            items.append(("link", current))
+            current = None
+        elif current is not None:
+            current.append(token)
+        else:
+            items.append(("word", [token]))
+    return items
+
+
+def test_random_links_keep_their_targets_in_order_and_hold_words_while_any_can_be_had():
+    rng = random.Random(11)
+    for trial in range(400):
+        n = rng.randint(1, 9)
+        source = " ".join(f"s{i}" for i in range(n))
+        s = words(source)
+        tags, i = [], 0
+        while i < n:  # top-level links and emphasis, some with a child
+            j = rng.randint(i, min(n - 1, i + 2))
+            if rng.random() < 0.7:
+                link = rng.random() < 0.6
+                opened, closed = (f'<a href="#{len(tags)}">', "</a>") if link else ("<b>", "</b>")
+                tags.append(Tag(opened, closed, s[i][0], s[j][1]))
+                if j > i and rng.random() < 0.3:
+                    tags.append(Tag("<i>", "</i>", s[j][0], s[j][1], parent=len(tags) - 1))
+            i = j + 1 + (rng.random() < 0.4)
+        m = rng.randint(0, 10)
+        translation = " ".join(f"t{k}" for k in range(m))
+        t = words(translation)
+        links = [(s[a], t[b]) for a in range(n) for b in range(m) if rng.random() < 0.25]
+        pieces, notes = transfer(source, tags, translation, links)
+        out = "".join(p.text for p in pieces)
+        case = (trial, source, tags, translation, links, out, notes)
+        hrefs = re.findall(r'<a href="([^"]*)">', out)
+        sources = [f"#{k}" for k, tag in enumerate(tags) if is_link(tag)]
+        assert sorted(hrefs) == sorted(sources), case  # each link once: never split, never merged
+        assert re.sub(r"<[^>]+>", "", out) == translation, case
+        if any(note.startswith("links placed in source order") for note in notes):
+            assert hrefs == sources, case  # moved at all: then in source order
+        items = laid_out(out)
+        for k, (kind, held) in enumerate(items):
+            if kind == "link" and not held:  # empty only where no word is free and no neighbour can spare one
+                before = next((item for item in reversed(items[:k]) if item[1]), None)
+                after = next((item for item in items[k + 1:] if item[1]), None)
+                assert all(item is None or item[0] == "link" and len(item[1]) == 1 for item in (before, after)), case

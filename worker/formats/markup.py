@@ -14,6 +14,16 @@ paired tag or at the top. After translation the tree is placed again, top down, 
   target of the word it is glued to, or before that of the next aligned word; never inside a
   sibling.
 
+Links (``is_link``: an ``a`` element, a Markdown link, a DOCX hyperlink, an XLIFF code typed as
+a link) carry a target, so among siblings they are placed first, each as one span: on its aligned
+words where every link has some, no two share one and they follow one another in source order;
+else all of them in source order, each on its own aligned words where it can, else on the nearest
+words no other link's alignment claims, with a note naming them (``_in_source_order``). A link
+holds no word only where the translation has fewer words than links (noted): placement never
+changes the translation's text. Where markup parts a source word between runs of letters
+(``[<a>Contents</a>][<a>Index</a>]``), the word and a target word aligned to it are parted there
+(``_parted``), so two links never have to share one word.
+
 So every tag comes back exactly once, with the same parent, and the markup nests as the source's
 did; ``transfer`` checks this on what it built and raises ``PlacementError`` if not.
 
@@ -38,6 +48,19 @@ Link = tuple[CharRange, CharRange]
 _OPEN, _CLOSE, _POINT = "open", "close", "point"
 # printf directives, {name}/${name}, %(name)s: punctuation that belongs to the placeholder
 _PLACEHOLDER = re.compile(r"%(?:\d+\$|\(\w+\))?[-+ #0]*\d*(?:\.\d+)?[a-zA-Z%]|\$?\{\w*\}")
+# A Tag carries no kind, so a link is known by how its format writes it: an HTML or XML <a> element
+# (HTML, catalogues of pages), an XLIFF code typed as a link (1.2 ctype, 2.0 type, the fs module),
+# and a DOCX hyperlink, whose sentinel docx.py numbers below 10 000 (run formats count from 10 000).
+_LINK_OPEN = re.compile(r'<a[\s/>]|<[^>]*\b(?:c?type="(?:link|x-(?:html-)?a)"|fs:fs="a")|\ue010o\d{1,4}\ue011\Z', re.I)
+_RUN = re.compile(r"\w+")  # a run of letters and digits: what markup may part a word between
+_OWN, _CLAIMED, _SAME, _NEAR, _EMPTY = 1000, -1000, 500, 10, -2500  # _in_source_order's scores
+
+
+def is_link(tag: Tag) -> bool:
+    """Whether ``tag`` is a link, by its markup: ``<a ...>``, Markdown's ``[``, an XLIFF code with
+    ``ctype="link"``/``"x-a"``/``"x-html-a"`` or ``type="link"``, a DOCX hyperlink. An XLIFF ``<g>``
+    that says nothing of its kind (odf2xliff's) is not known to be one."""
+    return bool(tag.close) and (tag.open == "[" or _LINK_OPEN.match(tag.open) is not None)
 
 
 class PlacementError(RuntimeError):
@@ -56,6 +79,7 @@ class _Node:
     start: int  # source characters [start, end)
     end: int
     paired: bool
+    link: bool = False
     children: list[_Node] = field(default_factory=list)
     lo: int = 0  # target words [lo, hi); a point tag sits in gap lo == hi (gap g: before target word g)
     hi: int = 0
@@ -64,6 +88,8 @@ class _Node:
 @dataclass
 class _Alignment:
     source: str
+    translation: str
+    words: list[CharRange]  # the translation's words (parted as ``_parted`` says)
     source_words: list[CharRange]  # aligned source words, sorted
     aligned: dict[int, set[int]]  # source word start -> target word indexes
     rule: str
@@ -98,17 +124,15 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     cannot hold nothing is placed around nothing in source order, flagged. Without ``nests`` any
     sibling hosts."""
     root = tag_tree(source, tags)
-    words = word_spans(translation)
+    words, pairs = _parted(source, tags, translation, links)
     notes: list[str] = []
     if tags and not words:
         notes.append("markup kept without a translation to place it in")
-    starts = [w[0] for w in words]
     aligned: dict[int, set[int]] = {}
-    for (s0, _), (t0, _) in links:
-        target = bisect.bisect_right(starts, t0) - 1
-        if target >= 0:
-            aligned.setdefault(s0, set()).add(target)
-    alignment = _Alignment(source, sorted({s for s, _ in links}), aligned, rule, notes, empty_pairs, nests, respell)
+    for (s0, _), target in pairs:
+        aligned.setdefault(s0, set()).add(target)
+    alignment = _Alignment(source, translation, words, sorted({s for s, _ in pairs}), aligned, rule, notes,
+                           empty_pairs, nests, respell)
     _place(root, 0, len(words), tags, alignment)
     events: dict[int, list[tuple[str, int]]] = defaultdict(list)
     _emit(root, events)
@@ -118,11 +142,73 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     return pieces, notes
 
 
+def _parted(source: str, tags: Sequence[Tag], translation: str,
+            links: Sequence[Link]) -> tuple[list[CharRange], list[tuple[CharRange, int]]]:
+    """The translation's words, and the links as (source word, target word index) pairs, with words
+    parted between their runs of letters where markup needs it: a source word where a paired tag
+    starts or ends between two runs (``[<a>Contents</a>][<a>Index</a>]``: ``[Contents``, ``][Index]``);
+    a target word where it is aligned to source words (or parts) inside different tags, into one part
+    per such tag in source order (as many as its runs allow; never a placeholder), each tag's words
+    aligned to their part. A parted source word is also aligned to the first target word of its
+    shape, the same punctuation around and between its runs (``[Inhalt][Index]``), which the
+    alignment may miss: that word is parted as the source word is, other words aligned to it
+    going to all of it."""
+    words = word_spans(translation)
+    starts = [w[0] for w in words]
+    pairs = {(tuple(s), bisect.bisect_right(starts, t[0]) - 1) for s, t in links}
+    pairs = sorted((s, t) for s, t in pairs if t >= 0)
+    spans = sorted({(t.start, t.end) for t in tags if t.close})
+    if not spans or not words:
+        return words, pairs
+    bounds = sorted({b for span in spans for b in span})
+    parts: dict[CharRange, list[CharRange]] = {}
+    for s0, s1 in word_spans(source):
+        runs = [m.span() for m in _RUN.finditer(source, s0, s1)]
+        cuts = [end for (_, end), (start, _) in zip(runs, runs[1:])
+                if bisect.bisect_right(bounds, start) > bisect.bisect_left(bounds, end)]
+        if cuts:
+            parts[(s0, s1)] = list(zip([s0, *cuts], [*cuts, s1]))
+    twins: dict[int, CharRange] = {}  # target word -> the parted source word of its shape
+    for word in sorted(parts):
+        shape = _RUN.split(source[word[0]:word[1]])
+        twin = next((j for j, (w0, w1) in enumerate(words) if j not in twins and
+                     _RUN.split(translation[w0:w1]) == shape), None)
+        if twin is not None:
+            twins[twin] = word
+            pairs.append((word, twin))
+    units = sorted({(t, piece) for s, t in pairs for piece in parts.get(s, [s])})  # by target word, then source
+
+    def inside(piece: CharRange) -> frozenset[int]:
+        c0, c1 = _core(source, *piece)
+        return frozenset(k for k, (a, b) in enumerate(spans) if a < c1 and c0 < b)
+
+    group: dict[tuple[int, CharRange], int | None] = {}  # (target word, source piece) -> its group there (None: all)
+    count: dict[int, int] = {}  # target word -> its groups
+    for t, piece in units:
+        if t in twins:  # parted as its twin is, the twin's parts in order; other words on all of it
+            count[t] = len(parts[twins[t]])
+            group[(t, piece)] = parts[twins[t]].index(piece) if piece in parts[twins[t]] else None
+            continue
+        held = inside(piece)
+        if t not in count or held != last:
+            count[t] = count.get(t, 0) + 1
+        group[(t, piece)], last = count[t] - 1, held
+    parted, of = [], []  # the new words; per old word, the indexes of its parts
+    for j, (w0, w1) in enumerate(words):
+        runs = [m.span() for m in _RUN.finditer(translation, w0, w1)]
+        cuts = [] if _PLACEHOLDER.fullmatch(translation, w0, w1) else \
+            [runs[(k * len(runs)) // n - 1][1] for n in [min(count.get(j, 1), len(runs))] for k in range(1, n)]
+        of.append(list(range(len(parted), len(parted) + len(cuts) + 1)))
+        parted += list(zip([w0, *cuts], [*cuts, w1]))
+    return parted, [(piece, of[t][k]) for t, piece in units for g in [group[(t, piece)]]
+                    for k in (range(len(of[t])) if g is None else [g * len(of[t]) // count[t]])]
+
+
 def tag_tree(source: str, tags: Sequence[Tag]) -> _Node:
     """The tags as a tree under a node for the whole unit; a tag without ``parent`` goes in the
     innermost paired tag whose span holds it (of equal spans, the one listed first is outside)."""
     root = _Node(-1, 0, len(source), True)
-    nodes = [_Node(i, t.start, t.end, bool(t.close)) for i, t in enumerate(tags)]
+    nodes = [_Node(i, t.start, t.end, bool(t.close), is_link(t)) for i, t in enumerate(tags)]
     for i, tag in enumerate(tags):
         if tag.parent is not None:
             if not (0 <= tag.parent < len(tags)) or not tags[tag.parent].close or tag.parent == i:
@@ -166,13 +252,12 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
     targets = {c.index: sorted({t for s0, s1 in al.source_words for c0, c1 in [_core(al.source, s0, s1)]
                                 if c0 < c.end and c1 > c.start
                                 for t in al.aligned.get(s0, ()) if lo <= t < hi}) for c in pairs}
-    placed: list[_Node] = []
-    for child in sorted(pairs, key=lambda c: (-len(targets[c.index]), c.index)):
+    placed = _place_links([c for c in pairs if c.link], node, lo, hi, targets, tags, al)
+    for child in sorted((c for c in pairs if not c.link), key=lambda c: (-len(targets[c.index]), c.index)):
         found = targets[child.index]
         span = None
         if found:
-            wanted = _cluster(found) if al.rule == "cluster" else (found[0], found[-1] + 1)
-            span = _free_part(wanted, [(c.lo, c.hi) for c in placed], found)
+            span = _free_part(_wanted(found, al.rule), [(c.lo, c.hi) for c in placed], found)
         if span is None:
             span = _by_position(child, node, lo, hi, placed)
             host = _host(child, placed, span[0], tags, al) if span[0] == span[1] and \
@@ -195,6 +280,103 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
             child.lo = child.hi = _gap(child, node, tags[child.index], pairs, al)
 
 
+def _wanted(found: list[int], rule: str) -> CharRange:
+    return _cluster(found) if rule == "cluster" else (found[0], found[-1] + 1)
+
+
+def _place_links(links: list[_Node], node: _Node, lo: int, hi: int, targets: dict[int, list[int]],
+                 tags: Sequence[Tag], al: _Alignment) -> list[_Node]:
+    """Place ``node``'s links, in source order, before its other tags: each on the words it wants
+    (``_wanted``) where every one has some, none shares one and they keep the source's order; else
+    all of them by ``_in_source_order``, with a note naming the links that made it so."""
+    links = sorted(links, key=lambda c: (c.start, c.index))
+    wanted = [_wanted(targets[c.index], al.rule) if targets[c.index] else None for c in links]
+    trouble: dict[int, str] = {}
+    for i, span in enumerate(wanted):
+        if span is None:
+            trouble[i] = "no aligned words"
+        for j in range(i + 1, len(links)):
+            if span is not None and wanted[j] is not None and span[1] > wanted[j][0]:
+                reason = "aligned words in common" if wanted[j][1] > span[0] else "order changed"
+                trouble.setdefault(i, reason)
+                trouble.setdefault(j, reason)
+    if trouble:
+        spans = _in_source_order(links, node, lo, hi, targets, al)
+        al.notes.append("links placed in source order: " + ", ".join(
+            f"{_named(tags[links[i].index], al.source)} ({reason})" for i, reason in sorted(trouble.items())))
+        al.notes += [f"link {_named(tags[c.index], al.source)} holds no word: the translation has fewer "
+                     f"words than links" for c, (a, b) in zip(links, spans) if a == b]
+    else:
+        spans = wanted
+    for link, (a, b) in zip(links, spans):
+        link.lo, link.hi = a, b
+    return links
+
+
+def _named(tag: Tag, source: str) -> str:
+    text = " ".join(source[tag.start:tag.end].split())
+    return f'"{text[:40]}"' + (f" {tag.open.strip()[:40]}" if tag.open.startswith("<") else "")
+
+
+def _in_source_order(links: list[_Node], node: _Node, lo: int, hi: int, targets: dict[int, list[int]],
+                     al: _Alignment) -> list[CharRange]:
+    """Spans of words [lo, hi) for ``links`` (in source order) that follow one another in that order,
+    chosen by dynamic programming (links x words) for the best sum of: per word of a link, its own
+    aligned word ``_OWN``, a word aligned to any other source word ``_CLAIMED``, an unaligned word
+    with the letters of one of the link's words ``_SAME`` (a code kept as it was: ``foo()``), an
+    unaligned word in the link's share of its parent ``_NEAR``, any other unaligned word a little
+    less than nothing; and ``_EMPTY`` per link on no word. That is worse than a claimed word, or one
+    taken from a link that keeps others (-2000 at most), better than moving a link off its one word
+    (-3000): a link holds no word only where no word is left between its neighbours and each holds
+    one. On a tie the earlier link keeps its word."""
+    n, claimed = hi - lo, {t for found in al.aligned.values() for t in found}
+    best = [0] * (n + 1)  # best[x]: the best sum for the links so far within words [lo, lo + x)
+    starts: list[list[int | None]] = []  # per link and x: where its span starts (None: word x - 1 is outside)
+    for link in links:
+        prefix = [0]
+        for gain in _gains(link, node, lo, hi, set(targets[link.index]), claimed, al):
+            prefix.append(prefix[-1] + gain)
+        row, back, top, top_at = [0] * (n + 1), [None] * (n + 1), None, None
+        for x in range(n + 1):
+            if x > 0 and (top is None or best[x - 1] - prefix[x - 1] > top):
+                top, top_at = best[x - 1] - prefix[x - 1], x - 1
+            options = [(best[x] + _EMPTY, x)] + ([(top + prefix[x], top_at)] if top is not None else []) + \
+                ([(row[x - 1], None)] if x > 0 else [])
+            row[x], back[x] = max(options, key=lambda o: o[0])
+        best = row
+        starts.append(back)
+    spans: list[CharRange] = []
+    x = n
+    for back in reversed(starts):
+        while back[x] is None:
+            x -= 1
+        spans.append((lo + back[x], lo + x))
+        x = back[x]
+    return spans[::-1]
+
+
+def _gains(link: _Node, node: _Node, lo: int, hi: int, own: set[int], claimed: set[int], al: _Alignment) -> list[int]:
+    """Per word of [lo, hi): what it is worth in ``link`` (``_in_source_order``)."""
+    cores = {al.source[a:b].casefold() for s0, s1 in word_spans(al.source[link.start:link.end], link.start)
+             for a, b in [_core(al.source, s0, s1)]}
+    length = max(node.end - node.start, 1)
+    first = lo + (link.start - node.start) * (hi - lo) // length
+    last = max(first + 1, lo + math.ceil((link.end - node.start) * (hi - lo) / length))
+    gains = []
+    for word in range(lo, hi):
+        if word in own:
+            gains.append(_OWN)
+        elif word in claimed:
+            gains.append(_CLAIMED)
+        elif al.translation[slice(*_core(al.translation, *al.words[word]))].casefold() in cores:
+            gains.append(_SAME)
+        elif first <= word < last:
+            gains.append(_NEAR)
+        else:
+            gains.append(-_NEAR - _NEAR * max(first - word, word - last + 1) // max(hi - lo, 1))
+    return gains
+
+
 _WORD_CHARACTER = re.compile(r"\w")
 
 
@@ -206,10 +388,11 @@ def _core(source: str, start: int, end: int) -> CharRange:
 
 
 def _host(child: _Node, placed: list[_Node], gap: int, tags: Sequence[Tag], al: _Alignment) -> _Node | None:
-    """The placed sibling nearest ``gap`` that ``child`` can be written in (as it is, else as
-    respelled, which is then recorded); None if there is none."""
+    """The placed sibling nearest ``gap``, holding words, that ``child`` can be written in (as it
+    is, else as respelled, which is then recorded); None if there is none."""
     tag = tags[child.index]
-    for candidate in sorted(placed, key=lambda c: (min(abs(c.lo - gap), abs(c.hi - gap)), c.index)):
+    holding = [c for c in placed if c.hi > c.lo]  # in one around nothing it would hold nothing too
+    for candidate in sorted(holding, key=lambda c: (min(abs(c.lo - gap), abs(c.hi - gap)), c.index)):
         outer = al.written(tags, candidate.index)
         if al.nests is None or al.nests(outer, tag):
             return candidate
@@ -255,7 +438,7 @@ def _free_part(wanted: CharRange, taken: list[CharRange], targets: list[int]) ->
 
 def _by_position(child: _Node, node: _Node, lo: int, hi: int, placed: list[_Node]) -> CharRange:
     """The free words at ``child``'s relative position and share of its parent; else a word taken from the
-    end of the nearest sibling that has two or more; else the nearest gap of the parent that no
+    end of the nearest sibling that has two or more and is no link; else the nearest gap of the parent that no
     sibling holds inside it (the tag then holds no word)."""
     length = max(node.end - node.start, 1)
     share = (child.start - node.start) / length
@@ -269,7 +452,7 @@ def _by_position(child: _Node, node: _Node, lo: int, hi: int, placed: list[_Node
     if free:
         word = min(free, key=lambda w: (abs(w + 0.5 - at), w))
         return word, word + 1
-    wide = [c for c in placed if c.hi - c.lo >= 2]
+    wide = [c for c in placed if c.hi - c.lo >= 2 and not c.link]  # a link's words are its text
     if wide:
         sibling = min(wide, key=lambda c: (min(abs(c.lo + 0.5 - at), abs(c.hi - 0.5 - at)), c.index))
         if abs(sibling.lo + 0.5 - at) < abs(sibling.hi - 0.5 - at):
