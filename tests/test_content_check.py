@@ -636,3 +636,13 @@ def test_spans_in_real_german_prose_are_never_plain_words():
         spans = {span for line, _ in zip(lines, range(500)) for span in spans_of(line) if not span.startswith("#")}
     assert spans, "the first 500 lines hold some machine-readable spans"
     assert [s for s in spans if re.fullmatch(r"[^\W\d_][a-zäöüß]*", s)] == []
+
+
+def test_spans_compare_as_both_languages_write_them():
+    # gettext's numbered directives, German compounds joined to a span, hyphenated word parts
+    assert spans_of("%2$s von %1$d") == spans_of("%d of %s")
+    for german, english in (("die 5.1.6-spezifische Form", "the 5.1.6 form"),
+                            ("der inttypes.h-Header", "the inttypes.h header"),
+                            ("die --checkpoint-action=totals-Option", "the --checkpoint-action=totals option")):
+        assert spans_of(german) == spans_of(english), german
+    assert spans_of("--binary-files=without-match") != spans_of("--binary-files=without")

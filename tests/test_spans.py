@@ -81,6 +81,14 @@ DETECTED = [
     ("Call setuid() and os.path.join(a, b), then read sys.argv.",
      [("call", "setuid()"), ("call", "os.path.join(a, b)"), ("call", "sys.argv")]),
     ("Press Ctrl+F, Ctrl+Shift+T or Alt-F4.", [("key", "Ctrl+F"), ("key", "Ctrl+Shift+T"), ("key", "Alt-F4")]),
+    # from real manuals: manual pages, C# class names, make's files, globs, Python's %r
+    ("See printenv(1) and printf(3p).", [("call", "printenv(1)"), ("call", "printf(3p)")]),
+    ("Use GNU.Gettext.GettextResourceManager or System.Resources.ResourceManager.",
+     [("call", "GNU.Gettext.GettextResourceManager"), ("call", "System.Resources.ResourceManager")]),
+    ("Edit Makefile.am and Makefile.in.in, then remove the *.o files.",
+     [("path", "Makefile.am"), ("path", "Makefile.in.in"), ("path", "*.o")]),
+    ("Use %r for the build.", [("placeholder", "%r")]),
+    ("He lives in the U.S.A. now; section 1(a) applies.", [("number", "1")]),
     # Not spans: hyphenated words, a dash between words, negative numbers stay numbers, a plural in brackets.
     ("A well-known e-mail - really -- and -5 degrees for the file(s), e.g. here.", [("number", "-5")]),
     # Not spans: ordinals, abbreviations, a colon before a word, and/or, a word's letters only.

@@ -92,8 +92,9 @@ PATTERNS: dict[str, str] = {
         r"|" + _L + r"(?=[\w./+@-]{0,200}?[A-Za-z])[\w.-]+(?:/[\w.+@-]+){2,}/?"
         r"|" + _L + r"[\w.-]+(?:/[\w.+@-]+)*/[\w+@-]+\.[A-Za-z0-9]{1,5}(?![\w.]\w|\w)"  # src/main.py
         r"|" + _L + r"[\w-]+(?:\.[\w-]+)*\.(?i:" + _EXTENSIONS + r")(?![\w.]\w|\w)"  # report.pdf
-        r"|(?<![\w.-])(?:Makefile|Dockerfile|Containerfile|Jenkinsfile|Vagrantfile|Gemfile|Procfile|Rakefile"
-        r"|CMakeLists\.txt)(?![\w.]\w|\w)"
+        r"|(?<![\w.-])(?:Makefile(?:\.(?:am|in|inc|def))*|GNUmakefile|Dockerfile|Containerfile|Jenkinsfile|Vagrantfile"
+        r"|Gemfile|Procfile|Rakefile|CMakeLists\.txt)(?![\w.]\w|\w)"
+        r"|(?<![\w/*])\*(?:\.[\w-]+)+(?![\w.]\w|\w)"  # *.o, *.tar.gz
         r"|(?<![\w./-])\.[a-z][\w-]*(?:\.[\w-]+)*(?![\w.]\w|\w)"  # .venv .gitignore .env.local
     ),
     # a command in backticks; a command line: a command word, then options, subcommands, paths
@@ -130,6 +131,10 @@ PATTERNS: dict[str, str] = {
     # a function call (setuid(), os.path.join(a, b)) and a dotted name (os.path.join, sys.argv)
     # a function call (setuid(), os.path.join(a, b), re_compile(x)) and a dotted name (os.path.join, sys.argv)
     "call": (r"(?<![\w.])[A-Za-z_]\w*\(\)"
+             r"|(?<![\w.])[a-z][\w.+-]*\([1-9][a-z]{0,3}\)"  # a manual page: printenv(1), printf(3p)
+             # a dotted name of classes: GNU.Gettext.GettextResourceManager, System.Resources.ResourceManager
+             r"|(?<![\w.@/-])(?=[\w.]{0,120}?(?:[a-z0-9_][A-Z]|\.[A-Za-z_]\w+\.[A-Za-z_]))"
+             r"[A-Z][A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+)+(?![\w@/(-]|\.\w)"
              r"|(?<![\w.])(?=[\w.]{0,80}[._][a-z])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\([\w.*, ]{0,40}[\w*]\)"
              r"|(?<![\w.@/-])[a-z_][a-z0-9_]+(?:\.[a-z_][A-Za-z0-9_]+)+(?![\w@/(-]|\.\w)"),
     "code": (  # letters and digits mixed (XJ-4000, INV-2023-0042, A4, B2B), snake_case, _private and camelCase identifiers
