@@ -244,7 +244,15 @@ def test_words_lost_around_what_is_copied_are_found():
     assert not lost("%(value)s million", "%(value)s Millionen")
     assert not lost("Linux", "Linux")  # nothing to translate: copied is right
     assert not lost("OK", "OK")
-    assert not lost("Aug", "A")  # a word of its own, however short: not this check's business
+    assert not lost("Aug", "A")  # a word of its own, however short: not this check's business, but too_short's
+
+
+def test_a_word_or_two_cut_to_under_half_their_letters_is_too_short():
+    from worker.text.coverage import too_short
+
+    assert too_short("Aug", "A") and too_short("nov", "v") and too_short("Information", "Info")
+    assert not too_short("Yes", "Ja") and not too_short("OK", "O")  # two letters: too few to tell
+    assert not too_short("The configuration file is read first.", "Zuerst.")  # longer: coverage's business
 
 
 def test_words_around_a_placeholder_are_kept_and_a_retry_is_named(general):

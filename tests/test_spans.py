@@ -75,7 +75,12 @@ DETECTED = [
      [("command", "grep --no-messages"), ("option", "--binary-files=without-match")]),
     ("Run ifconfig -a first; the -s option is quiet, so use -rf with care.",
      [("option", "ifconfig -a"), ("option", "-s"), ("option", "-rf")]),
-    ("  -E, --extended-regexp     PATTERNS are extended", [("option", "-E"), ("option", "--extended-regexp")]),
+    ("  -E, --extended-regexp     PATTERNS are extended",
+     [("option", "-E"), ("option", "--extended-regexp"), ("placeholder", "PATTERNS")]),
+    # metavariables of --help texts; an attribute read from a named placeholder is part of it
+    ("print NUM lines; read PATTERNS from FILE", [("placeholder", "NUM"), ("placeholder", "PATTERNS"),
+                                                  ("placeholder", "FILE")]),
+    ("because %(class_name)s.allow_future is False.", [("placeholder", "%(class_name)s.allow_future")]),
     ("Needs bash-4.4, glibc-2.1 and 2.1.3.", [("version", "bash-4.4"), ("version", "glibc-2.1"), ("version", "2.1.3")]),
     ("By Michael Alan Dorman <mdorman@debian.org>.", [("email", "<mdorman@debian.org>")]),
     ("Call setuid() and os.path.join(a, b), then read sys.argv.",

@@ -11,6 +11,8 @@ symbols alone (emoji, arrows) counts only where it reappears: thirty emoji align
 alignments skip words ("are", "the"): an unaligned word of at most ``GAP_WORD`` characters in a
 gap of at most ``GAP_WORDS`` words between aligned ones counts in full.
 
+``too_short``: a word or two come back as under half their letters (``Aug`` -> ``A``).
+
 ``words_lost``: the words around what is copied are gone. ``%(value)s million`` -> ``%(value)s``
 carries 9 of 16 characters, yet its only word to translate is lost.
 """
@@ -89,3 +91,12 @@ def words_lost(source: str, translation: str, alignment: Alignment) -> bool:
     if not to_translate:
         return False
     return not any(w not in source_words and any(c.isalpha() for c in w) for w in target_words)
+
+
+def too_short(source: str, translation: str) -> bool:
+    """Whether a source of one or two words (three letters or more) has a translation with under
+    half its letters: ``Aug`` -> ``A``, ``nov`` -> ``v`` (the characters a one-letter word aligned
+    to a short one carries are too few to tell)."""
+    words = [w for w in source.split() if any(c.isalpha() for c in w)]
+    letters = sum(c.isalpha() for c in source)
+    return 1 <= len(words) <= 2 and letters >= 3 and 2 * sum(c.isalpha() for c in translation) < letters

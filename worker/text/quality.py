@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .coverage import DROPPED_BELOW, coverage, words_lost
+from .coverage import DROPPED_BELOW, coverage, too_short, words_lost
 from .pipeline import Prepared
 from .segment import (
     DROPPED_TEXT,
@@ -213,7 +213,8 @@ def assess(result: SegmentResult, prepared: Prepared, model: ConfidenceModel) ->
 def _with_coverage(result: SegmentResult, model: ConfidenceModel) -> SegmentResult:
     """``result`` flagged ``dropped_text`` (and ``low_confidence``) when it carries too little of its source."""
     covered = coverage(result.source, result.translation, result.alignment)
-    if covered >= DROPPED_BELOW and not words_lost(result.source, result.translation, result.alignment):
+    if covered >= DROPPED_BELOW and not words_lost(result.source, result.translation, result.alignment) \
+            and not too_short(result.source, result.translation):
         return result
     confidence = min(result.confidence if result.confidence is not None else 1.0, DROPPED_CONFIDENCE)
     flags = result.flags + (DROPPED_TEXT,)

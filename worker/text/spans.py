@@ -70,9 +70,16 @@ PATTERNS: dict[str, str] = {
         r"|\$\{\w+(?:[:#%/][^{}\s]*)?\}"  # ${VAR} ${VAR:-x}
         r"|%\{\w+\}|%<\w+>[-+#0]*\d*(?:\.\d+)?[sdifxXeEgGbBoc]"  # Ruby %{name} %<name>s
         r"|\{[\w.]*(?:\[\w*\])?(?:![rsa])?(?::[^{}\s]*)?\}"  # {name} {0} {} {0:.2f} {value!r:>10}
-        # printf directives, runs of them and the letters glued to them (SIG%s, 0x%x, %sK, %s%s%s, %d%%, %sx%s)
-        r"|(?<![\w%])\w*(?:(?:" + _PRINTF + r")\w*)+"
+        # printf directives, runs of them, the letters glued to them, and an attribute read from a
+        # named one (%(class_name)s.allow_future: one span, or two stand-ins the model runs together)
+        r"|(?<![\w%])\w*(?:(?:" + _PRINTF + r")\w*)+(?:\.[A-Za-z_]\w*)*"
         r"|(?<![\w$])\$[A-Z_][A-Z0-9_]*\b"  # $HOME
+        # the metavariables of --help texts (print NUM lines, read PATTERNS from FILE): the option
+        # beside them keeps its own (--before-context=NUM), so the description keeps them too
+        r"|(?<![\w$=-])(?:NUM|N|FILE|FILES|PATTERN|PATTERNS|DIR|DIRECTORY|PATH|NAME|SIZE|TYPE|WHEN|LABEL"
+        r"|COMMAND|ACTION|STRING|KEY|VALUE|NUMBER|COUNT|MODE|FORMAT|LIST|PROGRAM|PROG|ARG|ARGS|SEP|CHARS|BYTES"
+        r"|LINES|SECS|SECONDS|USER|GROUP|OWNER|EXPR|REGEX|REGEXP|DEST|SOURCE|TARGET|PID|FD|CMD|DEVICE|LEVEL"
+        r"|METHOD|SCRIPT|WORD|DELIM|CHAR|OFFSET|LENGTH|WIDTH|PREFIX|SUFFIX|TEMPLATE|OPTION|OPTS|VAR|ENV)(?![\w-])"
         r"|(?<![\w:/]):[a-z_][a-z0-9_]*\b(?!:)"  # :name
     ),
     "url": r"(?<![\w@.])(?i:(?:https?|ftp)://|www\.)[^\s<>\"'`]+",
