@@ -28,6 +28,7 @@ NOT_PROSE_SEGMENTS = [
     ("[ arch b2sum base32 base64 basename basenc cat chcon chgrp chmod chown", IDENTIFIERS),
     ("tac tail tee test timeout touch tr true truncate tsort tty uname unexpand", IDENTIFIERS),
     ("uniq unlink uptime users vdir wc who whoami yes", IDENTIFIERS),
+    ("A C F V", IDENTIFIERS),  # the letters of a texinfo index's "Jump to:" line
     ("du echo env expand expr factor false fmt fold groups head hostid hostname", IDENTIFIERS),
     ("git log --oneline --graph", COMMAND),
     ("pip install -r requirements.txt", COMMAND),

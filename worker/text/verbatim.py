@@ -54,6 +54,8 @@ def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) ->
         return MARKUP
     if _IMPORT.fullmatch(text):
         return CODE
+    if len(words) >= 2 and all(len(w) == 1 and w.isalnum() for w in words):
+        return IDENTIFIERS  # a letter index (an index's "Jump to: A C F V"), a list of keys
     # "who" and "yes" are programs too: in a list of programs they are no sign of prose
     if (lowered - commands if len(words) >= 4 else lowered) & _FUNCTION_WORDS and not _SQL.search(text) \
             and not _CODE_OPENERS.match(text):
