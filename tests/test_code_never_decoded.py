@@ -1,5 +1,5 @@
-"""Inline code never reaches the model (HTML, Markdown, PO, XLIFF, DOCX): a translator that records every text it hands to the
-decoder (the real engine, models/en-de, underneath) translates documents of each format whose
+"""Inline code never reaches the model (HTML, Markdown, PO, XLIFF, DOCX): a translator that records
+every text it hands to the decoder (the real engine, models/en-de, underneath) translates documents of each format whose
 code elements hold words of their own, and none of those words is among the decoded texts, while
 each code comes back byte for byte."""
 from __future__ import annotations
