@@ -229,6 +229,7 @@ def test_queue_jobs_name_a_format_or_take_it_from_the_path(workers, client, tmp_
 
 
 # -- no-break spaces and symbols ------------------------------------------------------------------
+UTF8 = '<meta charset="utf-8">'
 # The shipped model writes "©" as a word, "—" as "–", drops "™" and "€" and makes a no-break space a
 # space; the reader collapsed a no-break space with the spaces around it. So they are fixed points.
 @pytest.mark.parametrize("paragraph, text, fixed", [
@@ -245,11 +246,12 @@ def test_queue_jobs_name_a_format_or_take_it_from_the_path(workers, client, tmp_
      ['<a href="#t">', "&nbsp;", '<a href="#i">']),
 ])
 def test_no_break_spaces_and_symbols_are_fixed_points_the_model_never_sees(paragraph, text, fixed):
-    [unit] = parse("html", f"<p>{paragraph}</p>").units
+    page = f"{UTF8}<p>{paragraph}</p>"  # declared: an undeclared page writes what is not ASCII as references
+    [unit] = parse("html", page).units
     assert unit.text == text
     assert [t.open for t in unit.tags] == fixed
-    identity = parse("html", f"<p>{paragraph}</p>").render([unit.text], [[(w, w) for w in words(unit.text)]])
-    assert identity == f"<p>{paragraph}</p>"  # each one back where it was, as it was written
+    identity = parse("html", page).render([unit.text], [[(w, w) for w in words(unit.text)]])
+    assert identity == page  # each one back where it was, as it was written
 
 
 @pytest.mark.parametrize("paragraph, translation, links, expected", [
@@ -267,10 +269,10 @@ def test_no_break_spaces_and_symbols_are_fixed_points_the_model_never_sees(parag
      [(0, 0), (1, 1), (2, 2), (3, 3)], "Urheberrecht &copy; 2024 ACME&reg; Inc."),
 ])
 def test_fixed_points_follow_the_aligned_words(paragraph, translation, links, expected):
-    [unit] = parse("html", f"<p>{paragraph}</p>").units
+    [unit] = parse("html", f"{UTF8}<p>{paragraph}</p>").units
     s, t = words(unit.text), words(translation)
-    out = parse("html", f"<p>{paragraph}</p>").render([translation], [[(s[i], t[j]) for i, j in links]])
-    assert out == f"<p>{expected}</p>"
+    out = parse("html", f"{UTF8}<p>{paragraph}</p>").render([translation], [[(s[i], t[j]) for i, j in links]])
+    assert out == f"{UTF8}<p>{expected}</p>"
 
 
 SYMBOLS = "\xa0©®™—–€…¶§"  # what the model dropped or changed; a no-break space first
@@ -366,3 +368,49 @@ def test_real_pages_keep_every_no_break_space_symbol_and_link_through_the_shippe
     out = (tmp_path / "out" / "numeric.de.html").read_text(encoding="utf-8")
     for reference in ("&#160;", "&#8364;", "&#8212;", "&#169;", "&#174;", "&#8482;", "&#xA0;", "&#x2014;", "&#x2026;"):
         assert out.count(reference) == NUMERIC.count(reference), reference  # written as the page wrote it
+
+
+# -- codes keep their quotes and their spaces -----------------------------------------------------------------
+# Paragraphs of the sweep's texinfo manuals (gettext's texi2html manual and javadoc pages, m4's and libgcrypt's
+# makeinfo manuals), where the shipped model's translation came back with codes out of their quotes and glued to
+# words: "erweitert<tt>Makefile</tt>in »'«<tt>po/</tt>", "<code>CultureInfo</code>die", "<code>NULL</code>die".
+TEXINFO_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Manual</title></head><body>
+<h3>13.4.4 Extending &lsquo;<tt>Makefile</tt>&rsquo; in &lsquo;<tt>po/</tt>&rsquo;</h3>
+<p>In the Sun approach, the translation files are called
+       "<VAR>Resource</VAR>_<VAR>locale</VAR>.properties" and have non-ASCII characters.</p>
+<blockquote>The gettext approach uses the <CODE>CultureInfo</CODE>, not the resource name.</blockquote>
+<p>Allocate and return a new point object and initialize it with
+<var>point</var>.  If <var>point</var> is <code>NULL</code>, the function is identical to
+<code>gcry_mpi_point_new(0)</code>.</p>
+<p>The quote delimiters can be changed with <code>changequote</code>, and the default end-quote delimiter
+(<code>'</code>) is used when <var>end</var> is missing.</p>
+<p>Calling <code>changequote</code> with &lsquo;<code>[</code>&rsquo; and &lsquo;<code>]</code>&rsquo; makes the
+brackets quotes.</p>
+</body></html>
+"""
+QUOTED = ["&lsquo;<tt>Makefile</tt>&rsquo;", "&lsquo;<tt>po/</tt>&rsquo;", "(<code>'</code>)",
+          '"<VAR>Resource</VAR>_<VAR>locale</VAR>.properties"', "&lsquo;<code>[</code>&rsquo;",
+          "&lsquo;<code>]</code>&rsquo;"]
+
+
+@pytest.mark.slow
+def test_texinfo_codes_keep_their_quotes_and_their_spaces_through_the_shipped_model(tmp_path):
+    """``nmt translate`` with models/en-de: every quoted code comes back in its quotes, and the content checker
+    (tests/content_check.py, reading the page as a browser does) finds no code glued to a word on a side where
+    the source had a space or punctuation."""
+    from .content_check import check_file
+
+    bundle = REPO_ROOT / "models" / "en-de"
+    if not (bundle / "manifest.json").exists():
+        pytest.skip("models/en-de not present")
+    (tmp_path / "manual.html").write_text(TEXINFO_PAGE, encoding="utf-8")
+    done = run_nmt("translate", "--bundle", str(bundle), "--device", "cpu", str(tmp_path / "manual.html"),
+                   "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = (tmp_path / "out" / "manual.de.html").read_text(encoding="utf-8")
+    for code in QUOTED:
+        assert out.count(code) == TEXINFO_PAGE.count(code), (code, out)
+    assert sorted(well_nested(out)) == sorted(well_nested(TEXINFO_PAGE))
+    findings = check_file("html", TEXINFO_PAGE.encode("utf-8"), out.encode("utf-8"))
+    assert [f for f in findings if f.check == "code" and f.output.endswith("(glued)")] == [], out

@@ -344,3 +344,112 @@ def test_random_links_keep_their_targets_in_order_and_hold_words_while_any_can_b
                 before = next((item for item in reversed(items[:k]) if item[1]), None)
                 after = next((item for item in items[k + 1:] if item[1]), None)
                 assert all(item is None or item[0] == "link" and len(item[1]) == 1 for item in (before, after)), case
+
+
+# -- a code kept whole keeps its quotes, and its spaces ------------------------------------------------
+# Texinfo manuals (makeinfo, texi2html) quote a code: ‘<tt>po/</tt>’. The model saw the quotes as words of their
+# own ("Extending ‘’ in ‘’"), which no alignment places, and a code that had a space or punctuation then a space on a
+# side came back glued to a word there: "erweitert<tt>Makefile</tt>in »'«<tt>po/</tt>", "<code>CultureInfo</code>die".
+@pytest.mark.parametrize("opened, closed", [
+    ("&lsquo;", "&rsquo;"), ("\u2018", "\u2019"), ("\u201c", "\u201d"), ("&quot;", "&quot;"), ('"', '"'), ("'", "'"),
+    ("`", "'"), ("\u00ab", "\u00bb"), ("\u201e", "\u201c"), ("(", ")"), ("[", "]"), ("&#8216;", "&#x2019;"),
+    ("(&lsquo;", "&rsquo;)"),  # as many pairs as enclose it
+])
+def test_quotes_and_brackets_around_a_code_alone_are_part_of_it(opened, closed):
+    [unit] = parse("html", f"<p>Run {opened}<tt>make install</tt>{closed} first.</p>").units
+    assert unit.text == "Run first."  # no lone quote for the model
+    assert [(t.open, t.space) for t in unit.tags] == [(f"{opened}<tt>make install</tt>{closed}", (True, True))]
+
+
+@pytest.mark.parametrize("paragraph, text, points", [
+    # makeinfo's definition line: the brackets and the emphasis around them
+    ("Builtin: <strong>esyscmd</strong> <em>(<var>shell-command</var>)</em>", "Builtin: esyscmd",
+     ["<em>(<var>shell-command</var>)</em>"]),
+    ("Call f(<var>x</var>) now.", "Call f now.", ["(<var>x</var>)"]),  # brackets may be glued to a word outside
+    # texi2html's javadoc: codes joined by "_" are one, a file name's extension and the quotes go with it
+    ('called "<VAR>Resource</VAR>_<VAR>locale</VAR>.properties" and', "called and",
+     ['"<VAR>Resource</VAR>_<VAR>locale</VAR>.properties"']),
+    # not enclosed by one pair: left as they were
+    ("the quotes (<code>`</code> and <code>'</code>) are used", "the quotes ( and ) are used",
+     ["<code>`</code>", "<code>'</code>"]),
+    ("a (<code>x</code>] b &lsquo;<code>y</code>.&rsquo; c", "a (] b ‘.’ c", ["<code>x</code>", "<code>y</code>"]),
+    ("rock'<code>n</code>'roll", "rock''roll", ["<code>n</code>"]),  # apostrophes, glued to the words outside
+])
+def test_what_encloses_a_code_and_what_does_not(paragraph, text, points):
+    [unit] = parse("html", f"<p>{paragraph}</p>").units
+    assert unit.text == text
+    assert [t.open for t in unit.tags if not t.close] == points
+
+
+def test_a_catalogue_and_xliff_take_the_quotes_into_their_codes_and_docx_runs_keep_theirs():
+    po = ('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+          'msgid "13.4.4 Extending \u2018<tt>Makefile</tt>\u2019 in \u2018<tt>po/</tt>\u2019"\nmsgstr ""\n')
+    [unit] = parse("po", po).units
+    assert unit.text == "13.4.4 Extending in"
+    assert [t.open for t in unit.tags] == ["\u2018<tt>Makefile</tt>\u2019", "\u2018<tt>po/</tt>\u2019"]
+    [unit] = parse("xliff", xliff('Press "<x id="1"/>" or (<ph id="2">%s</ph>) now')).units
+    assert unit.text == "Press or now" and [t.open for t in unit.tags] == ['"<x id="1"/>"', '(<ph id="2">%s</ph>)']
+    # a DOCX code run is a sentinel its writer reads, never text: the quotes stay text
+    from worker.formats.inline import inline_unit
+    docx, _, _ = inline_unit([("data", "", "Run \u2018", "Run \u2018"), ("point", "", "\ue010p3\ue011", ""),
+                              ("data", "", "\u2019 first.", "\u2019 first.")], "p 1")
+    assert docx.text == "Run \u2018\u2019 first." and [t.open for t in docx.tags] == ["\ue010p3\ue011"]
+
+
+TEXINFO = [
+    # 13.4.4 | Extending | in  ->  13.4.4 | Erweitern | in: the quotes come back around each code
+    ("13.4.4 Extending &lsquo;<tt>Makefile</tt>&rsquo; in &lsquo;<tt>po/</tt>&rsquo;", "13.4.4 Erweitern in",
+     [(0, 0), (1, 1), (2, 2)],
+     "13.4.4 Erweitern &lsquo;<tt>Makefile</tt>&rsquo; in &lsquo;<tt>po/</tt>&rsquo;"),
+    # The | gettext | approach | uses | the | , | not | the | resource | name.  ->  Der | gettext-Ansatz |
+    # verwendet | die, | nicht | den | Ressourcennamen.; the lone comma unaligned: the code goes before "nicht",
+    # which it was glued to before ("die, <CODE>CultureInfo</CODE>nicht")
+    ("The gettext approach uses the <CODE>CultureInfo</CODE>, not the resource name.",
+     "Der gettext-Ansatz verwendet die, nicht den Ressourcennamen.",
+     [(0, 0), (1, 1), (2, 1), (3, 2), (4, 3), (6, 4), (7, 5), (8, 6), (9, 6)],
+     "Der gettext-Ansatz verwendet die, <CODE>CultureInfo</CODE> nicht den Ressourcennamen."),
+    # ... the comma aligned to "die,": the code goes before it
+    ("The gettext approach uses the <CODE>CultureInfo</CODE>, not the resource name.",
+     "Der gettext-Ansatz verwendet die, nicht den Ressourcennamen.",
+     [(0, 0), (1, 1), (2, 1), (3, 2), (4, 3), (5, 3), (6, 4), (7, 5), (8, 6), (9, 6)],
+     "Der gettext-Ansatz verwendet <CODE>CultureInfo</CODE> die, nicht den Ressourcennamen."),
+    # If | is | , | the | function | is | identical | to | .  ->  Wenn | ist, | ist | die | Funktion | identisch | mit.
+    ("If <var>point</var> is <code>NULL</code>, the function is identical to <code>gcry_mpi_point_new(0)</code>.",
+     "Wenn ist, ist die Funktion identisch mit.",
+     [(0, 0), (1, 1), (2, 1), (3, 3), (4, 4), (5, 2), (6, 5), (7, 6), (8, 6)],
+     "Wenn <var>point</var> <code>NULL</code> ist, ist die Funktion identisch "
+     "<code>gcry_mpi_point_new(0)</code> mit."),
+    # If | both | are | missing, | the | default | quotes | ( | and | ) | are | used.  ->  Wenn | beide | fehlen, |
+    # werden | die | Standardzeichen | und | verwendet.: the brackets lost, the code after "(" is not glued to the word
+    # before it, nor the one before ")" to "werden", the target of the next aligned word
+    ("If both are missing, the default quotes (<code>`</code> and <code>'</code>) are used.",
+     "Wenn beide fehlen, werden die Standardzeichen und verwendet.",
+     [(0, 0), (1, 1), (2, 2), (3, 2), (4, 4), (5, 5), (6, 5), (8, 6), (10, 3), (11, 7)],
+     "Wenn beide fehlen, <code>'</code> werden die Standardzeichen <code>`</code> und verwendet."),
+    # glued in the source, glued in the translation: Both | s | are | signed.  ->  Beide | s | sind | signiert.
+    ("Both <code>int</code>s (<tt>-1</tt>) are signed.", "Beide s sind signiert.",
+     [(0, 0), (1, 1), (2, 2), (3, 3)], "Beide <code>int</code>s (<tt>-1</tt>) sind signiert."),
+]
+
+
+@pytest.mark.parametrize("paragraph, translation, pairs, expected", TEXINFO)
+def test_a_code_set_apart_in_the_source_is_never_glued_to_a_word_of_the_translation(paragraph, translation, pairs,
+                                                                                    expected):
+    parsed = parse("html", f"<p>{paragraph}</p>")
+    s, t = words(parsed.units[0].text), words(translation)
+    out = parsed.render([translation], [[(s[a], t[b]) for a, b in pairs]])
+    assert out == f"<p>{expected}</p>"
+
+
+def test_a_point_set_apart_by_punctuation_gets_a_space_before_a_letter_or_a_digit():
+    # <x/> stood between "is" and ", the"; each translation puts it right before the word after "ist"
+    source, tag = "It is , the end.", Tag("<x/>", "", 6, 6, (True, False))
+    for translation, expected in [("Es ist das Ende.", "Es ist <x/> das Ende."),
+                                  ("Es ist 1 Ende.", "Es ist <x/> 1 Ende.")]:
+        s, t = words(source), words(translation)
+        pieces, _ = transfer(source, [tag], translation, [(s[0], t[0]), (s[1], t[1]), (s[3], t[2]), (s[4], t[3])])
+        assert "".join(p.text for p in pieces) == expected
+    # glued to the word after it in the source: glued in the translation
+    s, t = words("It is s end."), words("Es ist s Ende.")
+    pieces, _ = transfer("It is s end.", [tag], "Es ist s Ende.", [(s[0], t[0]), (s[1], t[1])])
+    assert "".join(p.text for p in pieces) == "Es ist <x/>s Ende."

@@ -3,7 +3,21 @@
 source order, each with the paired tag it sits in."""
 from __future__ import annotations
 
+import html
+import re
+
 from .model import Tag, TextUnit, collapsed
+
+# quotes and brackets that enclose a code with nothing else between them: opening -> closing
+_ENCLOSING = {"\u2018": "\u2019", "\u201c": "\u201d", '"': '"', "'": "'", "`": "'", "\u00ab": "\u00bb",
+              "\u00bb": "\u00ab", "\u201e": "\u201c", "\u201a": "\u2018", "(": ")", "[": "]"}
+_BRACKETS = "(["  # no apostrophe: they may touch a word outside them (``f(<var>x</var>)``)
+# point tags that are no code: line breaks, WebVTT timestamps, HTML's fixed characters (``&nbsp;``), and
+# Markdown's inline HTML, whose own reader takes what binds its codes (``markdown._with_punctuation``)
+_NO_CODE = frozenset(("br", "wbr", "time", "fixed", "html"))
+_EXTENSION = re.compile(r"(?:\.[^\W_]+)+(?!\w)")  # a file name's extension right after a code: ``.po``, ``.tar.gz``
+_REFERENCE = "&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);"
+_REFERENCE_AT_END, _REFERENCE_AT_START = re.compile(_REFERENCE + r"\Z"), re.compile(r"\A" + _REFERENCE)
 
 
 def inline_unit(items: list[tuple[str, str, str, str]], where: str,
@@ -15,8 +29,9 @@ def inline_unit(items: list[tuple[str, str, str, str]], where: str,
     source order, kind one of "data" (text), "start"/"end" (a paired tag, matched by name),
     "point" (a tag that is one position: ``br`` also separates words) and "atom-start"/"atom"/
     "atom-end" (an inline element kept whole, as one point). A paired tag around no text (an icon
-    link) is one point, its inner markup included; one never closed is a point where it opened."""
-    items = _glued(items)
+    link) is one point, its inner markup included; one never closed is a point where it opened.
+    A code point takes the quotes and brackets that enclose it and nothing else (``_enclosed``)."""
+    items = _enclosed(_glued(_whole(items)))
     text = ""
     tags: list[Tag | None] = []  # a paired tag's place is taken when it opens, filled when it closes
     stack: list[tuple[str, str, int, int, int]] = []  # (tag name, raw start tag, text offset, tag index, item)
@@ -110,6 +125,84 @@ def _glued(items: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, 
         else:
             out.append(item)
     return out
+
+
+def _whole(items: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """``items`` with each inline element kept whole (``atom-start`` to ``atom-end``) made one point."""
+    out: list[tuple[str, str, str, str]] = []
+    start = None
+    for item in items:
+        if item[0] == "atom-start":
+            start = len(out)
+        out.append(item)
+        if item[0] == "atom-end" and start is not None:
+            out[start:] = [("point", out[start][1], "".join(raw for _, _, raw, _ in out[start:]), "")]
+            start = None
+    return out
+
+
+def _is_code(item: tuple[str, str, str, str]) -> bool:
+    """Whether ``item`` is a point that is code written as markup (an inline element kept whole, an
+    XLIFF ``<x/>`` or ``<ph>``, an entity reference), which the writer copies as it is: not a line
+    break, and not a DOCX run, whose markup is a sentinel the writer reads."""
+    return item[0] == "point" and item[1] not in _NO_CODE and item[2][:1] in ("<", "&")
+
+
+def _enclosed(items: list[tuple[str, str, str, str]]) -> list[tuple[str, str, str, str]]:
+    """``items`` with quotes and brackets that enclose a code and nothing else (``‘<tt>po/</tt>’``,
+    ``(<var>x</var>)``, paired markup around the code between them too) made part of its point,
+    as many pairs as enclose it. The model saw them as a word of their own, which no alignment
+    places: the code came back out of its quotes, glued to the words around it (``in »'«<tt>po/</tt>``).
+    A quote glued to a letter or digit outside it is an apostrophe (``don'<tt>x</tt>'s``): left."""
+    out = list(items)
+    i = 0
+    while i < len(out):
+        if _is_code(out[i]):
+            at: int | None = i
+            while at is not None:  # paired markup and more quotes may enclose it now
+                i, at = at, _enclose(out, at)
+        i += 1
+    return out
+
+
+def _enclose(items: list[tuple[str, str, str, str]], index: int) -> int | None:
+    """Make the quotes and brackets that enclose the point ``items[index]`` (with paired markup
+    around it and nothing else) part of it, in place, and a file name's extension right after it
+    (``"<var>Resource</var>.po"``): the point's index then; None if there are none."""
+    first, last = index, index
+    while first > 0 and last + 1 < len(items) and items[first - 1][0] == "start" and items[last + 1][0] == "end" \
+            and items[first - 1][1] == items[last + 1][1]:
+        first, last = first - 1, last + 1
+    if not (last + 1 < len(items) and items[last + 1][0] == "data"):
+        return None
+    edge = first - 1 if first > 0 and items[first - 1][0] == "data" else first  # from the text before it, if any
+    before, shown = (items[edge][2], items[edge][3]) if edge < first else ("", "")
+    after, then = items[last + 1][2], items[last + 1][3]
+    opened = closed = ""
+    extension = _EXTENSION.match(then)
+    if extension is not None and after.startswith(extension.group()):
+        closed, after, then = extension.group(), after[extension.end():], then[extension.end():]
+    while shown and then and _ENCLOSING.get(shown[-1]) == then[0]:
+        ahead, behind = _written(before, shown[-1], at_end=True), _written(after, then[0], at_end=False)
+        if not ahead or not behind or shown[-1] not in _BRACKETS and (shown[-2:-1].isalnum() or then[1:2].isalnum()):
+            break
+        opened, before, shown = before[len(before) - ahead:] + opened, before[:len(before) - ahead], shown[:-1]
+        closed, after, then = closed + after[:behind], after[behind:], then[1:]
+    if not opened and not closed:
+        return None
+    point = ("point", items[index][1], opened + "".join(raw for _, _, raw, _ in items[first:last + 1]) + closed, "")
+    kept = [item for item in [("data", "", before, shown), point, ("data", "", after, then)] if item[2] or item[3]]
+    items[edge:last + 2] = kept
+    return edge + kept.index(point)
+
+
+def _written(raw: str, character: str, at_end: bool) -> int:
+    """How many characters at the end (start) of ``raw`` write ``character``: the character itself,
+    or a character reference to it (``&lsquo;``, ``&#8217;``, ``&quot;``); 0 if neither does."""
+    if raw.endswith(character) if at_end else raw.startswith(character):
+        return len(character)
+    match = (_REFERENCE_AT_END if at_end else _REFERENCE_AT_START).search(raw)
+    return len(match.group()) if match is not None and html.unescape(match.group()) == character else 0
 
 
 def _preserved(text: str, tags: list[Tag], where: str) -> tuple[TextUnit, str, str]:

@@ -12,7 +12,8 @@ paired tag or at the top. After translation the tree is placed again, top down, 
   nearest gap that belongs to its parent alone; the unit gets a note saying so;
 - a point tag goes where it stood: at its parent's start or end if it stood there, else after the
   target of the word it is glued to, or before that of the next aligned word; never inside a
-  sibling.
+  sibling, and never glued to a letter or digit on a side where the source set it apart from its
+  words (whitespace, or punctuation then whitespace: ``<code>NULL</code>, the``).
 
 Links (``is_link``: an ``a`` element, a Markdown link, a DOCX hyperlink, an XLIFF code typed as
 a link) carry a target, so among siblings they are placed first, each as one span: on its aligned
@@ -137,7 +138,8 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     events: dict[int, list[tuple[str, int]]] = defaultdict(list)
     _emit(root, events)
     written = [alignment.written(tags, i) for i in range(len(tags))]
-    pieces, order = _pieces(translation, words, written, events, _punctuation_outside(source, tags))
+    pieces, order = _pieces(translation, words, written, events, _punctuation_outside(source, tags),
+                            _apart(source, tags))
     _check(order, tags, root)
     return pieces, notes
 
@@ -378,6 +380,8 @@ def _gains(link: _Node, node: _Node, lo: int, hi: int, own: set[int], claimed: s
 
 
 _WORD_CHARACTER = re.compile(r"\w")
+# punctuation and then whitespace, or punctuation at the unit's edge, or the edge itself: before, after a point
+_SET_APART_BEFORE, _SET_APART_AFTER = re.compile(r"(?:\A|\s)[^\w\s]+\Z|\A\Z"), re.compile(r"[^\w\s]+(?:\s|\Z)|\Z")
 
 
 def _core(source: str, start: int, end: int) -> CharRange:
@@ -517,8 +521,25 @@ def _punctuation_outside(source: str, tags: Sequence[Tag]) -> dict[int, tuple[bo
     return out
 
 
+def _apart(source: str, tags: Sequence[Tag]) -> dict[int, tuple[bool, bool]]:
+    """Per point tag: whether the source sets it apart from the words before (after) it, by
+    whitespace, by punctuation and then whitespace (``<code>NULL</code>, the``, ``(<code>`</code> and``),
+    or by the unit's edge; not where it is glued to a word (``<code>foo</code>s``,
+    ``Resource_<var>x</var>``) or to another point at its place (``<code>\\</code><code>u</code>``),
+    nor by a space the reader put after a line break (``line<br>next``: no punctuation)."""
+    out = {}
+    for index, tag in enumerate(tags):
+        if tag.close:
+            continue
+        here = [k for k, other in enumerate(tags) if not other.close and other.start == tag.start]
+        left = tag.space[0] or here[0] == index and _SET_APART_BEFORE.search(source, 0, tag.start) is not None
+        right = tag.space[1] or here[-1] == index and _SET_APART_AFTER.match(source, tag.start) is not None
+        out[index] = (left, right)
+    return out
+
+
 def _pieces(translation: str, words: list[CharRange], tags: Sequence[Tag], events,
-            outside) -> tuple[list[Piece], list[tuple[str, int]]]:
+            outside, apart) -> tuple[list[Piece], list[tuple[str, int]]]:
     """The translation with each gap's markup in it. Closing tags go right after the word before
     them, opening tags right before the word after them, with the gap's whitespace between; point
     tags replace that whitespace, with whitespace before and after them as they had in the source.
@@ -566,7 +587,9 @@ def _pieces(translation: str, words: list[CharRange], tags: Sequence[Tag], event
             opens = 0
         start = words[gap - 1][1] if gap > 0 else 0
         end = words[gap][0] if gap < n else len(translation)
-        _gap_markup(marks[closes:len(marks) - opens], translation[start:end], tags, gap == 0, gap == n, add, put)
+        beside = (translation[start - 1:start] if gap > 0 else "", translation[end:end + 1] if gap < n else "")
+        _gap_markup(marks[closes:len(marks) - opens], translation[start:end], tags, (gap == 0, gap == n), beside,
+                    apart, add, put)
         if gap < n:
             begin, finish = words[gap]
             add(translation[begin:begin + lead[gap]], False)
@@ -605,11 +628,16 @@ def _markup(tags: Sequence[Tag], mark: tuple[str, int]) -> str:
     return tags[index].close if kind == _CLOSE else tags[index].open
 
 
-def _gap_markup(marks, whitespace: str, tags: Sequence[Tag], first: bool, last: bool, add, put) -> None:
+def _gap_markup(marks, whitespace: str, tags: Sequence[Tag], edges: tuple[bool, bool], beside: tuple[str, str],
+                apart: dict[int, tuple[bool, bool]], add, put) -> None:
     """One gap's markup with its whitespace: between the closing tags that lead it and the rest,
     or, where the gap holds point tags, replaced by the whitespace the first and last of them had
     around them in the source, outside the closing tags that lead and the opening tags that end it
-    (a tag's content never starts or ends with whitespace it did not have)."""
+    (a tag's content never starts or ends with whitespace it did not have); and by a space where a
+    point set ``apart`` from the words on a side in the source would touch a letter or digit there
+    (``beside``: the characters of the translation around the gap; ``edges``: the gap is the
+    unit's first, its last)."""
+    first, last = edges
     closes = _run(marks, _CLOSE, lambda i: True)
     opens = min(_run(marks[::-1], _OPEN, lambda i: True), len(marks) - closes)
     middle = marks[closes:len(marks) - opens]
@@ -619,8 +647,8 @@ def _gap_markup(marks, whitespace: str, tags: Sequence[Tag], first: bool, last: 
         add(whitespace, False)
         add(put(marks[closes:]), True)
         return
-    before = " " if tags[points[0]].space[0] and not first else ""
-    after = " " if tags[points[-1]].space[1] and not last else ""
+    before = " " if not first and (tags[points[0]].space[0] or apart[points[0]][0] and beside[0].isalnum()) else ""
+    after = " " if not last and (tags[points[-1]].space[1] or apart[points[-1]][1] and beside[1].isalnum()) else ""
     if first:
         add(whitespace, False)
     inner, previous = put(marks[:closes]) + before, None
