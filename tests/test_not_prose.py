@@ -29,6 +29,10 @@ NOT_PROSE_SEGMENTS = [
     ("tac tail tee test timeout touch tr true truncate tsort tty uname unexpand", IDENTIFIERS),
     ("uniq unlink uptime users vdir wc who whoami yes", IDENTIFIERS),
     ("A C F V", IDENTIFIERS),  # the letters of a texinfo index's "Jump to:" line
+    # prototypes as manuals write them (libffi's, its <var> parameter names kept apart)
+    ("Function: void ffi_call (ffi_cif *, void *, void *, void **)", CODE),
+    ("Function: ffi_status ffi_prep_cif (ffi_cif *, ffi_abi , unsigned int , ffi_type *, ffi_type **)", CODE),
+    ("int main(int argc, char **argv);", CODE),
     ("du echo env expand expr factor false fmt fold groups head hostid hostname", IDENTIFIERS),
     ("git log --oneline --graph", COMMAND),
     ("pip install -r requirements.txt", COMMAND),
@@ -58,6 +62,9 @@ PROSE = [
     "head and tail",
     "date time",
     "Kill the process",
+    "Open MyFiles (gear icon)",
+    "Use the tool (see below)",
+    "Note: keep the default (recommended)",
     "Run git status to see the changes.",
     "Type pip install --upgrade requests in a terminal.",
     "For example (see Figure 1), the rate rose.",

@@ -39,6 +39,12 @@ _ATTRIBUTE = r"\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s<>]+)"
 _TAG = rf"<!--.*?-->|&#?\w+;|</[A-Za-z][\w:.-]*\s*>|<[A-Za-z][\w:.-]*(?:{_ATTRIBUTE})*\s*/>|" \
     rf"<[A-Za-z][\w:.-]*(?:{_ATTRIBUTE})+\s*>|<(?:{_HTML_NAMES})>"
 _MARKUP = re.compile(rf"(?:[\s\W]*(?:{_TAG}))+[\s\W]*", re.S | re.I)
+# A function's prototype, as manuals write it ("Function: void ffi_call (ffi_cif *cif, void *fn)",
+# "int main(int argc, char **argv);"): a label, a type and a name, parameters of types and names
+_PROTOTYPE = re.compile(r"(?:[A-Z][a-z]+(?: [A-Za-z]+)?:\s+)?(?P<head>[A-Za-z_][\w\s*&:<>]*?)\s*"
+                        r"\((?P<params>[^()]*)\)\s*(?:const\s*)?;?")
+_C_TYPES = frozenset("void int char short long unsigned signed float double const struct enum union size_t "
+                     "ssize_t bool auto static extern inline".split())
 _CODE_PUNCTUATION = re.compile(r"[(){}\[\];=<>]|->|=>|::|\+\+|&&|\|\|")
 
 
@@ -56,6 +62,8 @@ def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) ->
         return CODE
     if len(words) >= 2 and all(len(w) == 1 and w.isalnum() for w in words):
         return IDENTIFIERS  # a letter index (an index's "Jump to: A C F V"), a list of keys
+    if _prototype(text):
+        return CODE
     # "who" and "yes" are programs too: in a list of programs they are no sign of prose
     if (lowered - commands if len(words) >= 4 else lowered) & _FUNCTION_WORDS and not _SQL.search(text) \
             and not _CODE_OPENERS.match(text):
@@ -79,3 +87,25 @@ def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) ->
             and not re.search(r"[A-Za-z]{3,} [A-Za-z]{3,}", text):
         return CODE
     return None
+
+
+def _prototype(text: str) -> bool:
+    """Whether ``text`` is a function's prototype: a return type and a name made of identifiers
+    and ``*``, whose last word is an identifier (``ffi_call``, ``getName``) or follows a C type,
+    then parameters that are each a few identifiers, C types and ``*`` (or ``...``)."""
+    match = _PROTOTYPE.fullmatch(text)
+    if not match:
+        return False
+    head = match.group("head").replace("*", " * ").split()
+    if len(head) < 2 or not re.fullmatch(r"[A-Za-z_]\w*", head[-1]):
+        return False
+    named = "_" in head[-1] or re.search(r"[a-z][A-Z]", head[-1]) or any(w in _C_TYPES for w in head[:-1])
+    if not named or any(w.lower() in _FUNCTION_WORDS for w in head):
+        return False
+    params = [p.replace("*", " * ").replace("&", " & ").split() for p in match.group("params").split(",")]
+    if match.group("params").strip() in ("", "void"):
+        return True
+    typed = any(w in _C_TYPES or w in ("*", "&") or "_" in w for p in params for w in p)  # not "(gear icon)"
+    return typed and all(p == ["..."] or (p and len(p) <= 5 and all(re.fullmatch(r"[A-Za-z_]\w*|[*&]|\[\d*\]", w) for w in p)
+                                and not any(w.lower() in _FUNCTION_WORDS for w in p))
+                         for p in params)
