@@ -44,7 +44,8 @@ def _digest(document_key: str) -> str:
 @router.post("/document")
 async def upload(request: Request) -> dict:
     """Upload a document (multipart: ``file``, ``target_lang``, optional ``source_lang``,
-    ``filename``, ``glossary_id``); the formats are the workers' (HTML, XLIFF, SRT, WebVTT, PO, Markdown, DOCX, text).
+    ``filename``, ``glossary_id``); the formats are the workers' (HTML, XLIFF, SRT, WebVTT, PO, Markdown, DOCX,
+    ODT, ODS, ODP, EPUB, PPTX/PPTM, XLSX/XLSM, text).
     Capped at NMT_MAX_DOCUMENT_BYTES (413)."""
     gateway: Gateway = request.app.state.gateway
     cap = gateway.queue.max_document_bytes

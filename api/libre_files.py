@@ -44,8 +44,9 @@ def _record_key(token: str) -> str:
 @router.post("/translate_file")
 async def translate_file(request: Request) -> dict:
     """Translate a document in any format the workers read (HTML, XLIFF, SRT, WebVTT, PO, Markdown,
-    DOCX, text) and answer with the URL of the translated file. The request waits for the document,
-    at most NMT_API_FILE_TIMEOUT seconds (then 503 with Retry-After, and the job is cancelled)."""
+    DOCX, ODT, ODS, ODP, EPUB, PPTX/PPTM, XLSX/XLSM, text) and answer with the URL of the translated
+    file. The request waits for the document, at most NMT_API_FILE_TIMEOUT seconds (then 503 with
+    Retry-After, and the job is cancelled)."""
     gateway: Gateway = request.app.state.gateway
     cap = gateway.queue.max_document_bytes
     params, files = await read_params(request, max_part_bytes=cap + MULTIPART_SLACK)

@@ -8,13 +8,18 @@ TRANSLATE_TASK = "nmt.translate_document"
 CHUNK_TASK = "nmt.translate_chunk"
 KEY_PREFIX = "nmt"  # Redis keys: nmt:job:<id>, nmt:job:<id>:result, ...
 # File formats a job may name (worker.formats reads them); a job by path without one goes by its extension.
-FORMATS = ("txt", "srt", "vtt", "po", "html", "xliff", "markdown", "docx")
-BINARY_FORMATS = frozenset({"docx"})  # travel base64 in a job's text and its result's text
+FORMATS = ("txt", "srt", "vtt", "po", "html", "xliff", "markdown", "docx", "odt", "ods", "odp", "epub",
+           "pptx", "pptm", "xlsx", "xlsm")
+BINARY_FORMATS = frozenset({"docx", "odt", "ods", "odp", "epub",
+                            "pptx", "pptm", "xlsx", "xlsm"})  # travel base64 in a job's text and its result's text
 FORMAT_SUFFIXES = {"txt": ".txt", "srt": ".srt", "vtt": ".vtt", "po": ".po", "html": ".html", "xliff": ".xlf",
-                   "markdown": ".md", "docx": ".docx"}
+                   "markdown": ".md", "docx": ".docx", "odt": ".odt", "ods": ".ods", "odp": ".odp", "epub": ".epub",
+                   "pptx": ".pptx", "pptm": ".pptm", "xlsx": ".xlsx", "xlsm": ".xlsm"}
 FORMAT_EXTENSIONS = {".srt": "srt", ".vtt": "vtt", ".po": "po", ".pot": "po", ".html": "html", ".htm": "html",
                      ".xlf": "xliff", ".xliff": "xliff", ".md": "markdown", ".markdown": "markdown",
-                     ".docx": "docx", ".txt": "txt", ".text": "txt"}
+                     ".docx": "docx", ".txt": "txt", ".text": "txt",
+                     ".odt": "odt", ".ods": "ods", ".odp": "odp", ".epub": "epub",
+                     ".pptx": "pptx", ".pptm": "pptm", ".xlsx": "xlsx", ".xlsm": "xlsm"}
 
 
 def format_of_name(name: str) -> str:

@@ -13,13 +13,18 @@ from pathlib import Path
 from queue_config.names import FORMAT_EXTENSIONS, format_of_name
 
 from .lost_text import KEPT_SOURCE, keep_source
+from .markup import Links
 from .model import FormatError, OutputError, Parsed, Tag, TextUnit, rebreak
 
 # format -> (module, reader); the parser libraries load only when a file of that format is read
 READERS = {"srt": ("subtitles", "parse_srt"), "vtt": ("subtitles", "parse_vtt"), "po": ("po", "parse_po"),
            "html": ("html", "parse_html"), "xliff": ("xliff", "parse_xliff"),
-           "markdown": ("markdown", "parse_markdown"), "docx": ("docx", "parse_docx")}
-BINARY = frozenset({"docx"})  # read as bytes and written as bytes; the others are text, written as UTF-8
+           "markdown": ("markdown", "parse_markdown"), "docx": ("docx", "parse_docx"),
+           "odt": ("odf", "parse_odt"), "ods": ("odf", "parse_ods"), "odp": ("odf", "parse_odp"),
+           "epub": ("epub", "parse_epub"), "pptx": ("pptx", "parse_pptx"), "pptm": ("pptx", "parse_pptx"),
+           "xlsx": ("xlsx", "parse_xlsx"), "xlsm": ("xlsx", "parse_xlsx")}
+# read as bytes and written as bytes; the others are text, written as UTF-8
+BINARY = frozenset({"docx", "odt", "ods", "odp", "epub", "pptx", "pptm", "xlsx", "xlsm"})
 EXTENSIONS = FORMAT_EXTENSIONS  # shared with clients (queue_config.names), which never import the worker
 FORMATS = ("txt", *READERS)
 
@@ -38,7 +43,8 @@ def translate_parsed(parsed: Parsed, results, links_of) -> tuple[str, dict]:
     """The translated file and its JSON record from the units' translations (``DocumentResult``s,
     one per unit): {"units": [where, source, translation, segments, warnings], "segments": all of
     them, "warnings": all of them}. ``links_of(segments)``: the (source word span, target word
-    span) character links that place a unit's markup (``worker.forced.segment_links``). A segment
+    span) character links that place a unit's markup (``worker.forced.segment_links``), and with them,
+    as their ``translates``, the word table that trims tags' edges, if any. A segment
     the model gave no words for keeps its source text, flagged (``lost_text``)."""
     kept = [keep_source(result) for result in results]
     results = [result for result, _ in kept]
@@ -47,9 +53,11 @@ def translate_parsed(parsed: Parsed, results, links_of) -> tuple[str, dict]:
         links = []
         for result, lost in kept:
             own = [s for k, s in enumerate(result.segments) if k not in lost]
-            links.append(links_of(own) + [(s, t) for k in sorted(lost) for s, t in
-                                          zip(result.segments[k].alignment.source_spans,
-                                              result.segments[k].alignment.target_spans)])
+            found = links_of(own)
+            links.append(Links(list(found) + [(s, t) for k in sorted(lost) for s, t in
+                                              zip(result.segments[k].alignment.source_spans,
+                                                  result.segments[k].alignment.target_spans)],
+                               getattr(found, "translates", None)))
     rendered = parsed.render([r.translation for r in results], links)
     notes = parsed.notes
     units, segments, warnings = [], [], []
