@@ -12,16 +12,20 @@ depend on translation quality (as ``bench/tag_placement.py`` does with synthetic
 
 - ours: every tag of the pair (links as ``<a>``, so that they are placed as links are) goes where
   ``transfer`` puts it in the untagged reference, given the model's forced-decoding alignment of
-  the untagged source to it (``nmt align``), for each extraction method and span rule (``guided``
-  + ``hull`` is what the format writers use with a bundle that has an alignment head);
+  the untagged source to it (``nmt align``) and the bundle's word table (``forced.word_table``, as
+  ``segment_links`` hands it to the format writers), for each extraction method and span rule
+  (``guided`` + ``hull`` is what the format writers use with a bundle that has an alignment head;
+  also without the word table, as with a bundle that has no lexical shortlist);
 - baseline: the tag keeps its relative position and length;
 - ``--eflomal``: eflomal's links (trained on the documentation training pairs and the evaluated
   ones), each span rule;
-- ``--alternatives``: changes to the placement that markup.py could make, simulated on the links or
-  the placed spans (``alternatives``: same-spelled words linked to each other, a tag's edge words
-  that the bundle's lexical shortlist gives to a neighbour outside it dropped, a tag around the
-  whole unit around the whole translation), each against the shipped placement by a paired
-  bootstrap over the pairs.
+- ``--alternatives``: changes to the placement, simulated on the links or the placed spans
+  (``alternatives``: same-spelled words linked to each other, a tag's edge words that the bundle's
+  lexical shortlist gives to a neighbour outside it dropped, a tag around the whole unit around the
+  whole translation), each against the shipped placement by a paired bootstrap over the pairs.
+  markup.py makes all three since they were measured here; the simulation, on top of the shipped
+  placement without its word table, now checks it: ``+same+lexicon+whole`` should equal the
+  shipped row.
 
 ``--synthetic LINKS.json`` scores the same placements on bench/tag_placement.py's synthetic set
 instead (one ``<b>`` per pair, expected spans from eflomal's links: that bench's ``--cache`` file,
@@ -205,13 +209,14 @@ def synthetic_cases(links_file: Path, lines: int, seed: int) -> list[Case]:
     return cases
 
 
-def place(case: Case, links, rule: str) -> dict[int, frozenset[int]]:
-    """Per tag: the reference words ``transfer`` covers with it, given word links (source i, target j)."""
+def place(case: Case, links, rule: str, translates=None) -> dict[int, frozenset[int]]:
+    """Per tag: the reference words ``transfer`` covers with it, given word links (source i, target j)
+    and a word table ``translates(source word, target word)`` (None: none)."""
     from worker.formats.markup import transfer
 
     s, t = word_spans(case.source), word_spans(case.reference)
     char_links = [(s[i], t[j]) for i, j in sorted(links) if i < len(s) and j < len(t)]
-    pieces, _ = transfer(case.source, tags_of(case), case.reference, char_links, rule)
+    pieces, _ = transfer(case.source, tags_of(case), case.reference, char_links, rule, translates=translates)
     return placed_words(pieces, case.reference)
 
 
@@ -473,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.synthetic and args.eflomal:
         parser.error("--synthetic takes its expected spans from eflomal: --eflomal would score eflomal against itself")
 
-    from worker.engine.forced import METHODS, align_pairs, default_method
+    from worker.engine.forced import METHODS, align_pairs, default_method, word_table
     from worker.engine.settings import EngineSettings
     from worker.engine.translator import Translator
 
@@ -495,16 +500,21 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     forced = align_pairs(translator, [c.source for c in cases], [c.reference for c in cases], methods)
     align_seconds = time.perf_counter() - started
-    # (2) placements: each method and span rule; eflomal; the alternatives; the baseline
+    # (2) placements: each method and span rule, with the bundle's word table as the format writers
+    # get it (and the shipped one without); eflomal; the alternatives; the baseline
+    table = word_table(translator)
+    translates = table.translates if table is not None else None
     placements: dict[str, list[dict[int, frozenset[int]]]] = {
-        f"{method}+{rule}": [place(c, f[method], rule) for c, f in zip(cases, forced)]
+        f"{method}+{rule}": [place(c, f[method], rule, translates) for c, f in zip(cases, forced)]
         for method in methods for rule in ("hull", "cluster")}
     method = default_method(translator.model)
     shipped = f"{method}+hull"
+    if table is not None:
+        placements[f"{shipped} no word table"] = [place(c, f[method], "hull") for c, f in zip(cases, forced)]
     if args.eflomal:
         silver = eflomal_links(cases, args)
         for rule in ("hull", "cluster"):
-            placements[f"eflomal+{rule}"] = [place(c, links, rule) for c, links in zip(cases, silver)]
+            placements[f"eflomal+{rule}"] = [place(c, links, rule, translates) for c, links in zip(cases, silver)]
     if args.alternatives:
         lexicon = Lexicon(translator) if translator.bundle.shortlist_path is not None else None
         if lexicon is None:

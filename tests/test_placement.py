@@ -234,19 +234,26 @@ def test_a_link_around_code_alone_is_kept_whole():
     assert out.count('<a href="#f"><code>foo()</code></a>') == 1 and [h for h, _ in anchors(out)] == ["#f", "#c"]
 
 
-def test_a_link_whose_text_the_model_kept_goes_on_that_word_when_unaligned():
+@pytest.mark.parametrize("translation, expected, notes", [
+    # once on each side, the word is linked to its twin before placing: nothing to note
+    ("Für Hilfe siehe foo() und das erste Kapitel.",
+     'Für Hilfe siehe <a href="#f"><code>foo()</code></a> und <a href="#c">das erste Kapitel</a>.', []),
+    # twice in the translation it is no twin: unaligned, the link goes on the first word with its letters
+    ("Für Hilfe siehe foo() und das erste Kapitel über foo().",
+     'Für Hilfe siehe <a href="#f"><code>foo()</code></a> und <a href="#c">das erste Kapitel</a> über foo().',
+     ['links placed in source order: "foo()" <a href="#f"> (no aligned words)',
+      "tag <code> placed by position: no aligned words"]),
+])
+def test_a_link_whose_text_the_model_kept_goes_on_that_word_when_unaligned(translation, expected, notes):
     # PO catalogues of pages and DOCX keep a link's code as text: protected, it comes back as it was
     source = "See foo() and the first chapter for help."
     tags = [Tag('<a href="#f">', "</a>", 4, 9), Tag("<code>", "</code>", 4, 9, parent=0),
             Tag('<a href="#c">', "</a>", 14, 31)]
-    translation = "Für Hilfe siehe foo() und das erste Kapitel."
     s, t = words(source), words(translation)
     # See -> siehe, and -> und, the first chapter -> das erste Kapitel, for help. -> Für Hilfe; foo() unaligned
     links = [(s[0], t[2]), (s[2], t[4]), (s[3], t[5]), (s[4], t[6]), (s[5], t[7]), (s[6], t[0]), (s[7], t[1])]
-    pieces, notes = transfer(source, tags, translation, links)
-    assert "".join(p.text for p in pieces) == \
-        'Für Hilfe siehe <a href="#f"><code>foo()</code></a> und <a href="#c">das erste Kapitel</a>.'
-    assert notes[0] == 'links placed in source order: "foo()" <a href="#f"> (no aligned words)'
+    pieces, found = transfer(source, tags, translation, links)
+    assert "".join(p.text for p in pieces) == expected and found == notes
 
 
 def test_a_link_keeps_its_words_from_a_sibling_run_whose_alignment_covers_them():
@@ -453,3 +460,141 @@ def test_a_point_set_apart_by_punctuation_gets_a_space_before_a_letter_or_a_digi
     s, t = words("It is s end."), words("Es ist s Ende.")
     pieces, _ = transfer("It is s end.", [tag], "Es ist s Ende.", [(s[0], t[0]), (s[1], t[1])])
     assert "".join(p.text for p in pieces) == "Es ist <x/>s Ende."
+
+
+# --- Links corrected by the text before placing (bench/tag_placement_human.py measured each) ---
+
+def placed(source: str, tagged: str, translation: str, pairs, translates=None) -> str:
+    """``translation`` with an <em> around the source words ``tagged``, placed by word links
+    ``pairs`` (source word, target word) and the word table ``translates``."""
+    start = source.index(tagged)
+    tag = Tag("<em>", "</em>", start, start + len(tagged))
+    s, t = words(source), words(translation)
+    pieces, _ = transfer(source, [tag], translation, [(s[a], t[b]) for a, b in pairs], translates=translates)
+    return "".join(p.text for p in pieces)
+
+
+@pytest.mark.parametrize("source, tagged, translation, pairs, expected", [
+    # the head, unsure of a name it never saw, links it to the word before its twin
+    ("Run dconf to edit the keys", "dconf", "Mit dem Befehlszeilenwerkzeug dconf die Schlüssel bearbeiten",
+     [(0, 0), (1, 2), (3, 6), (4, 4), (5, 5)],
+     "Mit dem Befehlszeilenwerkzeug <em>dconf</em> die Schlüssel bearbeiten"),
+    # by its core, case-folded: punctuation and capitals around it do not matter
+    ("Edit fstab, then reboot", "fstab", "Bearbeiten Sie (FSTAB) und starten Sie neu",
+     [(0, 0), (1, 1), (2, 3), (3, 4)], "Bearbeiten Sie (<em>FSTAB</em>) und starten Sie neu"),
+    # one character that is no letter is a twin: the key 1 goes on the 1
+    ("Press 1 then Enter", "1", "Drücken Sie dann 1 und Eingabe", [(0, 0), (1, 2), (2, 2), (3, 5)],
+     "Drücken Sie dann <em>1</em> und Eingabe"),
+    # one letter is not: it stays where it is linked
+    ("Press a then Enter", "a", "Drücken Sie dann a und Eingabe", [(0, 0), (1, 2), (2, 2), (3, 5)],
+     "Drücken Sie <em>dann</em> a und Eingabe"),
+    # twice in the translation: no twin, the links decide
+    ("Run dconf to edit the keys", "dconf", "Mit dconf (Befehlszeilenwerkzeug dconf) die Schlüssel bearbeiten",
+     [(0, 0), (1, 2), (3, 6), (4, 4), (5, 5)],
+     "Mit dconf (<em>Befehlszeilenwerkzeug</em> dconf) die Schlüssel bearbeiten"),
+])
+def test_a_word_spelled_the_same_on_both_sides_once_links_only_to_its_twin(source, tagged, translation, pairs,
+                                                                           expected):
+    assert placed(source, tagged, translation, pairs) == expected
+
+
+def test_a_point_glued_to_a_word_follows_its_twin():
+    # <x/> glued to the end of "dconf", which the head links to "Werkzeug"
+    source, translation = "Run dconf to edit", "Mit Werkzeug dconf bearbeiten"
+    s, t = words(source), words(translation)
+    point = Tag("<x/>", "", 9, 9, (False, True))
+    pieces, _ = transfer(source, [point], translation, [(s[0], t[0]), (s[1], t[1]), (s[3], t[3])])
+    assert "".join(p.text for p in pieces) == "Mit Werkzeug dconf<x/> bearbeiten"
+
+
+WORD_TABLE = {("toolbar", "Symbolleiste"), ("Drawing", "Zeichnung"), ("bar", "Leiste")}
+
+
+def translates(source_word: str, target_word: str) -> bool:
+    return (source_word, target_word) in WORD_TABLE
+
+
+@pytest.mark.parametrize("source, translation, pairs, table, expected", [
+    # the head links "Drawing" to both; "Symbolleiste" translates "toolbar", the neighbour outside the tag
+    ("Open the Drawing toolbar", "Öffnen Sie die Symbolleiste Zeichnung", [(0, 0), (1, 2), (2, 3), (2, 4), (3, 3)],
+     translates, "Öffnen Sie die Symbolleiste <em>Zeichnung</em>"),
+    # without a word table, the tag keeps every word linked to it
+    ("Open the Drawing toolbar", "Öffnen Sie die Symbolleiste Zeichnung", [(0, 0), (1, 2), (2, 3), (2, 4), (3, 3)],
+     None, "Öffnen Sie die <em>Symbolleiste Zeichnung</em>"),
+    # a word that also translates one of the tag's own words stays
+    ("Open the Drawing toolbar", "Öffnen Sie die Symbolleiste Zeichnung", [(0, 0), (1, 2), (2, 3), (2, 4), (3, 3)],
+     lambda s, t: translates(s, t) or (s, t) == ("Drawing", "Symbolleiste"),
+     "Öffnen Sie die <em>Symbolleiste Zeichnung</em>"),
+    # a word that translates one more than two words away from the tag stays
+    ("Drawing is the toolbar", "Zeichnung Symbolleiste ist die", [(0, 0), (0, 1), (1, 2), (2, 3)],
+     translates, "<em>Zeichnung Symbolleiste</em> ist die"),
+    # one word is never trimmed away: the tag keeps its only word, however foreign
+    ("Open the Drawing toolbar", "Öffnen Sie die Symbolleiste Zeichnung", [(0, 0), (1, 2), (2, 3), (3, 3)],
+     translates, "Öffnen Sie die <em>Symbolleiste</em> Zeichnung"),
+])
+def test_a_tag_drops_an_edge_word_that_translates_a_neighbour_outside_it(source, translation, pairs, table, expected):
+    assert placed(source, "Drawing", translation, pairs, table) == expected
+
+
+def test_a_tag_drops_foreign_words_at_both_its_edges():
+    # <em>Drawing</em> linked to the words of both neighbours too: each edge goes, "Zeichnung" stays
+    source, translation = "the bar Drawing toolbar", "die Leiste Zeichnung Symbolleiste"
+    pairs = [(0, 0), (1, 1), (2, 1), (2, 2), (2, 3), (3, 3)]
+    assert placed(source, "Drawing", translation, pairs, translates) == "die Leiste <em>Zeichnung</em> Symbolleiste"
+
+
+@pytest.mark.parametrize("source, tagged, translation, pairs, expected", [
+    # nothing links "file": the tag around every word still goes around every word
+    ("Open the file", "Open the file", "Öffnen Sie die Datei", [(0, 0), (1, 2)], "<em>Öffnen Sie die Datei</em>"),
+    ("Open the file.", "Open the file", "Öffnen Sie die Datei.", [(0, 0), (1, 2)], "<em>Öffnen Sie die Datei</em>."),
+    # around all but one word: where the links say
+    ("Open the file", "Open the", "Öffnen Sie die Datei", [(0, 0), (1, 2)], "<em>Öffnen Sie die</em> Datei"),
+])
+def test_a_tag_around_the_whole_unit_goes_around_the_whole_translation(source, tagged, translation, pairs, expected):
+    assert placed(source, tagged, translation, pairs) == expected
+
+
+@pytest.mark.parametrize("fmt, document, expected", [
+    ("html", "<p>Open the <em>Drawing</em> toolbar</p>\n", "<p>Öffnen Sie die Symbolleiste <em>Zeichnung</em></p>"),
+    ("markdown", "Open the *Drawing* toolbar\n", "Öffnen Sie die Symbolleiste *Zeichnung*"),
+    ("xliff", xliff('Open the <g id="1">Drawing</g> toolbar'),
+     'Öffnen Sie die Symbolleiste <g id="1">Zeichnung</g>'),
+])
+def test_the_word_table_that_comes_with_the_links_reaches_the_writers(fmt, document, expected):
+    """``translate_parsed`` hands each writer the word table the links came with (the engine's
+    ``SegmentLinks``, as here); the writers pass it on to ``transfer``."""
+    from worker.engine.forced import SegmentLinks
+
+    translation = "Öffnen Sie die Symbolleiste Zeichnung"
+    pairs = [(0, 0), (1, 2), (2, 3), (2, 4), (3, 3)]
+
+    def links_of(table):
+        def found(segments):
+            s, t = words(segments[0].source), words(segments[0].translation)
+            return SegmentLinks([(s[a], t[b]) for a, b in pairs], table)
+        return found
+
+    outputs = []
+    for table in (translates, None):
+        parsed = parse(fmt, document)
+        source = parsed.units[0].text
+        assert source == "Open the Drawing toolbar"
+        out, _ = translate_parsed(parsed, [result(source, translation)], links_of(table))
+        outputs.append(html.unescape(out))
+    assert expected in outputs[0] and expected not in outputs[1]
+
+
+def test_the_bundles_word_table_comes_with_the_segment_links(translator):
+    from worker.engine.forced import segment_links, word_table
+
+    table = word_table(translator)
+    assert table is not None and word_table(translator) is table  # read once per translator
+    # eflomal's links in the training data, by piece: the words the docs-test errors turned on
+    assert table.translates("toolbar", "Symbolleiste") and table.translates("Drawing", "Zeichnung")
+    assert not table.translates("Drawing", "Symbolleiste") and not table.translates("toolbar", "Zeichnung")
+    assert not table.translates("the", "die")  # the table's frequent pieces say nothing
+    source, translation = "Open the Drawing toolbar.", "Öffnen Sie die Symbolleiste Zeichnung."
+    segment = SegmentResult(source, translation, 0.0, Alignment((), tuple(words(source)), tuple(words(translation))))
+    links = segment_links(translator, [segment])
+    assert links.translates == table.translates and links
+    assert all(s in words(source) and t in words(translation) for s, t in links)

@@ -19,9 +19,14 @@ attention matrix by one of ``METHODS``:
   direction (heads that have one) each source word's best target word; a word whose mass sits
   mostly on the other side's eos is left unaligned; the two are joined with grow-diag-final-and.
   Punctuation pieces inside a word are left out of its weights (``_guided_links``).
+
+``segment_links`` gives the format writers their links, with the bundle's word table (``WordTable``,
+read from its lexical shortlist) that their markup placement trims tags' edges by.
 """
 from __future__ import annotations
 
+import functools
+import weakref
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -32,6 +37,7 @@ from worker.text.segment import piece_words, word_spans
 
 from .batching import pack_by_tokens
 from .search import StepModel
+from .shortlist import Shortlist
 
 METHODS = ("argmax", "shift", "words", "grow", "guided")
 DEFAULT_METHOD = "grow"  # for bundles without an alignment head; ``default_method`` picks
@@ -240,7 +246,16 @@ def align_pairs(translator, sources: Sequence[str], targets: Sequence[str],
     return results
 
 
-def segment_links(translator, segments: Sequence) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+class SegmentLinks(list):
+    """``segment_links``' character links, with the bundle's word table (``WordTable.translates``;
+    None for a bundle without a lexical shortlist), which the format writers trim tags' edges by."""
+
+    def __init__(self, links=(), translates=None) -> None:
+        super().__init__(links)
+        self.translates = translates
+
+
+def segment_links(translator, segments: Sequence) -> SegmentLinks:
     """(source word span, target word span) character pairs of translated segments
     (``SegmentResult``s of one document), from one forced decoding of their translations with
     ``default_method``: the alignment head's links, or without one the symmetrised attention links,
@@ -253,4 +268,40 @@ def segment_links(translator, segments: Sequence) -> list[tuple[tuple[int, int],
         source, target = segment.alignment.source_spans, segment.alignment.target_spans
         links += [(tuple(source[i]), tuple(target[j])) for i, j in methods[method]
                   if i < len(source) and j < len(target)]
-    return links
+    table = word_table(translator)
+    return SegmentLinks(links, table.translates if table is not None else None)
+
+
+class WordTable:
+    """Whether a target word can translate a source word, by a bundle's lexical shortlist (per source
+    piece, the target pieces eflomal linked to it most often in the training data): a piece of the
+    target word, other than the table's frequent ones (which every word would share), is among the
+    candidates of the source word's pieces. Words as they stand, punctuation included."""
+
+    def __init__(self, shortlist: Shortlist, source_sp, target_sp) -> None:
+        self.shortlist, self.source_sp, self.target_sp = shortlist, source_sp, target_sp
+        self.frequent = frozenset(shortlist.frequent.tolist())
+        # Memoised per word: a document repeats its words, and a worker its documents' vocabulary.
+        self.candidates = functools.lru_cache(maxsize=1 << 16)(self._candidates)
+        self.pieces = functools.lru_cache(maxsize=1 << 16)(lambda word: frozenset(self.target_sp.encode(word)))
+
+    def _candidates(self, word: str) -> frozenset[int]:
+        table = self.shortlist
+        return frozenset(int(t) for i in self.source_sp.encode(word) if i < table.source_size
+                         for t in table.targets[table.offsets[i]:table.offsets[i + 1]]) - self.frequent
+
+    def translates(self, source_word: str, target_word: str) -> bool:
+        return not self.candidates(source_word).isdisjoint(self.pieces(target_word))
+
+
+_WORD_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # translator -> WordTable | None
+
+
+def word_table(translator) -> WordTable | None:
+    """The word table of ``translator``'s bundle (read once per translator), or None if it has no
+    lexical shortlist."""
+    if translator not in _WORD_TABLES:
+        path = translator.bundle.shortlist_path
+        _WORD_TABLES[translator] = None if path is None else \
+            WordTable(Shortlist.load(path), translator.source_sp, translator.target_sp)
+    return _WORD_TABLES[translator]

@@ -25,6 +25,20 @@ changes the translation's text. Where markup parts a source word between runs of
 (``[<a>Contents</a>][<a>Index</a>]``), the word and a target word aligned to it are parted there
 (``_parted``), so two links never have to share one word.
 
+Before placing, the links are read as word pairs and corrected where the text says more than the
+alignment (``_refined``; bench/tag_placement_human.py measured each against translators' placement):
+
+- a word spelled the same on both sides, once in each (its core, case-folded; two characters or
+  more, or not letters only: ``dconf``, ``R2``, ``/etc/fstab``) links only to its twin: the
+  alignment, unsure of names and codes it never saw, often joins them to a neighbour;
+- given a word table (``translates(source word, target word)``, from the bundle's lexical
+  shortlist), a tag drops a first or last target word that translates none of its own words but one
+  of the ``_REACH`` words on either side outside it (``the <em>Drawing</em> toolbar`` -> ``die
+  Symbolleiste <em>Zeichnung</em>``: German puts the kind of thing first, and the links stay
+  nearly monotone, so they join the name to the kind).
+
+And a paired tag around every word of the unit goes around every word of the translation.
+
 So every tag comes back exactly once, with the same parent, and the markup nests as the source's
 did; ``transfer`` checks this on what it built and raises ``PlacementError`` if not.
 
@@ -36,9 +50,9 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from worker.text.segment import word_spans
 
@@ -55,6 +69,8 @@ _PLACEHOLDER = re.compile(r"%(?:\d+\$|\(\w+\))?[-+ #0]*\d*(?:\.\d+)?[a-zA-Z%]|\$
 _LINK_OPEN = re.compile(r'<a[\s/>]|<[^>]*\b(?:c?type="(?:link|x-(?:html-)?a)"|fs:fs="a")|\ue010o\d{1,4}\ue011\Z', re.I)
 _RUN = re.compile(r"\w+")  # a run of letters and digits: what markup may part a word between
 _OWN, _CLAIMED, _SAME, _NEAR, _EMPTY = 1000, -1000, 500, 10, -2500  # _in_source_order's scores
+_REACH = 2  # source words on either side of a tag whose translations it drops from its edges
+Translates = Callable[[str, str], bool]  # (source word, target word) -> whether it can translate it
 
 
 def is_link(tag: Tag) -> bool:
@@ -62,6 +78,15 @@ def is_link(tag: Tag) -> bool:
     ``ctype="link"``/``"x-a"``/``"x-html-a"`` or ``type="link"``, a DOCX hyperlink. An XLIFF ``<g>``
     that says nothing of its kind (odf2xliff's) is not known to be one."""
     return bool(tag.close) and (tag.open == "[" or _LINK_OPEN.match(tag.open) is not None)
+
+
+class Links(list):
+    """A unit's links (``Link``s), with the word table its tags' edges are trimmed by
+    (``translates``; None: no trim): what each format writer hands ``transfer`` as it is."""
+
+    def __init__(self, links: Iterable[Link] = (), translates: Translates | None = None) -> None:
+        super().__init__(links)
+        self.translates = translates
 
 
 class PlacementError(RuntimeError):
@@ -92,6 +117,7 @@ class _Alignment:
     translation: str
     words: list[CharRange]  # the translation's words (parted as ``_parted`` says)
     source_words: list[CharRange]  # aligned source words, sorted
+    cores: list[CharRange]  # every source word's core (``_core``)
     aligned: dict[int, set[int]]  # source word start -> target word indexes
     rule: str
     notes: list[str]
@@ -106,11 +132,16 @@ class _Alignment:
     def written(self, tags: Sequence[Tag], index: int) -> Tag:
         return self.spelled.get(index, tags[index])
 
+    def whole(self, node: _Node) -> bool:
+        """Whether paired tag ``node`` holds (the core of) every word of the unit."""
+        return bool(self.cores) and all(c0 < node.end and node.start < c1 for c0, c1 in self.cores)
+
 
 def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence[Link],
              rule: str = "hull", empty_pairs: bool | Callable[[Tag], bool] = True,
              nests: Callable[[Tag, Tag], bool] | None = None,
-             respell: Callable[[Tag], Tag | None] | None = None) -> tuple[list[Piece], list[str]]:
+             respell: Callable[[Tag], Tag | None] | None = None,
+             translates: Translates | None = None) -> tuple[list[Piece], list[str]]:
     """The translation with ``tags`` placed in it, as pieces of text and markup, and notes about
     tags placed without alignment. Tags are given on ``source`` character offsets. ``rule``: a
     paired tag spans all its aligned target words ("hull"), or only their largest run ("cluster":
@@ -123,16 +154,20 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     Markdown, ``*`` in ``*`` reads as ``**``); a host it cannot nest in is taken only with the tag
     written as ``respell(tag)`` says (``_`` for ``*``), and a tag no sibling can host and that
     cannot hold nothing is placed around nothing in source order, flagged. Without ``nests`` any
-    sibling hosts."""
+    sibling hosts. ``translates``: the word table tags' edges are trimmed by (``_trimmed``); by
+    default ``links``' own, if they are ``Links``."""
     root = tag_tree(source, tags)
-    words, pairs = _parted(source, tags, translation, links)
+    if translates is None:
+        translates = getattr(links, "translates", None)
+    words, pairs = _parted(source, tags, translation, _refined(source, tags, translation, links, translates))
     notes: list[str] = []
     if tags and not words:
         notes.append("markup kept without a translation to place it in")
     aligned: dict[int, set[int]] = {}
     for (s0, _), target in pairs:
         aligned.setdefault(s0, set()).add(target)
-    alignment = _Alignment(source, translation, words, sorted({s for s, _ in pairs}), aligned, rule, notes,
+    cores = [_core(source, a, b) for a, b in word_spans(source)]
+    alignment = _Alignment(source, translation, words, sorted({s for s, _ in pairs}), cores, aligned, rule, notes,
                            empty_pairs, nests, respell)
     _place(root, 0, len(words), tags, alignment)
     events: dict[int, list[tuple[str, int]]] = defaultdict(list)
@@ -142,6 +177,63 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
                             _apart(source, tags))
     _check(order, tags, root)
     return pieces, notes
+
+
+def _refined(source: str, tags: Sequence[Tag], translation: str, links: Sequence[Link],
+             translates: Translates | None) -> list[Link]:
+    """``links`` as pairs of whole words (a span goes to the word it starts in), each word spelled
+    the same on both sides linked to its twin alone (``_twins``), and given ``translates``, the
+    tags' edge words trimmed (``_trimmed``). No links, no alignment to correct: tags then go by
+    position, which a twin's one link would override for every word around it."""
+    source_words, target_words = word_spans(source), word_spans(translation)
+    if not (tags and links and source_words and target_words):
+        return list(links)
+    source_starts, target_starts = [a for a, _ in source_words], [a for a, _ in target_words]
+    pairs = {(bisect.bisect_right(source_starts, s[0]) - 1, bisect.bisect_right(target_starts, t[0]) - 1)
+             for s, t in links}
+    twins = _twins([source[slice(*_core(source, *w))].casefold() for w in source_words],
+                   [translation[slice(*_core(translation, *w))].casefold() for w in target_words])
+    taken = set(twins.values())
+    pairs = {(i, j) for i, j in pairs if i >= 0 and j >= 0 and i not in twins and j not in taken} | set(twins.items())
+    if translates is not None:
+        pairs = _trimmed(source, tags, translation, source_words, target_words, pairs, translates)
+    return [(source_words[i], target_words[j]) for i, j in sorted(pairs)]
+
+
+def _twins(source: list[str], target: list[str]) -> dict[int, int]:
+    """Source word -> target word, for the words (cores, case-folded) found once on each side, of
+    two characters or more or not letters only (a one-letter word such as "a" is no name)."""
+    in_source, in_target = Counter(source), Counter(target)
+    at = {word: j for j, word in enumerate(target) if in_target[word] == 1}
+    return {i: at[word] for i, word in enumerate(source)
+            if in_source[word] == 1 and word in at and (len(word) >= 2 or not word.isalpha())}
+
+
+def _trimmed(source: str, tags: Sequence[Tag], translation: str, source_words: list[CharRange],
+             target_words: list[CharRange], pairs: set[tuple[int, int]],
+             translates: Translates) -> set[tuple[int, int]]:
+    """``pairs`` (source word, target word) without those of a paired tag's words to the first or
+    last of its target words where ``translates`` says that word translates none of the tag's words
+    but one of the ``_REACH`` words on either side outside it; again while the tag keeps two target
+    words or more. Tags in opening order, an outer tag's trim seen by the tags inside it."""
+    originals, translated = [source[a:b] for a, b in source_words], [translation[a:b] for a, b in target_words]
+
+    def translates_any(words: Iterable[int], j: int) -> bool:
+        return any(translates(originals[i], translated[j]) for i in words)
+
+    cores = [_core(source, *w) for w in source_words]
+    for tag in sorted((t for t in tags if t.close), key=lambda t: (t.start, -t.end)):
+        inside = {i for i, (c0, c1) in enumerate(cores) if c0 < tag.end and tag.start < c1}
+        if not inside:
+            continue
+        outside = [i for i in range(min(inside) - _REACH, max(inside) + _REACH + 1)
+                   if 0 <= i < len(source_words) and i not in inside]
+        while len(mine := sorted({j for i, j in pairs if i in inside})) >= 2:
+            foreign = [j for j in (mine[0], mine[-1]) if not translates_any(inside, j) and translates_any(outside, j)]
+            if not foreign:
+                break
+            pairs -= {(i, foreign[0]) for i in inside}
+    return pairs
 
 
 def _parted(source: str, tags: Sequence[Tag], translation: str,
@@ -254,6 +346,9 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
     targets = {c.index: sorted({t for s0, s1 in al.source_words for c0, c1 in [_core(al.source, s0, s1)]
                                 if c0 < c.end and c1 > c.start
                                 for t in al.aligned.get(s0, ()) if lo <= t < hi}) for c in pairs}
+    for child in pairs:  # around the whole unit: around the whole translation, whatever the links say
+        if al.whole(child):
+            targets[child.index] = list(range(lo, hi))
     placed = _place_links([c for c in pairs if c.link], node, lo, hi, targets, tags, al)
     for child in sorted((c for c in pairs if not c.link), key=lambda c: (-len(targets[c.index]), c.index)):
         found = targets[child.index]
