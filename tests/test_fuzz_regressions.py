@@ -95,8 +95,11 @@ def test_text_the_model_drops_or_loops_over_is_flagged_with_a_low_confidence(tra
     assert DROPPED_TEXT in result.flags or REPETITION in result.flags, result.flags
     if KEPT_SOURCE in result.flags:  # short again when decoded again: the source, whole, flagged
         assert DROPPED_TEXT in result.flags and result.translation == line
-    elif DROPPED_TEXT in result.flags:
-        assert result.details.get("coverage", 0.0) < 0.5
+    elif DROPPED_TEXT in result.flags:  # under half the characters, or the words around what it copied lost
+        from worker.text.coverage import words_lost
+
+        assert result.details.get("coverage", 0.0) < 0.5 or words_lost(result.source, result.translation,
+                                                                        result.alignment)
 
 
 def test_characters_the_vocabulary_lacks_come_through_as_spans(translator):

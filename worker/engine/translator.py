@@ -138,6 +138,7 @@ class Translator:
             max_sentence_tokens=self.settings.max_sentence_tokens,
             text={"protect_spans": text_options.protect_spans, "restore_case": text_options.restore_case,
                   "check_language": text_options.check_language, "keep_names": text_options.keep_names,
+                  "retry_dropped": text_options.retry_dropped,
                   "glossary": [list(t) for t in text_options.glossary.terms] if text_options.glossary else None})
         keys = [self.cache.key(context, sentence) for sentence in sentences]
         found = self.cache.get_many(keys)
@@ -174,7 +175,7 @@ class Translator:
             result = next(decoded) if p.decode else _undecoded(p)
             result = _kept(p, result) if TIME_BUDGET in result.flags else restore(p, result)
             result = assess(result, p, self.confidence_model)
-            if p.decode and DROPPED_TEXT in result.flags:
+            if p.decode and DROPPED_TEXT in result.flags and text_options.protect_spans and text_options.retry_dropped:
                 result = self._retry(p, result, options, with_attention)
             results.append(result)
         return results, [p.decode and TIME_BUDGET not in r.flags for p, r in zip(prepared, results)]

@@ -35,6 +35,9 @@ class TextOptions:
     check_language: bool = True  # copy segments in another language through untranslated, flagged
     glossary: Glossary | None = None  # force these translations of terms (worker.text.glossary)
     keep_names: bool = True  # carry names through (worker.text.names); with protect_spans only
+    # decode a dropped_text segment again, and keep its source if it is short again; with
+    # protect_spans only (off, the model's own output comes back: the parity tests compare it)
+    retry_dropped: bool = True
 
 
 @dataclass(frozen=True)
