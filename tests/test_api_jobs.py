@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import json
 import threading
 import time
@@ -187,7 +188,8 @@ def test_a_job_is_followed_and_its_file_and_json_fetched_by_its_key_only(gateway
     file = requests.get(gateway.url + done["result_url"], headers=AUTH, timeout=10)
     assert file.status_code == 200 and file.headers["content-type"].startswith("text/html")
     assert 'filename="page.de.html"' in file.headers["content-disposition"]
-    assert file.text.startswith("<!DOCTYPE html>") and "Köter" in file.text and file.text.count("<b>") == 1
+    # a page without a <head>: its non-ASCII characters come back as references
+    assert file.text.startswith("<!DOCTYPE html>") and "Köter" in html.unescape(file.text) and file.text.count("<b>") == 1
     stored = requests.get(gateway.url + done["result_url"], params={"format": "json"}, headers=AUTH, timeout=10).json()
     assert stored["job_id"] == job["id"] and stored["text"] == file.text and stored["segments"]
     for segment in stored["segments"]:

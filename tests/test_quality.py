@@ -267,9 +267,9 @@ def test_words_around_a_placeholder_are_kept_and_a_retry_is_named(general):
 
 
 def test_a_translation_short_even_when_decoded_again_keeps_its_source_flagged(general):
-    # One target token at most: every decoding drops text, the retry too.
+    # One target token at most by the length rule: every decoding drops text, the retry too.
     source = "The configuration file is read before the command line options are applied."
-    short = general.search_options(max_length=1)
+    short = general.search_options(max_len_a=0.0, max_len_b=1)
     result = general.translate_sentences([source], short)[0]
     assert result.translation == source
     assert DROPPED_TEXT in result.flags and KEPT_SOURCE in result.flags

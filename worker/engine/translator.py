@@ -26,7 +26,7 @@ from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
 from worker.text.pipeline import Prepared, TextOptions, prepare, restore
 from worker.text.quality import DecodedChunk, assess, decoder_facts, model_for
-from worker.text.segment import DROPPED_TEXT, KEPT_SOURCE, TIME_BUDGET, WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
+from worker.text.segment import DROPPED_TEXT, KEPT_SOURCE, LOW_CONFIDENCE, TIME_BUDGET, WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
 
 from .alignment import align
 from .bundle import SHORTLIST, TARGET_TOKENS, TRANSFORMER, Bundle, BundleError, load_bundle
@@ -175,7 +175,8 @@ class Translator:
             result = next(decoded) if p.decode else _undecoded(p)
             result = _kept(p, result) if TIME_BUDGET in result.flags else restore(p, result)
             result = assess(result, p, self.confidence_model)
-            if p.decode and DROPPED_TEXT in result.flags and text_options.protect_spans and text_options.retry_dropped:
+            if p.decode and DROPPED_TEXT in result.flags and text_options.protect_spans and text_options.retry_dropped \
+                    and options.n_best == 1 and not options.max_length:  # an n-best list, a length cap: the model's
                 result = self._retry(p, result, options, with_attention)
             results.append(result)
         return results, [p.decode and TIME_BUDGET not in r.flags for p, r in zip(prepared, results)]
@@ -196,8 +197,9 @@ class Translator:
                 return replace(result, warnings=result.warnings + (
                     f"the first translation dropped text ({first.translation!r}): decoded again "
                     f"with beam {again.beam} and at least {again.min_len} tokens",))
-        kept = _kept(prepared, first)
-        return replace(kept, flags=tuple(f for f in kept.flags if f != KEPT_SOURCE) + (KEPT_SOURCE,),
+        kept = _kept(prepared, first)  # flags and details of the translation set aside go with it
+        flags = tuple(f for f in kept.flags if f in (LOW_CONFIDENCE, DROPPED_TEXT)) + (KEPT_SOURCE,)
+        return replace(kept, flags=flags, details={k: v for k, v in kept.details.items() if k == "coverage"},
                        warnings=kept.warnings + (
                            f"the translation dropped text ({first.translation!r}), also when decoded again: "
                            "its source text is kept",))
