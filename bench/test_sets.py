@@ -1,6 +1,6 @@
 """The evaluation sets the benchmarks read, by name: the shared data's (newstest, Multi30k) and the
-near-duplicate-free splits ``nmt build-data`` writes (Tatoeba dev/test, software dev/test; see
-docs/models.md, Data). One home for their paths.
+near-duplicate-free splits ``nmt build-data`` writes (Tatoeba, software and documentation dev/test;
+see docs/models.md, Data). One home for their paths.
 
 ``SHARED``: ``../shared/data`` beside the work tree. ``BUILT``: ``$NMT_BUILT_DATA``, else
 build-data's default output (``training.build_data.DEFAULT_OUT``)."""
@@ -25,6 +25,8 @@ SETS = {
     "tatoeba-test": ("@tatoeba/test.en.gz", "@tatoeba/test.de.gz"),
     "software-dev": ("@software/dev.en.gz", "@software/dev.de.gz"),
     "software-test": ("@software/test.en.gz", "@software/test.de.gz"),
+    "docs-dev": ("@docs/dev.en.gz", "@docs/dev.de.gz"),
+    "docs-test": ("@docs/test.en.gz", "@docs/test.de.gz"),
 }
 
 

@@ -12,7 +12,7 @@ import pytest
 from worker.engine.translator import Translator
 from worker.local.calibrate import Sample, auroc, evaluate, fit, ranks, spearman
 from worker.text.pipeline import TextOptions, prepare
-from worker.text.quality import DEFAULT_MODEL, FEATURES, ConfidenceModel, DecodedChunk, assess, decoder_facts, model_for
+from worker.text.quality import BASE_FEATURES, DEFAULT_MODEL, FEATURES, ConfidenceModel, DecodedChunk, assess, decoder_facts, model_for
 from worker.text.segment import DROPPED_TEXT, KEPT_SOURCE, LOW_CONFIDENCE, REPETITION, UNTRANSLATED_SPAN, Alignment, SegmentResult
 
 M = "\u2581"
@@ -56,6 +56,44 @@ def test_chunks_of_one_sentence_are_read_together():
     assert facts.features["source_length"] == pytest.approx(math.log(4))
 
 
+def test_cross_domain_features_read_lengths_coverage_copies_and_the_end():
+    # source "red big house" (11 letters); output "rot Haus house" (12 letters), "house" copied.
+    attention = [[0.9, 0.0, 0.1, 0.0], [0.1, 0.0, 0.8, 0.1], [0.0, 0.0, 0.5, 0.5], [0.0, 0.0, 0.0, 1.0]]
+    lps = [-0.1, -0.2, -1.5, -0.4]
+    facts = decoder_facts([_unit("red big house", [M + "red", M + "big", M + "house"], [M + "rot", M + "Haus", M + "house"],
+                                 attention, lps)])
+    f = facts.features
+    assert f["char_length_ratio"] == pytest.approx(math.log(13 / 12))
+    assert f["char_length_ratio_sq"] == pytest.approx(math.log(13 / 12) ** 2)
+    # summed attention per source piece: red 1.0, big 0.0, house 1.4 -> deficits 0, 1, 0
+    assert f["coverage_deficit"] == pytest.approx(1 / 3)
+    assert f["attention_peak"] == pytest.approx((0.9 + 0.8 + 0.5) / 3)
+    assert f["copied_pieces"] == pytest.approx(1 / 3)
+    assert f["eos_log_prob"] == pytest.approx(-0.4) and f["log_prob_spread"] == pytest.approx(np.std(lps), rel=1e-5)
+    # a translation half as long in letters has a negative ratio, and its square grows either way
+    short = decoder_facts([_unit("red big house", [M + "red", M + "big", M + "house"], [M + "rot"], attention[:2])])
+    assert short.features["char_length_ratio"] == pytest.approx(math.log(4 / 12))
+    assert short.features["char_length_ratio_sq"] == pytest.approx(math.log(4 / 12) ** 2)
+
+
+def test_a_fit_over_the_earlier_features_still_loads_and_scores_as_before():
+    # A manifest written before the cross-domain features: it names the eleven BASE_FEATURES.
+    rng = np.random.default_rng(3)
+    raw = {"features": list(BASE_FEATURES), "weights": rng.normal(size=len(BASE_FEATURES)).tolist(), "bias": 0.2,
+           "mean": rng.normal(size=len(BASE_FEATURES)).tolist(), "scale": [1.0] * len(BASE_FEATURES), "threshold": 0.4}
+    model = model_for({"quality": raw})
+    assert model.features == BASE_FEATURES and model.to_json()["features"] == list(BASE_FEATURES)
+    features = {f: float(rng.normal()) for f in FEATURES}
+    z = np.dot(raw["weights"], np.array([features[f] for f in BASE_FEATURES]) - np.array(raw["mean"])) + 0.2
+    assert model.confidence(features) == pytest.approx(1 / (1 + math.exp(-z)))
+
+
+def test_the_shipped_bundle_fit_loads_and_names_features_the_engine_computes():
+    manifest = json.loads(open("models/en-de/manifest.json", encoding="utf-8").read())
+    model = model_for(manifest)
+    assert model.name == "bundle" and set(model.features) <= set(FEATURES)
+
+
 def test_ranks_spearman_and_auroc_match_hand_computed_values():
     assert ranks([10, 20, 20, 5]).tolist() == [2.0, 3.5, 3.5, 1.0]
     assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
@@ -95,10 +133,22 @@ def test_a_fit_on_too_little_data_is_refused():
         fit(_synthetic(5, 0))
 
 
-def test_a_quality_model_for_other_features_is_refused():
-    raw = DEFAULT_MODEL.to_json() | {"features": ["mean_log_prob"]}
-    with pytest.raises(ValueError, match="features"):
+@pytest.mark.parametrize("change, message", [
+    ({"features": ["mean_log_prob", "bleurt"], "weights": [1.0, 1.0], "mean": [0.0, 0.0], "scale": [1.0, 1.0]},
+     r"features \['bleurt'\] are not among"),
+    ({"features": ["mean_log_prob", "min_log_prob"]}, "2 features has 1 weights"),
+])
+def test_a_quality_model_for_other_features_is_refused(change, message):
+    raw = DEFAULT_MODEL.to_json() | change
+    with pytest.raises(ValueError, match=message):
         model_for({"quality": raw})
+
+
+def test_a_fit_over_chosen_features_weighs_only_those():
+    model = fit(_synthetic(200, 0), features=BASE_FEATURES)
+    assert model.features == BASE_FEATURES and len(model.weights) == len(BASE_FEATURES)
+    restored = ConfidenceModel.from_json(json.loads(json.dumps(model.to_json())), "bundle")
+    assert restored.features == BASE_FEATURES
 
 
 @pytest.fixture(scope="module")

@@ -35,13 +35,14 @@ def samples(results: Sequence[Any], references: Sequence[str]) -> list[Sample]:
 
 
 def fit(data: Sequence[Sample], l2: float = 1.0, threshold: float | None = None, iterations: int = 50,
-        fit_info: Mapping[str, Any] | None = None) -> ConfidenceModel:
-    """The logistic model minimising cross-entropy to chrF / 100 plus ``l2`` * |w|^2 / 2. Its
-    ``low_confidence`` threshold is ``threshold``, else the one that best finds translations below
-    ``BAD_CHRF`` on ``data`` (highest F1)."""
+        fit_info: Mapping[str, Any] | None = None, features: Sequence[str] = FEATURES) -> ConfidenceModel:
+    """The logistic model over ``features`` minimising cross-entropy to chrF / 100 plus
+    ``l2`` * |w|^2 / 2. Its ``low_confidence`` threshold is ``threshold``, else the one that best
+    finds translations below ``BAD_CHRF`` on ``data`` (highest F1)."""
     if len(data) < 20:
         raise ValueError(f"need at least 20 decoded dev sentences to fit a confidence model, got {len(data)}")
-    x_raw = np.array([[s.features[f] for f in FEATURES] for s in data], dtype=np.float64)
+    features = tuple(features)
+    x_raw = np.array([[s.features[f] for f in features] for s in data], dtype=np.float64)
     y = np.array([s.chrf / 100.0 for s in data])
     mean, scale = x_raw.mean(0), x_raw.std(0)
     scale[scale < 1e-9] = 1.0
@@ -58,7 +59,7 @@ def fit(data: Sequence[Sample], l2: float = 1.0, threshold: float | None = None,
         if np.abs(step).max() < 1e-8:
             break
     model = ConfidenceModel(tuple(float(v) for v in w[:-1]), float(w[-1]), tuple(float(v) for v in mean),
-                            tuple(float(v) for v in scale), BAD_CHRF / 100, "bundle", dict(fit_info or {}))
+                            tuple(float(v) for v in scale), BAD_CHRF / 100, "bundle", dict(fit_info or {}), features)
     if threshold is None:
         threshold = best_threshold([model.confidence(s.features) for s in data], [s.chrf < BAD_CHRF for s in data])
     return replace(model, threshold=round(float(threshold), 4))

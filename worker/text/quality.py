@@ -10,8 +10,10 @@ attention) into ``DecoderFacts``: the features below plus source words that got 
 
 fitted to sentence chrF / 100 on development data (``nmt calibrate``, ``worker.local.calibrate``),
 so a confidence of 0.4 reads "expected chrF about 40". The fit lives in the bundle's manifest
-under ``quality``; a bundle without one gets ``DEFAULT_MODEL`` (the mean token log-probability
-alone), and its segments say so in ``details["confidence_model"]``.
+under ``quality`` and names the features it weighs (any of ``FEATURES``: fits made before the
+features past ``BASE_FEATURES`` existed name those eleven and still load); a bundle without one
+gets ``DEFAULT_MODEL`` (the mean token log-probability alone), and its segments say so in
+``details["confidence_model"]``.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from .segment import (
     word_spans,
 )
 
-FEATURES = (
+BASE_FEATURES = (
     "mean_log_prob",  # mean log-probability of the output tokens (eos included)
     "min_log_prob",  # the least likely output token's
     "unlikely_tokens",  # share of output tokens with probability < 0.1
@@ -49,6 +51,17 @@ FEATURES = (
     "unknown_source",  # share of source pieces that are unk or byte fallback
     "length_ratio",  # log((output tokens + 1) / (source tokens + 1))
     "source_length",  # log(source tokens + 1)
+)
+# Features whose meaning carries across domains: lengths in characters (pieces split text
+# differently by domain), how fully the source was read, how much was copied, how the output ended.
+FEATURES = BASE_FEATURES + (
+    "char_length_ratio",  # log((output characters + 1) / (source characters + 1)), word markers left out
+    "char_length_ratio_sq",  # its square: a ratio far from the usual either way (too short, too long)
+    "coverage_deficit",  # mean over source pieces of max(0, 1 - summed attention): what was read too little
+    "attention_peak",  # mean over output tokens of their largest attention weight
+    "copied_pieces",  # share of output pieces with a letter that are also source pieces (copied, not translated)
+    "eos_log_prob",  # log-probability of the end of sentence: how sure the model was that it was done
+    "log_prob_spread",  # standard deviation of the token log-probabilities
 )
 UNATTENDED = 0.3  # summed attention below which a source piece counts as unattended
 UNTRANSLATED_MIN_LETTERS = 3  # a word reported untranslated holds at least this many letters
@@ -76,7 +89,7 @@ def decoder_facts(units: Sequence[DecodedChunk], unk_id: int = 1) -> DecoderFact
     source = [p for u in units for p in u.source_pieces]
     ids = [i for u in units for i in u.source_ids]
     target = [p for u in units for p in u.target_pieces]
-    coverage, entropies, unattended = [], [], []
+    coverage, entropies, peaks, unattended = [], [], [], []
     words = 0
     for unit in units:
         s = len(unit.source_pieces)
@@ -85,6 +98,7 @@ def decoder_facts(units: Sequence[DecodedChunk], unk_id: int = 1) -> DecoderFact
         coverage.append(cover)
         rows = np.clip(att, 1e-12, 1.0)
         entropies.append(float((-(rows * np.log(rows)).sum(1) / math.log(s + 1)).mean()) if s else 0.0)
+        peaks.append(float(att[:-1, :s].max(1).mean()) if s and len(att) > 1 else 0.0)
         piece_word = piece_words(unit.source_pieces)
         words += piece_word[-1] + 1 if piece_word else 0
         unattended += _unattended_words(unit, cover, piece_word)
@@ -92,6 +106,11 @@ def decoder_facts(units: Sequence[DecodedChunk], unk_id: int = 1) -> DecoderFact
     words = max(1, words)
     trigrams = [tuple(target[i:i + 3]) for i in range(len(target) - 2)]
     repeated = len(trigrams) - len(set(trigrams))
+    source_chars = sum(len(p.replace(WORD_MARKER, "")) for p in source)
+    target_chars = sum(len(p.replace(WORD_MARKER, "")) for p in target)
+    char_ratio = math.log((target_chars + 1) / (source_chars + 1))
+    source_set = {p.replace(WORD_MARKER, "") for p in source}
+    lettered = [p.replace(WORD_MARKER, "") for p in target if any(c.isalpha() for c in p)]
     features = {
         "mean_log_prob": float(lps.mean()),
         "min_log_prob": float(lps.min()),
@@ -104,6 +123,13 @@ def decoder_facts(units: Sequence[DecodedChunk], unk_id: int = 1) -> DecoderFact
         "unknown_source": sum(1 for p, i in zip(source, ids) if i == unk_id or _BYTE_PIECE.fullmatch(p)) / max(1, len(source)),
         "length_ratio": math.log((len(target) + 1) / (len(source) + 1)),
         "source_length": math.log(len(source) + 1),
+        "char_length_ratio": char_ratio,
+        "char_length_ratio_sq": char_ratio * char_ratio,
+        "coverage_deficit": float(np.clip(1.0 - cover, 0.0, 1.0).mean()) if cover.size else 0.0,
+        "attention_peak": float(np.mean(peaks)) if peaks else 0.0,
+        "copied_pieces": sum(1 for p in lettered if p in source_set) / max(1, len(lettered)),
+        "eos_log_prob": float(np.mean([u.token_log_probs[-1] for u in units])),
+        "log_prob_spread": float(lps.std()),
     }
     return DecoderFacts(features, tuple(unattended), _loop(target))
 
@@ -136,7 +162,8 @@ def _loop(pieces: Sequence[str]) -> str | None:
 
 @dataclass(frozen=True)
 class ConfidenceModel:
-    """A logistic model over ``FEATURES``; ``threshold``: below it a segment is low_confidence."""
+    """A logistic model over ``features`` (names from ``FEATURES``, one weight, mean and scale
+    each); ``threshold``: below it a segment is low_confidence."""
 
     weights: tuple[float, ...]
     bias: float
@@ -145,23 +172,33 @@ class ConfidenceModel:
     threshold: float = 0.3
     name: str = "default"
     fit: Mapping[str, Any] = field(default_factory=dict, compare=False)  # what it was fitted on, and how well
+    features: tuple[str, ...] = FEATURES
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.features if f not in FEATURES]
+        if unknown:
+            raise ValueError(f"quality model features {unknown} are not among this engine's {list(FEATURES)}")
+        sizes = {len(self.features), len(self.weights), len(self.mean), len(self.scale)}
+        if len(sizes) != 1:
+            raise ValueError(f"quality model of {len(self.features)} features has {len(self.weights)} weights, "
+                             f"{len(self.mean)} means and {len(self.scale)} scales")
 
     def confidence(self, features: Mapping[str, float]) -> float:
-        x = (np.array([features[f] for f in FEATURES]) - np.array(self.mean)) / np.array(self.scale)
+        x = (np.array([features[f] for f in self.features]) - np.array(self.mean)) / np.array(self.scale)
         z = float(np.dot(self.weights, x) + self.bias)
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], name: str) -> "ConfidenceModel":
-        if list(raw["features"]) != list(FEATURES):
-            raise ValueError(f"quality model features {raw['features']} are not this engine's {list(FEATURES)}")
+        """The model stored under a manifest's ``quality``; ValueError names a feature this engine
+        does not compute, or vectors of the wrong length."""
         return cls(tuple(raw["weights"]), float(raw["bias"]), tuple(raw["mean"]), tuple(raw["scale"]),
-                   float(raw.get("threshold", 0.3)), name, dict(raw.get("fit", {})))
+                   float(raw.get("threshold", 0.3)), name, dict(raw.get("fit", {})), tuple(raw["features"]))
 
     def to_json(self) -> dict[str, Any]:
-        return {"features": list(FEATURES), "weights": [round(w, 6) for w in self.weights], "bias": round(self.bias, 6),
-                "mean": [round(m, 6) for m in self.mean], "scale": [round(s, 6) for s in self.scale],
-                "threshold": self.threshold, "fit": dict(self.fit)}
+        return {"features": list(self.features), "weights": [round(w, 6) for w in self.weights],
+                "bias": round(self.bias, 6), "mean": [round(m, 6) for m in self.mean],
+                "scale": [round(s, 6) for s in self.scale], "threshold": self.threshold, "fit": dict(self.fit)}
 
 
 def model_for(manifest: Mapping[str, Any]) -> ConfidenceModel:
@@ -174,10 +211,7 @@ def model_for(manifest: Mapping[str, Any]) -> ConfidenceModel:
 
 # Until a bundle is calibrated: the mean token log-probability alone, mapped so that -0.5 gives
 # 0.5 and -1.5 about 0.15.
-DEFAULT_MODEL = ConfidenceModel(
-    weights=(1.7,) + (0.0,) * (len(FEATURES) - 1), bias=0.0,
-    mean=(-0.5,) + (0.0,) * (len(FEATURES) - 1), scale=(1.0,) * len(FEATURES),
-)
+DEFAULT_MODEL = ConfidenceModel(weights=(1.7,), bias=0.0, mean=(-0.5,), scale=(1.0,), features=("mean_log_prob",))
 
 
 def assess(result: SegmentResult, prepared: Prepared, model: ConfidenceModel) -> SegmentResult:
