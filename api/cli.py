@@ -58,7 +58,7 @@ def _serve_metrics(port: int, host: str) -> None:
     from .outbox import DUE
 
     queue = load_settings()
-    store = JobStore.from_url(queue.backend_url, queue.result_expires, socket_timeout=queue.socket_timeout)
+    store = JobStore.for_settings(queue)  # plain Redis or through Sentinel
     metrics.serve(port, host, metrics.WebhookCollector(store.redis, DUE, WATCH))
 
 

@@ -4,7 +4,6 @@ pool; waiting is ``asyncio.sleep`` between polls, so a waiting request holds no 
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import time
 from typing import Awaitable, Callable
@@ -16,6 +15,7 @@ from client.client import ClientError, JobNotFoundError, TranslationClient
 from queue_config.glossary import Terms
 from queue_config.jobstore import INPUT_FAILURE, JobStatus
 from queue_config.messages import MessageError
+from queue_config.result_store import ResultStoreError
 
 from .errors import ApiError
 
@@ -41,12 +41,12 @@ class Fleet:
         jobs = await _call(self.client.submit_many, documents) if documents else []
         ids = [job.id for job in jobs]
         await self.wait(ids, timeout, gone)
-        raws = await _call(self.store.redis.mget, [self.store.key(job_id, "result") for job_id in ids])
+        results = await _call(self.store.results_of, ids)  # from Redis, or the result store (NMT_RESULT_STORE)
         out = list(texts)
-        for i, raw in zip(wanted, raws):
-            if raw is None:
+        for i, result in zip(wanted, results):
+            if result is None:
                 raise ApiError(500, "A finished translation has no stored result")
-            out[i] = json.loads(raw)["text"]
+            out[i] = result["text"]
         return out
 
     async def wait(self, ids: list[str], timeout: float, gone: Callable[[], Awaitable[bool]]) -> None:
@@ -117,7 +117,7 @@ async def _call(function, *args):
         raise ApiError(400, str(exc)) from None
     except JobNotFoundError:
         raise ApiError(404, "Job not found") from None
-    except ClientError as exc:
+    except (ClientError, ResultStoreError) as exc:
         raise ApiError(500, str(exc)) from None
     except redis.RedisError as exc:
         raise ApiError(503, f"The job store is unreachable ({type(exc).__name__}); retry later", retry_after=5) from None

@@ -20,6 +20,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         "'docs/**/*.md' with --wait --out")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help="read every FILE as this format (default: by extension; anything else is plain text)")
+    p.add_argument("--translate-sheet-names", action="store_true",
+                   help="in workbooks (.xlsx, .xlsm), translate the sheet names too, and every formula, defined name, "
+                        "validation, conditional format and chart that names a sheet with them (default: names kept)")
     p.add_argument("--src", required=True, help="source language code, e.g. en")
     p.add_argument("--tgt", required=True, help="target language code, e.g. de")
     p.add_argument("--wait", action="store_true", help="wait for the results (with a progress bar)")
@@ -98,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     url = redacted(client.settings.broker_url)
     options = {key: value for key, value in (("beam", args.beam), ("no_repeat_ngram", args.no_repeat_ngram))
                if value is not None}
+    if args.translate_sheet_names:
+        options["translate_sheet_names"] = True
     # What the client knows decides a result besides the text; the bundle signature results
     # report is recorded too, but a run cannot know the workers' bundle before it submits.
     request = {"src": args.src, "tgt": args.tgt, "model": args.model, "options": options, "format": args.format,
@@ -209,6 +214,7 @@ def _guard(command: str, action) -> int:
     """Run ``action()``; client errors and an unreachable broker are one line, exit status 1."""
     import redis
 
+    from queue_config.result_store import ResultStoreUnreachableError
     from queue_config.settings import SettingsError
 
     from .client import ClientError
@@ -218,6 +224,9 @@ def _guard(command: str, action) -> int:
     except SettingsError as exc:
         print(f"nmt {command}: error: {exc}", file=sys.stderr)
         return 2
+    except ResultStoreUnreachableError as exc:  # a redis.ConnectionError, but not the broker's
+        print(f"nmt {command}: error: {exc}", file=sys.stderr)
+        return 1
     except ClientError as exc:
         print(f"nmt {command}: {exc}", file=sys.stderr)
         return 1

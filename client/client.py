@@ -26,6 +26,7 @@ from queue_config.glossary import read_glossary
 from queue_config.jobstore import NO_SUCH_JOB, JobStatus, JobStore
 from queue_config.messages import JobOptions, JobRequest, JobResult, MessageError, batchable
 from queue_config.names import BINARY_FORMATS, TRANSLATE_TASK, batch_queue_for, queue_for
+from queue_config.result_store import ResultStoreError
 from queue_config.settings import QueueSettings, load_settings, redacted
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,11 @@ class JobNotFoundError(ClientError):
     """Redis has no record of the job: never submitted, or expired (NMT_RESULT_EXPIRES)."""
 
 
+class ResultUnavailableError(ClientError):
+    """The job is done but its result cannot be read: deleted or expired, or kept in a result store
+    this client does not use (its NMT_RESULT_STORE differs from the workers')."""
+
+
 class JobNotFinishedError(ClientError):
     """``result()`` was asked of a job that has not finished."""
 
@@ -75,9 +81,14 @@ class Job:
     def result(self) -> JobResult:
         status = self.status()
         if status.state == "done":
-            raw = self.client.store.result(self.id)
-            if raw is not None:
-                return JobResult.from_json(raw)
+            try:  # from Redis, or from the result store its reference names (NMT_RESULT_STORE)
+                raw = self.client.store.result(self.id)
+            except ResultStoreError as exc:
+                raise ResultUnavailableError(str(exc)) from None
+            if raw is None:
+                raise ResultUnavailableError(f"job {self.id} is done but its result is gone: deleted, or expired "
+                                             "(NMT_RESULT_EXPIRES)")
+            return JobResult.from_json(raw)
         if status.state in ("failed", "cancelled", "unknown"):
             raise JobFailedError(f"job {self.id} {status.state}: {status.error}")
         raise JobNotFinishedError(f"job {self.id} is {status.state} ({status.done}/{status.total} segments)")
@@ -158,8 +169,7 @@ class TranslationClient:
             log.warning("NMT_BROKER_URL is not set: using %s", settings.broker_url)
         self.app = Celery("nmt-client")
         self.app.conf.update(celery_config(self.settings))
-        self.store = JobStore.from_url(self.settings.backend_url, self.settings.result_expires,
-                                       socket_timeout=self.settings.socket_timeout)
+        self.store = JobStore.for_settings(self.settings)  # plain Redis or through Sentinel
 
     def submit(self, *, src: str, tgt: str, text: str | bytes | None = None, path: str | Path | None = None,
                options: Mapping[str, Any] | JobOptions | None = None, name: str | None = None,

@@ -1,11 +1,11 @@
 """Celery configuration from ``QueueSettings``: JSON only, late acks with requeue on worker loss,
-prefetch 1, time limits, one visibility timeout everywhere, connection-loss handling."""
+prefetch 1, time limits, one visibility timeout everywhere, connection-loss handling, and the
+Sentinel master's name and the sentinels' options (``queue_config.connection``) for a Sentinel URL."""
 from __future__ import annotations
 
-import ssl
 from typing import Any
-from urllib.parse import urlparse
 
+from .connection import transport_options, use_ssl
 from .settings import QueueSettings
 
 RESTORE_INTERVAL = 10  # seconds between sweeps for unacknowledged messages of dead workers
@@ -39,8 +39,8 @@ def celery_config(settings: QueueSettings) -> dict[str, Any]:
         "worker_prefetch_multiplier": 1,
         "task_soft_time_limit": settings.soft_time_limit,
         "task_time_limit": settings.time_limit,
-        "broker_transport_options": transport,
-        "result_backend_transport_options": dict(transport),
+        "broker_transport_options": transport | transport_options(settings, settings.broker_url),
+        "result_backend_transport_options": transport | transport_options(settings, settings.backend_url),
         "visibility_timeout": visibility,
         "result_expires": settings.result_expires,
         # Celery's task records keep the state and the error only, never the task's arguments: the
@@ -61,6 +61,7 @@ def celery_config(settings: QueueSettings) -> dict[str, Any]:
         "enable_utc": True,
     }
     for url, key in ((settings.broker_url, "broker_use_ssl"), (settings.backend_url, "redis_backend_use_ssl")):
-        if urlparse(url).scheme == "rediss":
-            config[key] = {"ssl_cert_reqs": ssl.CERT_REQUIRED}
+        tls = use_ssl(settings, url)
+        if tls is not None:
+            config[key] = tls
     return config

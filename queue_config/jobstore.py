@@ -6,9 +6,16 @@ redelivered job never replaces or duplicates it, and a failure never overwrites 
 admits the scopes it was delivered (``admit``) and ends them (``end``) in one Lua call for a whole
 batch of jobs, each job still checked, leased, stored and failed on its own.
 
+The Redis client comes from ``queue_config.connection`` (``JobStore.for_settings``): plain, or the
+master the sentinels name, found again after a failover; a write refused by a demoted master is a
+lost connection there, retried on the new master (every write here may run twice: SET NX, state
+checks). With ``NMT_REDIS_WAIT_REPLICAS`` each job-state write is followed by ``WAIT`` on the same
+connection, so a failover right after it does not lose it unless the replicas missed it too.
+
     nmt:job:<id>            hash: state, done, total, error, failure ("input": its document cannot be read),
                             src, tgt, name, submitted, finished, seconds (chunks)
-    nmt:job:<id>:result     JSON of the finished job (JobResult)
+    nmt:job:<id>:result     JSON of the finished job (JobResult), or a reference to it in the result store
+                            (NMT_RESULT_STORE, queue_config.result_store: files or PostgreSQL)
     nmt:job:<id>:attempts:<scope>  deliveries of the scope's task (document, chunk-<i>)
     nmt:job:<id>:<scope>:lease     the worker running the scope now (SET NX with expiry, renewed)
     nmt:job:<id>:plan       JSON layout of a chunked document
@@ -21,13 +28,19 @@ batch of jobs, each job still checked, leased, stored and failed on its own.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
+from .connection import redis_client
 from .names import KEY_PREFIX
+from .result_store import RedisResultStore, ResultStore, resolve, result_store
+from .settings import QueueSettings
+
+log = logging.getLogger(__name__)
 
 ACTIVE = f"{KEY_PREFIX}:active"
 FINAL_STATES = ("done", "failed", "cancelled")
@@ -35,6 +48,7 @@ NO_SUCH_JOB = "no such job (never submitted, or its record expired)"
 # A failed job's ``failure`` when its own document is at fault (corrupt, not of its format, no text):
 # the client's to fix, where any other failure is the fleet's (the gateway answers 400, not 500).
 INPUT_FAILURE = "input"
+CHUNK_GRACE = 60  # seconds a chunked job's chunk results stay once its result is kept outside Redis
 
 
 @dataclass(frozen=True)
@@ -120,6 +134,18 @@ return finish(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
 """
 # KEYS[1] hash, KEYS[2] result; ARGV result JSON, segments, time, ttl.
 _PUT_RESULT = _ENDINGS + "return store(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])"
+# A chunk's results once, counted once: KEYS chunk, finished-chunks set, job hash; ARGV index,
+# segments JSON, segment count, seconds, ttl. Returns the number of finished chunks.
+_PUT_CHUNK = """
+local stored = redis.call('SET', KEYS[1], ARGV[2], 'NX', 'EX', ARGV[5])
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+if stored then
+  redis.call('HINCRBY', KEYS[3], 'done', ARGV[3])
+  redis.call('HINCRBYFLOAT', KEYS[3], 'seconds', ARGV[4])
+end
+return redis.call('SCARD', KEYS[2])
+"""
 # Segment counts; a queued (or never created) job becomes running. KEYS job hashes; ARGV ttl, then a total per key.
 _START = """
 for i, hash in ipairs(KEYS) do
@@ -205,9 +231,12 @@ def _what(ending: Ending) -> tuple[str, str]:
 
 
 class JobStore:
-    def __init__(self, client: redis.Redis, ttl: int) -> None:
+    def __init__(self, client: redis.Redis, ttl: int, wait_replicas: int = 0, wait_ms: int = 100) -> None:
         self.redis = client
         self.ttl = ttl
+        self.wait_replicas = wait_replicas  # replicas each job-state write waits for (WAIT); 0: none
+        self.wait_ms = wait_ms
+        self.unreplicated = 0  # job-state writes fewer replicas acknowledged within wait_ms than asked
         self._create = client.register_script(_CREATE)
         self._cancel = client.register_script(_CANCEL)
         self._fail = client.register_script(_FAIL)
@@ -216,10 +245,42 @@ class JobStore:
         self._admit = client.register_script(_ADMIT)
         self._end = client.register_script(_END)
         self._keep_alive = client.register_script(_KEEP_ALIVE)
+        self._put_chunk = client.register_script(_PUT_CHUNK)
+        self.results: ResultStore = RedisResultStore(client)  # where results are kept (for_settings: NMT_RESULT_STORE)
 
     @classmethod
     def from_url(cls, url: str, ttl: int, **kwargs: Any) -> "JobStore":
+        """On one plain Redis (``redis://``, ``rediss://``, ``unix://``); components use ``for_settings``."""
         return cls(redis.Redis.from_url(url, decode_responses=True, **kwargs), ttl)
+
+    @classmethod
+    def for_settings(cls, settings: QueueSettings, url: str | None = None) -> "JobStore":
+        """The job store on ``url`` (default: the result backend), plain or through Sentinel, with
+        ``WAIT`` as the settings ask."""
+        client = redis_client(settings, url or settings.backend_url, decode_responses=True)
+        store = cls(client, settings.result_expires, settings.redis_wait_replicas, settings.redis_wait_ms)
+        store.results = result_store(settings, client)
+        return store
+
+    def _write(self, script: Any, keys: list[str], args: list[Any]) -> Any:
+        """Run a job-state write script; with ``wait_replicas``, and ``WAIT`` for that many replicas
+        in the same round trip (WAIT counts the writes of its own connection: a pipeline keeps both on one)."""
+        if not self.wait_replicas:
+            return script(keys=keys, args=args)
+        with self.redis.pipeline(transaction=False) as pipe:
+            script(keys=keys, args=args, client=pipe)
+            pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms)
+            result, acknowledged = pipe.execute()
+        self._replicated(acknowledged)
+        return result
+
+    def _replicated(self, acknowledged: int) -> None:
+        if acknowledged < self.wait_replicas:
+            self.unreplicated += 1
+            if self.unreplicated == 1 or self.unreplicated % 1000 == 0:
+                log.warning("job-state write acknowledged by %d of %d replica(s) within %d ms (%d such writes): "
+                            "a failover now may lose it", acknowledged, self.wait_replicas, self.wait_ms,
+                            self.unreplicated)
 
     def key(self, job_id: str, *parts: str) -> str:
         return ":".join((KEY_PREFIX, "job", job_id, *parts))
@@ -231,7 +292,7 @@ class JobStore:
     # -- client side ----------------------------------------------------------------------------
     def create(self, job_id: str, src: str, tgt: str, name: str) -> bool:
         """A new queued job; False (and nothing changed) if the id is taken by a job still on record."""
-        return bool(self._create(keys=[self.key(job_id), self.key(job_id, "result")],
+        return bool(self._write(self._create, keys=[self.key(job_id), self.key(job_id, "result")],
                                  args=[src, tgt, name, time.time(), self.ttl]))
 
     def status(self, job_id: str) -> JobStatus:
@@ -249,13 +310,24 @@ class JobStore:
             return {job_id: state or "unknown" for job_id, state in zip(job_ids, pipe.execute())}
 
     def result(self, job_id: str) -> dict[str, Any] | None:
-        raw = self.redis.get(self.key(job_id, "result"))
+        raw = resolve(self.results, job_id, self.redis.get(self.key(job_id, "result")))
         return None if raw is None else json.loads(raw)
+
+    def results_of(self, job_ids: list[str]) -> list[dict[str, Any] | None]:
+        """``result`` of each job, its Redis keys read in one round trip."""
+        held = self.redis.mget([self.key(job_id, "result") for job_id in job_ids]) if job_ids else []
+        raws = [resolve(self.results, job_id, value) for job_id, value in zip(job_ids, held)]
+        return [None if raw is None else json.loads(raw) for raw in raws]
+
+    def delete_result(self, job_id: str) -> None:
+        """Remove a job's result: where it is stored, and its key (or reference) in Redis."""
+        self.results.delete(job_id)
+        self.redis.delete(self.key(job_id, "result"))
 
     def cancel(self, job_id: str) -> bool | None:
         """Cancel a job that has not ended: True if this call cancelled it, False if it had already
         ended, None if Redis has no record of it (and then nothing is written)."""
-        cancelled = self._cancel(keys=[self.key(job_id)],
+        cancelled = self._write(self._cancel, keys=[self.key(job_id)],
                                  args=["cancelled", "cancelled by the client", time.time(), self.ttl])
         return None if cancelled == -1 else bool(cancelled)
 
@@ -284,7 +356,7 @@ class JobStore:
     def start_many(self, totals: dict[str, int]) -> None:
         """``start`` for each ``{job id: segment count}``, in one round trip."""
         if totals:
-            self._start(keys=[self.key(job_id) for job_id in totals], args=[self.ttl, *totals.values()])
+            self._write(self._start, keys=[self.key(job_id) for job_id in totals], args=[self.ttl, *totals.values()])
 
     def set_progress(self, job_id: str, done: int) -> None:
         self.redis.hset(self.key(job_id), "done", done)
@@ -293,13 +365,31 @@ class JobStore:
         """Store the result once; returns False if a result was already there. Either way the job
         ends "done" (unless it had already ended): a stored result is never left behind a
         "running" record."""
-        return bool(self._put_result(keys=[self.key(job_id), self.key(job_id, "result")],
-                                     args=[_json(payload), len(payload.get("segments", ())), time.time(), self.ttl]))
+        stored = bool(self._write(self._put_result, keys=[self.key(job_id), self.key(job_id, "result")],
+                                  args=[self._kept(job_id, payload), len(payload.get("segments", ())), time.time(), self.ttl]))
+        if stored and self.results.kind != "redis":
+            self._drop_chunks(job_id)
+        return stored
+
+    def _kept(self, job_id: str, payload: dict[str, Any]) -> str:
+        """The result in the result store (unless one is kept already); what its Redis key holds."""
+        return self.results.put(job_id, _json(payload).encode("utf-8"))
+
+    def _drop_chunks(self, job_id: str) -> None:
+        """With results outside Redis, a chunked job's chunk results (as large as its result) leave
+        Redis once the result is stored: after ``CHUNK_GRACE`` seconds, for a copy of the last
+        chunk still assembling them. A later copy of any chunk finds the job done and is skipped."""
+        indices = self.redis.smembers(self.key(job_id, "chunks"))
+        if indices:
+            with self.redis.pipeline(transaction=False) as pipe:
+                for index in indices:
+                    pipe.expire(self.key(job_id, "chunk", str(index)), CHUNK_GRACE)
+                pipe.execute()
 
     def fail(self, job_id: str, error: str, failure: str = "") -> bool:
         """Mark the job failed unless it already ended (a success is never overwritten);
         ``failure=INPUT_FAILURE`` when its document is at fault."""
-        return bool(self._fail(keys=[self.key(job_id)], args=[error, time.time(), self.ttl, failure]))
+        return bool(self._write(self._fail, keys=[self.key(job_id)], args=[error, time.time(), self.ttl, failure]))
 
     def is_cancelled(self, job_id: str) -> bool:
         return self.redis.hget(self.key(job_id), "state") == "cancelled"
@@ -317,7 +407,7 @@ class JobStore:
             keys += [self.key(d.job_id), self.lease_key(d.job_id, d.scope), self.key(d.job_id, "attempts", d.scope),
                      self.key(d.job_id, "message", d.scope)]
             args += [_member(d.job_id, d.scope), _json(d.message)]
-        return [Admission(state, int(attempts)) for state, attempts in self._admit(keys=keys, args=args)]
+        return [Admission(state, int(attempts)) for state, attempts in self._write(self._admit, keys=keys, args=args)]
 
     def end(self, endings: list[Ending], owner: str) -> list[bool]:
         """End running scopes in one atomic round trip for all, each on its own: store its job's
@@ -330,8 +420,10 @@ class JobStore:
         for e in endings:
             keys += [self.key(e.job_id), self.key(e.job_id, "result"), self.lease_key(e.job_id, e.scope),
                      self.key(e.job_id, "message", e.scope)]
-            args += [_member(e.job_id, e.scope), *_what(e), len((e.result or {}).get("segments", ())), int(e.keep_active)]
-        return [bool(took) for took in self._end(keys=keys, args=args)]
+            what, body = _what(e)
+            body = self.results.put(e.job_id, body.encode("utf-8")) if what == "result" else body
+            args += [_member(e.job_id, e.scope), what, body, len((e.result or {}).get("segments", ())), int(e.keep_active)]
+        return [bool(took) for took in self._write(self._end, keys=keys, args=args)]
 
     def keep_alive(self, scopes: list[tuple[str, str]], owner: str, lease_seconds: int) -> None:
         """Heartbeat of (job id, scope)s: renew the leases ``owner`` holds and report every scope
@@ -374,15 +466,9 @@ class JobStore:
 
     def put_chunk(self, job_id: str, index: int, segments: list[dict[str, Any]], seconds: float = 0.0) -> int:
         """Store chunk ``index`` once (and the seconds it took) and return how many chunks are finished."""
-        stored = self.redis.set(self.key(job_id, "chunk", str(index)), _json(segments), nx=True, ex=self.ttl)
-        with self.redis.pipeline() as pipe:
-            pipe.sadd(self.key(job_id, "chunks"), index)
-            pipe.expire(self.key(job_id, "chunks"), self.ttl)
-            if stored:
-                pipe.hincrby(self.key(job_id), "done", len(segments))
-                pipe.hincrbyfloat(self.key(job_id), "seconds", seconds)
-            pipe.scard(self.key(job_id, "chunks"))
-            return int(pipe.execute()[-1])
+        return int(self._write(self._put_chunk, keys=[self.key(job_id, "chunk", str(index)), self.key(job_id, "chunks"),
+                                                      self.key(job_id)],
+                               args=[index, _json(segments), len(segments), seconds, self.ttl]))
 
     def chunk_seconds(self, job_id: str) -> float:
         """Decoding seconds summed over a chunked job's stored chunks."""

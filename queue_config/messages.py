@@ -27,7 +27,7 @@ class MessageError(ValueError):
 
 @dataclass(frozen=True)
 class JobOptions:
-    """Decoding options a job may set; ``None`` keeps the bundle's default."""
+    """Decoding options a job may set, and what its result holds; ``None`` keeps the bundle's default."""
 
     beam: int | None = None
     n_best: int = 1
@@ -41,6 +41,7 @@ class JobOptions:
     # Refuse (fail) the document when more than this share of its judged segments is in another
     # language than the job's ``src``; None: translate it, copying such segments through flagged.
     refuse_foreign: float | None = None
+    translate_sheet_names: bool = False  # a workbook's sheet names are translated too (formulas follow them)
 
     @classmethod
     def from_json(cls, raw: Any) -> "JobOptions":
@@ -79,7 +80,7 @@ _OPTION_RANGES = {"beam": (1, MAX_BEAM), "n_best": (1, MAX_BEAM), "length_penalt
                   "min_len": (0, MAX_TARGET_TOKENS), "no_repeat_ngram": (0, MAX_TARGET_TOKENS)}
 _OPTION_TYPES = {"beam": int, "n_best": int, "length_penalty": float, "coverage_penalty": float,
                  "max_len_a": float, "max_len_b": int, "min_len": int, "attention": bool, "no_repeat_ngram": int,
-                 "refuse_foreign": float}
+                 "refuse_foreign": float, "translate_sheet_names": bool}
 
 
 def _check_option(name: str, value: Any) -> Any:

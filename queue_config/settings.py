@@ -2,17 +2,20 @@
 
 Invariants checked on load: the visibility timeout is at least twice the job lease (Redis redelivers
 a message still running after it; the lease keeps that copy from running while the job's worker
-lives), retry delays stay well below it, and a
-``rediss://`` URL verifies certificates (kombu otherwise skips verification with a warning).
+lives), retry delays stay well below it, a
+``rediss://`` URL verifies certificates (kombu otherwise skips verification with a warning), and a
+``sentinel://`` URL list (``queue_config.connection``) comes with the master's name.
 """
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields
 from typing import Mapping
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 PREFIX = "NMT_"
+SENTINEL_SCHEME = "sentinel"
+DEFAULT_SENTINEL_PORT = 26379
 
 
 class SettingsError(ValueError):
@@ -23,6 +26,20 @@ class SettingsError(ValueError):
 class QueueSettings:
     broker_url: str = "redis://127.0.0.1:6379/0"
     result_backend: str = ""  # empty: the broker URL
+    # Redis Sentinel (queue_config.connection): with sentinel://h1:26379;sentinel://h2:26379 URLs, the
+    # name of the master the sentinels monitor, their own password, and TLS to sentinels and Redis
+    # (certificates verified, against this CA file if given)
+    redis_sentinel_master: str = ""
+    redis_sentinel_password: str = ""
+    redis_sentinel_tls: bool = False
+    redis_sentinel_ca_certs: str = ""
+    # seconds a Sentinel client keeps retrying a lost or demoted master (asking the sentinels again)
+    # before its caller sees the error: above the sentinels' down-after-milliseconds plus a few seconds
+    redis_failover_seconds: float = 30.0
+    # after each job-state write, wait for this many replicas to acknowledge it (Redis WAIT), at most
+    # redis_wait_ms; 0: never wait (a failover may then lose the last writes before it)
+    redis_wait_replicas: int = 0
+    redis_wait_ms: int = 100
     # comma-separated bundle directories a worker serves; per language pair, the first is the default
     bundles: str = "models/en-de,models/multi30k-en-de"
     output_dir: str = ""  # also write <job>.txt/.json here (shared storage); empty: Redis only
@@ -33,7 +50,10 @@ class QueueSettings:
     # a job whose worker host died is redelivered within this plus RESTORE_INTERVAL (kombu's sweep).
     # A live job outlasting it is not run twice: the copy finds the job's lease held and waits.
     visibility_timeout: int = 90
-    result_expires: int = 7 * 24 * 3600  # seconds results stay in Redis
+    result_expires: int = 7 * 24 * 3600  # seconds results stay in Redis (or in the result store)
+    # where results are kept: empty: in Redis; file:///shared/dir (storage every host mounts) or
+    # postgresql://user:pw@host/db; Redis then keeps a reference (queue_config.result_store)
+    result_store: str = ""
     max_attempts: int = 3  # deliveries of one job (worker deaths count) before it fails
     retry_backoff_max: int = 20  # seconds; transient-error retries back off up to this
     max_retries: int = 5  # transient-error retries per task
@@ -80,6 +100,16 @@ class QueueSettings:
     def validate(self) -> "QueueSettings":
         for url, name in ((self.broker_url, "BROKER_URL"), (self.backend_url, "RESULT_BACKEND")):
             check_redis_url(url, PREFIX + name)
+            if is_sentinel(url) and not self.redis_sentinel_master:
+                raise SettingsError(f"{PREFIX}{name} is a sentinel:// URL: set {PREFIX}REDIS_SENTINEL_MASTER to the "
+                                    "name the sentinels monitor (their 'sentinel monitor <name> ...' line)")
+        if self.redis_sentinel_ca_certs and not self.redis_sentinel_tls:
+            raise SettingsError(f"{PREFIX}REDIS_SENTINEL_CA_CERTS is set but {PREFIX}REDIS_SENTINEL_TLS is off")
+        if not self.redis_failover_seconds > 0:
+            raise SettingsError(f"{PREFIX}REDIS_FAILOVER_SECONDS must be > 0, got {self.redis_failover_seconds}")
+        if self.redis_wait_replicas < 0 or self.redis_wait_ms < 1:
+            raise SettingsError(f"{PREFIX}REDIS_WAIT_REPLICAS must be >= 0 (0: off) and {PREFIX}REDIS_WAIT_MS >= 1, "
+                                f"got {self.redis_wait_replicas} and {self.redis_wait_ms}")
         if not 0 < self.soft_time_limit < self.time_limit:
             raise SettingsError(f"{PREFIX}SOFT_TIME_LIMIT ({self.soft_time_limit}) must be > 0 and below "
                                 f"{PREFIX}TIME_LIMIT ({self.time_limit})")
@@ -113,6 +143,7 @@ class QueueSettings:
             raise SettingsError(f"{PREFIX}SHORTLIST must be auto, on or off, got {self.shortlist!r}")
         if self.provider not in ("auto", "cpu", "cuda"):
             raise SettingsError(f"{PREFIX}PROVIDER must be auto, cpu or cuda, got {self.provider!r}")
+        check_result_store_url(self.result_store, PREFIX + "RESULT_STORE")
         return self
 
 
@@ -144,8 +175,16 @@ def _flag(value: str) -> bool:
 
 def check_redis_url(url: str, variable: str) -> None:
     parsed = urlparse(url)
+    if parsed.scheme == SENTINEL_SCHEME:
+        try:
+            parse_sentinel_url(url)
+        except ValueError as exc:
+            raise SettingsError(f"{variable} is not a Sentinel URL list "
+                                f"(sentinel://[:password@]host:port[/db];sentinel://...): {exc}") from None
+        return
     if parsed.scheme not in ("redis", "rediss", "unix"):
-        raise SettingsError(f"{variable} must be a redis://, rediss:// or unix:// URL, got scheme {parsed.scheme!r}")
+        raise SettingsError(f"{variable} must be a redis://, rediss://, unix:// or sentinel:// URL (a list of "
+                            f"sentinel://host:port separated by ';'), got scheme {parsed.scheme!r}")
     if parsed.scheme == "rediss":
         reqs = parse_qs(parsed.query).get("ssl_cert_reqs", [""])[0].lower()
         if reqs not in ("required", "cert_required"):
@@ -154,8 +193,74 @@ def check_redis_url(url: str, variable: str) -> None:
 
 
 def redacted(url: str) -> str:
-    """The URL with its password replaced, for logs and error messages."""
+    """The URL with its password replaced, for logs and error messages (in every URL of a
+    Sentinel list)."""
     parsed = urlparse(url)
     if parsed.password:
-        return url.replace(f":{parsed.password}@", ":***@", 1)
+        return url.replace(f":{parsed.password}@", ":***@")
     return url
+
+
+RESULT_STORE_SCHEMES = ("file", "postgresql", "postgres")
+
+
+def check_result_store_url(url: str, variable: str) -> None:
+    """Empty (results in Redis), ``file:///dir`` (an existing directory this user can write) or
+    ``postgresql://...`` (reached on first use, when an unreachable server is reported)."""
+    if not url:
+        return
+    parsed = urlparse(url)
+    if parsed.scheme not in RESULT_STORE_SCHEMES:
+        raise SettingsError(f"{variable} must be empty (results in Redis), file:///shared/dir or "
+                            f"postgresql://user:password@host/db, got scheme {parsed.scheme!r} in {redacted(url)!r}")
+    if parsed.scheme == "file":
+        path = unquote(parsed.path)
+        if parsed.netloc not in ("", "localhost") or not path.startswith("/"):
+            raise SettingsError(f"{variable} must name an absolute path on this host (file:///shared/dir), got {url!r}")
+        if not os.path.isdir(path):
+            raise SettingsError(f"{variable}: {path} is not an existing directory (mount the shared storage, "
+                                "or create it with mode 0700)")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise SettingsError(f"{variable}: {path} is not writable by this user (uid {os.getuid()}); "
+                                "every host must run as the user that owns it")
+
+
+def is_sentinel(url: str) -> bool:
+    return url.split("://", 1)[0].lower() == SENTINEL_SCHEME
+
+
+@dataclass(frozen=True)
+class SentinelAddress:
+    """A parsed Sentinel URL list: the sentinels, and the Redis credentials and database."""
+    sentinels: tuple[tuple[str, int], ...]
+    username: str | None
+    password: str | None
+    db: int
+
+
+def parse_sentinel_url(url: str) -> SentinelAddress:
+    """``sentinel://[:pw@]host[:port][/db];sentinel://...`` -> ``SentinelAddress``; ValueError on a
+    malformed part (named)."""
+    nodes = []
+    first = None
+    for part in (p.strip() for p in url.split(";")):
+        if not part:
+            continue
+        parsed = urlparse(part)
+        if parsed.scheme.lower() != SENTINEL_SCHEME:
+            raise ValueError(f"every URL of a Sentinel list must be sentinel://host:port, got {part.split('@')[-1]!r}")
+        try:
+            port = parsed.port or DEFAULT_SENTINEL_PORT
+        except ValueError:
+            raise ValueError(f"bad port in {part.split('@')[-1]!r}") from None
+        if not parsed.hostname:
+            raise ValueError(f"no host in {part.split('@')[-1]!r}")
+        nodes.append((parsed.hostname, port))
+        first = first or parsed
+    if first is None:
+        raise ValueError("no sentinel:// URL given")
+    path = first.path.strip("/")
+    if path and not path.isdigit():
+        raise ValueError(f"the database must be a number, got {path!r}")
+    return SentinelAddress(tuple(nodes), unquote(first.username) if first.username else None,
+                           unquote(first.password) if first.password else None, int(path or 0))

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import redis
-
+from queue_config.connection import redis_client
 from queue_config.jobstore import JobStore
 from queue_config.messages import JobOptions, JobRequest
 from queue_config.names import BINARY_FORMATS, FORMAT_SUFFIXES
@@ -119,7 +118,7 @@ class Runtime:
         if served.name not in self.translators:
             s = self.settings
             if self.cache is None and (s.cache_size or s.cache_redis):
-                shared = RedisStore(redis.Redis.from_url(s.broker_url, socket_timeout=s.socket_timeout)) if s.cache_redis else None
+                shared = RedisStore(redis_client(s, s.broker_url)) if s.cache_redis else None
                 self.cache = SegmentCache(s.cache_size, s.cache_ttl, shared)
             engine = worker_child_settings(EngineSettings(
                 provider=s.provider, intra_op_threads=s.threads, max_batch_tokens=s.max_batch_tokens,
@@ -133,7 +132,8 @@ class Runtime:
 
 
 def search_options(translator: Translator, options: JobOptions) -> SearchOptions:
-    changes = {k: v for k, v in vars(options).items() if k not in ("attention", "refuse_foreign")}
+    changes = {k: v for k, v in vars(options).items()
+               if k not in ("attention", "refuse_foreign", "translate_sheet_names")}
     try:
         return translator.search_options(**changes)
     except SearchError as exc:  # e.g. n_best above the bundle's default beam
@@ -302,7 +302,8 @@ def run_formatted(runtime: Runtime, request: JobRequest, translator: Translator,
 
     store = runtime.store
     try:
-        parsed = parse(fmt, text, (request.src, request.tgt))
+        parsed = parse(fmt, text, (request.src, request.tgt),
+                       translate_sheet_names=request.options.translate_sheet_names)
     except FormatError as exc:
         raise InputError(f"{request.path or request.name}: {exc}") from None
     store.start(request.job_id, len(parsed.units))

@@ -14,6 +14,10 @@ holds takes to start, whose lease nobody holds, and sends their messages again. 
 waits twice as long before the next re-send (no queue floods with copies of a job stuck behind a
 backlog); after ``NMT_MAX_ATTEMPTS`` re-sends its job fails with the reason. Copies are harmless:
 a finished job or chunk is never run again, and a running one is guarded by its lease.
+
+The same worker also removes results past ``NMT_RESULT_EXPIRES`` from the result store
+(``NMT_RESULT_STORE``: files or PostgreSQL rows; readers already skip them) at most every
+``EXPIRE_SECONDS``, as Redis removes its own expired keys.
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from . import metrics
 log = logging.getLogger(__name__)
 LOCK = f"{KEY_PREFIX}:sweep:lock"
 MARGIN = 20  # seconds beyond a redelivery's start before a scope counts as lost
+EXPIRE_SECONDS = 600  # at most this long between removals of expired results from the result store
 
 
 def stale_after(settings: QueueSettings) -> float:
@@ -89,6 +94,7 @@ class Sweeper:
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="nmt-sweep", daemon=True)
+        self._next_expiry = 0.0  # time.monotonic() of the next removal of expired results
 
     def start(self) -> "Sweeper":
         self._thread.start()
@@ -105,7 +111,23 @@ class Sweeper:
                     counts = sweep_once(self.store, self.settings, self.send)
                     if counts["resent"] or counts["failed"]:
                         log.warning("sweep: %s", counts)
+                    self._expire_results()
             except (redis.ConnectionError, redis.TimeoutError) as exc:
                 log.warning("sweep skipped: Redis unreachable (%s)", exc)
             except Exception:  # the sweep must never take the worker parent down
                 log.exception("sweep failed")
+
+    def _expire_results(self) -> None:
+        """Remove the result store's expired results, at most every ``EXPIRE_SECONDS`` (or every
+        ``NMT_RESULT_EXPIRES``, if shorter); a store that cannot be reached waits for the next time."""
+        now = time.monotonic()
+        if now < self._next_expiry:
+            return
+        self._next_expiry = now + min(EXPIRE_SECONDS, self.settings.result_expires)
+        try:
+            removed = self.store.results.expire()
+        except (redis.ConnectionError, OSError) as exc:
+            log.warning("expired results not removed: %s", exc)
+            return
+        if removed:
+            log.info("sweep: removed %d expired results from the %s result store", removed, self.store.results.kind)

@@ -26,10 +26,13 @@ import time
 from functools import cached_property
 from typing import Any
 
+import redis
+
 from queue_config.names import TRANSLATE_TASK
 
 log = logging.getLogger(__name__)
 _POLL = 0.005  # seconds between looks at an empty queue while a batch waits to fill
+TRANSIENT = (redis.ConnectionError, redis.TimeoutError, OSError)
 
 class Taken:
     """One message taken from the batch queue: its job payload, and ack/requeue."""
@@ -60,16 +63,33 @@ class Taken:
         return len(text) if isinstance(text, str) else 0
 
     def ack(self) -> None:
-        self.message.ack()
+        if self._live("acknowledged"):
+            self.message.ack()
 
     def requeue(self) -> None:
-        self.message.requeue()
+        if self._live("requeued"):
+            self.message.requeue()
+
+    def _live(self, what: str) -> bool:
+        """Whether the message's channel is open: a closed one gave back what it held, and acting
+        through it would open a new pool on it."""
+        if self.message.channel.closed:
+            log.warning("a taken message was not %s: its channel closed and gave it back", what)
+            return False
+        return True
 
 
 def ack_all(taken: list[Taken]) -> None:
-    """Acknowledge messages one ``take`` took, in one round trip."""
-    if taken:
+    """Acknowledge messages one ``take`` took, in one round trip (never through a closed channel).
+    A broker error is logged, not raised: the jobs' results are stored already, so the messages
+    Redis hands out again find their jobs done."""
+    if not taken:
+        return
+    try:
         taken[0].message.channel.ack_many([item.message for item in taken])
+    except TRANSIENT as exc:
+        log.warning("could not acknowledge %d taken message(s) (%s): they come back after the visibility "
+                    "timeout and find their jobs done", len(taken), exc)
 
 
 class Taker:

@@ -23,6 +23,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from kombu import Queue
 
 from queue_config.celery_config import celery_config
+from queue_config.connection import is_sentinel
 from queue_config.jobstore import INPUT_FAILURE, Delivery, Ending, JobStore
 from queue_config.messages import JobRequest, MessageError, batchable
 from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, queue_for
@@ -64,8 +65,12 @@ def _configuration() -> dict[str, Any]:
     conf = celery_config(s)
     if s.broker_url.startswith(("redis://", "rediss://")):
         conf["broker_transport"] = "worker.transport:Transport"  # drops poison items instead of dying on them
+    elif is_sentinel(s.broker_url):
+        conf["broker_transport"] = "worker.transport:SentinelTransport"  # the same, through the sentinels
     if s.backend_url.startswith(("redis://", "rediss://")):
         conf["result_backend"] = f"worker.backend:ReasonOnlyRedisBackend+{s.backend_url}"  # no tracebacks stored
+    elif is_sentinel(s.backend_url):
+        conf["result_backend"] = f"worker.backend:ReasonOnlySentinelBackend+{s.backend_url}"
     # With no -Q, a worker consumes the queues of the language pairs its bundles serve.
     # Each pair also has a batch queue for small plain-text jobs (worker.taking).
     conf["task_queues"] = [Queue(name(*pair.split("-"))) for pair in served_pairs() for name in (queue_for, batch_queue_for)]
@@ -106,8 +111,7 @@ class JobTask(Task):
     @property
     def runtime(self) -> Runtime:
         if JobTask._runtime is None:
-            store = JobStore.from_url(settings().backend_url, settings().result_expires,
-                                      socket_timeout=settings().socket_timeout)
+            store = JobStore.for_settings(settings())
             JobTask._runtime = Runtime(settings(), store, served(), JobTask.pool_children)
         return JobTask._runtime
 
@@ -383,7 +387,7 @@ def _record_concurrency(sender: Any = None, **_: Any) -> None:
 def _announce(**_: Any) -> None:
     """In the worker parent: tell clients which language pairs are served (clients reject others
     at submit time), and start the sweep for jobs whose message is gone (``worker.sweep``)."""
-    store = JobStore.from_url(settings().backend_url, settings().result_expires, socket_timeout=settings().socket_timeout)
+    store = JobStore.for_settings(settings())
     try:
         store.announce_pairs(served_pairs())
         store.announce_models({m.name: ",".join(m.pairs) for m in served().values()})

@@ -4,7 +4,13 @@ kombu pops an item off the queue list and parses it in the worker's event loop: 
 JSON (``LPUSH nmt.en-de garbage``) or not a kombu envelope raises there and stops the worker parent
 ("Unrecoverable error"), and every worker that pops it next goes down the same way. This transport
 drops such an item with one log line instead; real messages pass unchanged. The worker selects it
-(``broker_transport``) for redis:// and rediss:// brokers.
+(``broker_transport``) for redis:// and rediss:// brokers, and ``SentinelTransport`` (kombu's
+Sentinel transport with the same additions) for a sentinel:// list.
+
+Over Sentinel, the connections are ``queue_config.connection``'s: a demoted master's refusals
+(``READONLY`` on a write, ``UNBLOCKED`` on a waiting ``BRPOP``, ``NOREPLICAS``) are connection
+losses, so the worker reconnects through the sentinels to the new master instead of taking them
+for a fatal reply ("Unrecoverable error: ReadOnlyError").
 
 For batches across jobs (``worker.taking``) a channel also takes up to N messages in one atomic
 round trip, each held unacknowledged exactly as kombu's ``basic_get`` holds one (in the unacked
@@ -23,6 +29,8 @@ from typing import Any
 
 from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
+
+from queue_config.connection import FailoverAwareConnection, FailoverAwareSSLConnection
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +93,9 @@ class QoS(kombu_redis.QoS):
             virtual.QoS.ack(self, tag)
 
 
-class Channel(kombu_redis.Channel):
+class TakingChannel:
+    """What this project adds to kombu's Redis channels (plain and Sentinel): ``take`` and
+    ``ack_many`` for batches, and poison items dropped."""
     QoS = QoS
 
     @cached_property
@@ -111,9 +121,16 @@ class Channel(kombu_redis.Channel):
             self.qos.ack_many(dropped)
         return messages
 
-    def ack_many(self, messages: list[virtual.Message]) -> None:
-        """Acknowledge messages ``take`` took, in one round trip."""
+    def ack_many(self, messages: list[virtual.Message]) -> bool:
+        """Acknowledge messages ``take`` took, in one round trip. Never through a closed channel:
+        kombu gave back what the channel still held when it closed (an ack now would open a new
+        pool on it and acknowledge nothing); False then, and their jobs run again (finished ones
+        are skipped by the job store)."""
+        if self.closed:
+            log.warning("not acknowledging %d taken message(s): their channel closed and gave them back", len(messages))
+            return False
         self.qos.ack_many([message.delivery_tag for message in messages])
+        return True
 
     def _brpop_read(self, **options):
         try:
@@ -123,8 +140,19 @@ class Channel(kombu_redis.Channel):
             return True
 
 
-class Transport(kombu_redis.Transport):
-    Channel = Channel
+class Channel(TakingChannel, kombu_redis.Channel):
+    pass
+
+
+class SentinelChannel(TakingChannel, kombu_redis.SentinelChannel):
+    """kombu's Sentinel channel (``master_name`` and ``sentinel_kwargs`` from the transport
+    options), on connections that take a demoted master's refusals for a lost connection."""
+    connection_class = FailoverAwareConnection
+    connection_class_ssl = FailoverAwareSSLConnection
+
+
+class DroppingPoison:
+    """A transport that drops queue items that are not kombu messages instead of dying on them."""
 
     def _deliver(self, message: Any, queue: str) -> None:
         problem = envelope_problem(message)
@@ -132,6 +160,14 @@ class Transport(kombu_redis.Transport):
             log.error("dropped an item on queue %s that is not a message (%s): %.200r", queue, problem, message)
             return
         super()._deliver(message, queue)
+
+
+class Transport(DroppingPoison, kombu_redis.Transport):
+    Channel = Channel
+
+
+class SentinelTransport(DroppingPoison, kombu_redis.SentinelTransport):
+    Channel = SentinelChannel
 
 
 def _envelope(item: Any, queue: str) -> dict[str, Any] | None:

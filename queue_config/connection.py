@@ -1,0 +1,174 @@
+"""Redis connections for every component: one place that turns plain and Sentinel URLs into clients
+(the URL grammar, checked on load, is ``queue_config.settings.parse_sentinel_url``).
+
+Plain: ``redis://``, ``rediss://`` or ``unix://``, one server. Sentinel: kombu's list form,
+``sentinel://:PASSWORD@h1:26379/0;sentinel://:PASSWORD@h2:26379/0;...``, one URL per sentinel,
+with the master's name in ``NMT_REDIS_SENTINEL_MASTER``. The Redis password and database are
+read from the first URL, as kombu reads them; the sentinels' own password is
+``NMT_REDIS_SENTINEL_PASSWORD``, and ``NMT_REDIS_SENTINEL_TLS`` reaches sentinels and Redis over
+TLS with certificates verified.
+
+A Sentinel client asks the sentinels for the master on every new connection (redis-py's
+``Sentinel.master_for``), so after a failover it finds the promoted replica by itself. A
+connection to a node that was demoted keeps working but every write is refused (``READONLY``), a
+blocked ``BRPOP`` is cut (``UNBLOCKED``), and a master short of replicas for
+``min-replicas-to-write`` refuses writes (``NOREPLICAS``): each of these is turned into a
+``ConnectionError`` after closing the connection, so every caller's handling of a lost connection
+(retry, reconnect, ask the sentinels again) applies, and nothing treats it as a fatal reply.
+"""
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+from typing import Any, Callable
+from urllib.parse import urlparse
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError, ResponseError, TimeoutError
+from redis.retry import Retry
+from redis.sentinel import Sentinel, SentinelManagedConnection
+
+from .settings import QueueSettings, SettingsError, is_sentinel, parse_sentinel_url
+
+# Error codes of a node that is no longer the writable master, or not yet safe to write to.
+FAILOVER_CODES = ("READONLY", "UNBLOCKED", "NOREPLICAS")
+
+
+def failover_error(exc: ResponseError) -> bool:
+    """Whether a Redis error reply says the node is not (or not safely) the writable master."""
+    return str(getattr(exc, "status_code", "") or "").upper() in FAILOVER_CODES or \
+        str(exc).split(" ", 1)[0].upper() in FAILOVER_CODES
+
+
+class FailoverAwareConnection(SentinelManagedConnection):
+    """A connection to the master the sentinels name, on which a refusal by a demoted (or
+    replica-starved) master is a lost connection: closed, and raised as ``ConnectionError`` so the
+    next attempt asks the sentinels again. redis-py does this for ``READONLY`` only.
+
+    It also asks the sentinels on every reconnect: redis-py 8.1 reconnects a dropped connection
+    when it next sends a command (``send_packed_command`` -> ``connect_check_health``), past
+    ``SentinelManagedConnection.connect``, so to the address it had, and a client whose connection
+    was dropped by a demoted master went back to it until its retries ran out."""
+
+    _addressed = False  # within connect_to: the address was just asked of the sentinels
+
+    def connect_to(self, address: tuple[str, int]) -> None:
+        self._addressed = True
+        try:
+            super().connect_to(address)
+        finally:
+            self._addressed = False
+
+    def connect_check_health(self, check_health: bool = True, retry_socket_connect: bool = True) -> None:
+        if not self._sock and not self._addressed and self.connection_pool.is_master:
+            self.host, self.port = self.connection_pool.get_master_address()
+        super().connect_check_health(check_health=check_health, retry_socket_connect=retry_socket_connect)
+
+    def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().read_response(*args, **kwargs)
+        except ResponseError as exc:
+            if not failover_error(exc):
+                raise
+            self.disconnect()
+            raise ConnectionError(f"the master refused the command ({exc}); asking the sentinels for the master again") from exc
+
+
+class FailoverAwareSSLConnection(FailoverAwareConnection, redis.SSLConnection):
+    """``FailoverAwareConnection`` over TLS."""
+
+
+class FailoverRetry(Retry):
+    """redis-py's retry for Sentinel clients: on a lost connection, back off (50 ms doubling to
+    0.5 s) and try again, each connect asking the sentinels for the master, until ``seconds`` have
+    passed since the first failure. A promotion takes the sentinels' ``down-after-milliseconds``
+    plus a second or two: with ``seconds`` above that, callers never see it; a longer outage
+    reaches them as ``ConnectionError`` (after at most twice ``seconds``: a command's retry may
+    wait on a connect's)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(ExponentialBackoff(cap=0.5, base=0.05), retries=-1,
+                         supported_errors=(ConnectionError, TimeoutError, socket.timeout))
+        self.seconds = seconds
+
+    def call_with_retry(self, do: Callable[[], Any], fail: Callable[..., Any],
+                        is_retryable: Callable[[Exception], bool] | None = None,
+                        with_failure_count: bool = False) -> Any:
+        self._backoff.reset()
+        failures, deadline = 0, None
+        while True:
+            try:
+                return do()
+            except self._supported_errors as error:
+                if is_retryable and not is_retryable(error):
+                    raise
+                failures += 1
+                if with_failure_count:
+                    fail(error, failures)
+                else:
+                    fail(error)
+                now = time.monotonic()
+                deadline = deadline or now + self.seconds
+                if now >= deadline:
+                    raise error
+                time.sleep(max(0.0, min(self._backoff.compute(failures), deadline - now)))
+
+
+def sentinel_kwargs(settings: QueueSettings) -> dict[str, Any]:
+    """Connection options for the sentinels themselves (not the master)."""
+    options: dict[str, Any] = {"socket_timeout": settings.socket_timeout,
+                               "socket_connect_timeout": settings.socket_timeout}
+    if settings.redis_sentinel_password:
+        options["password"] = settings.redis_sentinel_password
+    options.update(tls_options(settings))
+    return options
+
+
+def tls_options(settings: QueueSettings) -> dict[str, Any]:
+    """redis-py's TLS options for a Sentinel group reached over TLS (certificates verified); {} otherwise."""
+    if not settings.redis_sentinel_tls:
+        return {}
+    options: dict[str, Any] = {"ssl": True, "ssl_cert_reqs": ssl.CERT_REQUIRED}
+    if settings.redis_sentinel_ca_certs:
+        options["ssl_ca_certs"] = settings.redis_sentinel_ca_certs
+    return options
+
+
+def redis_client(settings: QueueSettings, url: str, **kwargs: Any) -> redis.Redis:
+    """A ``redis.Redis`` for ``url``: ``Redis.from_url`` for a plain URL, the current master
+    through the sentinels for a Sentinel list (found again after a failover). ``kwargs`` go to
+    redis-py (``decode_responses``, ...); socket timeouts come from the settings."""
+    kwargs.setdefault("socket_timeout", settings.socket_timeout)
+    if not is_sentinel(url):
+        return redis.Redis.from_url(url, **kwargs)
+    if not settings.redis_sentinel_master:
+        raise SettingsError("a sentinel:// URL needs NMT_REDIS_SENTINEL_MASTER, the name the sentinels monitor")
+    address = parse_sentinel_url(url)
+    kwargs.setdefault("socket_connect_timeout", settings.socket_timeout)
+    tls = tls_options(settings)
+    sentinel = Sentinel(list(address.sentinels), sentinel_kwargs=sentinel_kwargs(settings))
+    return sentinel.master_for(
+        settings.redis_sentinel_master,
+        connection_class=FailoverAwareSSLConnection if tls else FailoverAwareConnection,
+        username=address.username, password=address.password, db=address.db, retry=FailoverRetry(settings.redis_failover_seconds),
+        **{k: v for k, v in tls.items() if k != "ssl"}, **kwargs)
+
+
+def transport_options(settings: QueueSettings, url: str) -> dict[str, Any]:
+    """What kombu's Sentinel transport (and Celery's Sentinel result backend) need beyond the
+    URL: the master's name and the sentinels' connection options; {} for a plain URL."""
+    if not is_sentinel(url):
+        return {}
+    return {"master_name": settings.redis_sentinel_master, "sentinel_kwargs": sentinel_kwargs(settings)}
+
+
+def use_ssl(settings: QueueSettings, url: str) -> dict[str, Any] | None:
+    """Celery's ``broker_use_ssl`` / ``redis_backend_use_ssl`` for ``url``: certificates verified
+    for ``rediss://`` and for a Sentinel group over TLS; None for plain TCP."""
+    if urlparse(url).scheme == "rediss":
+        return {"ssl_cert_reqs": ssl.CERT_REQUIRED}
+    if is_sentinel(url) and settings.redis_sentinel_tls:
+        return {k: v for k, v in tls_options(settings).items() if k != "ssl"}
+    return None

@@ -1,0 +1,265 @@
+"""A Sentinel-managed Redis for tests: a master, a replica and three sentinels, each a real
+``redis-server`` on a free loopback port in its own directory. The sentinels judge a node down
+after ``down_after_ms`` (1 s here, 30 s by default in Redis), so a failover takes seconds.
+Each process is stopped by the pid this harness started."""
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import redis
+
+from .queue_harness import PASSWORD, free_port, wait_for
+
+MASTER_NAME = "nmt-master"
+SENTINEL_PASSWORD = "sentinel-secret"
+
+
+class RedisNode:
+    """One redis-server with AOF and a password; it can be SIGKILLed and started again on the same
+    port and directory (from its AOF, as an operator's restart would)."""
+
+    def __init__(self, directory: Path, replica_of: int | None = None, extra: tuple[str, ...] = ()) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.replica_of = replica_of
+        self.extra = extra
+        self.process: subprocess.Popen | None = None
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, password=PASSWORD, decode_responses=True,
+                           socket_timeout=5)
+
+    def start(self) -> "RedisNode":
+        self.directory.mkdir(parents=True, exist_ok=True)
+        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--requirepass", PASSWORD,
+                "--masterauth", PASSWORD, "--dir", str(self.directory), "--appendonly", "yes",
+                "--appendfsync", "everysec", "--save", "", "--maxmemory-policy", "noeviction", *self.extra]
+        if self.replica_of is not None:  # only on the first start: a restart keeps the role it had
+            args += ["--replicaof", "127.0.0.1", str(self.replica_of)]
+            self.replica_of = None
+        self.process = subprocess.Popen(args, stdout=open(self.directory / "redis.log", "ab"),
+                                        stderr=subprocess.STDOUT)
+        wait_for(self._answers, 20, f"redis-server on port {self.port}")
+        return self
+
+    def _answers(self) -> bool:
+        try:
+            return bool(self.client().ping())
+        except redis.RedisError:
+            return False
+
+    def role(self) -> str:
+        """"master" or "slave" (Redis's word), as the node itself says."""
+        return self.client().info("replication")["role"]
+
+    def kill(self) -> None:
+        """SIGKILL: a crash (only the AOF survives)."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+class SentinelNode:
+    """``redis-server sentinel.conf --sentinel`` watching the group's master, with a password."""
+
+    def __init__(self, directory: Path, master_port: int, down_after_ms: int, failover_timeout_ms: int) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.master_port = master_port
+        self.down_after_ms = down_after_ms
+        self.failover_timeout_ms = failover_timeout_ms
+        self.process: subprocess.Popen | None = None
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, password=SENTINEL_PASSWORD, decode_responses=True,
+                           socket_timeout=5)
+
+    def start(self) -> "SentinelNode":
+        self.directory.mkdir(parents=True, exist_ok=True)
+        conf = self.directory / "sentinel.conf"
+        conf.write_text("\n".join([
+            f"port {self.port}", "bind 127.0.0.1", f"dir {self.directory}",
+            f"requirepass {SENTINEL_PASSWORD}", f"sentinel sentinel-pass {SENTINEL_PASSWORD}",
+            f"sentinel monitor {MASTER_NAME} 127.0.0.1 {self.master_port} 2",
+            f"sentinel auth-pass {MASTER_NAME} {PASSWORD}",
+            f"sentinel down-after-milliseconds {MASTER_NAME} {self.down_after_ms}",
+            f"sentinel failover-timeout {MASTER_NAME} {self.failover_timeout_ms}",
+            f"sentinel parallel-syncs {MASTER_NAME} 1", ""]))
+        self.process = subprocess.Popen(["redis-server", str(conf), "--sentinel"],
+                                        stdout=open(self.directory / "sentinel.log", "ab"), stderr=subprocess.STDOUT)
+        wait_for(self._answers, 20, f"redis sentinel on port {self.port}")
+        return self
+
+    def _answers(self) -> bool:
+        try:
+            return bool(self.client().ping())
+        except redis.RedisError:
+            return False
+
+    def master_port_now(self) -> int | None:
+        try:
+            address = self.client().execute_command("SENTINEL", "get-master-addr-by-name", MASTER_NAME)
+        except redis.RedisError:
+            return None
+        return int(address[1]) if address else None
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+class SentinelGroup:
+    """A master, its replica and three sentinels (quorum 2)."""
+
+    def __init__(self, directory: Path, down_after_ms: int = 1000, failover_timeout_ms: int = 4000,
+                 master_extra: tuple[str, ...] = ()) -> None:
+        self.directory = directory
+        self.master = RedisNode(directory / "a", extra=master_extra)
+        self.replica = RedisNode(directory / "b", replica_of=self.master.port, extra=master_extra)
+        self.sentinels = [SentinelNode(directory / f"s{i}", self.master.port, down_after_ms, failover_timeout_ms)
+                          for i in range(3)]
+
+    @property
+    def nodes(self) -> list[RedisNode]:
+        return [self.master, self.replica]
+
+    def url(self, db: int = 0) -> str:
+        """kombu's list form: one sentinel:// URL per sentinel, the Redis password on each."""
+        return ";".join(f"sentinel://:{PASSWORD}@127.0.0.1:{s.port}/{db}" for s in self.sentinels)
+
+    def settings_env(self) -> dict[str, str]:
+        return {"NMT_BROKER_URL": self.url(), "NMT_REDIS_SENTINEL_MASTER": MASTER_NAME,
+                "NMT_REDIS_SENTINEL_PASSWORD": SENTINEL_PASSWORD}
+
+    def start(self) -> "SentinelGroup":
+        self.master.start()
+        self.replica.start()
+        wait_for(lambda: self.master.client().info("replication").get("connected_slaves", 0) >= 1, 20,
+                 "the replica to connect")
+        for sentinel in self.sentinels:
+            sentinel.start()
+        # Every sentinel knows the replica and the other sentinels before a test may kill the master.
+        wait_for(self._all_acquainted, 30, "the sentinels to find the replica and each other")
+        return self
+
+    def _all_acquainted(self) -> bool:
+        try:
+            for sentinel in self.sentinels:
+                info = sentinel.client().execute_command("SENTINEL", "master", MASTER_NAME)
+                fields = dict(zip(info[::2], info[1::2])) if isinstance(info, list) else info
+                if int(fields["num-slaves"]) < 1 or int(fields["num-other-sentinels"]) < 2:
+                    return False
+            return True
+        except redis.RedisError:
+            return False
+
+    def master_node(self) -> RedisNode:
+        """The node every sentinel names as master now (waits for them to agree)."""
+        def agreed() -> int | None:
+            ports = {s.master_port_now() for s in self.sentinels}
+            return ports.pop() if len(ports) == 1 and None not in ports else None
+        port = wait_for(agreed, 30, "the sentinels to agree on the master")
+        return next(n for n in self.nodes if n.port == port)
+
+    def wait_failover(self, old: RedisNode, timeout: float = 30) -> RedisNode:
+        """After ``old`` died: the promoted node, once every sentinel names it and it says it is master."""
+        def promoted() -> RedisNode | None:
+            ports = {s.master_port_now() for s in self.sentinels}
+            if len(ports) != 1 or old.port in ports or None in ports:
+                return None
+            node = next(n for n in self.nodes if n.port in ports)
+            try:
+                return node if node.role() == "master" else None
+            except redis.RedisError:
+                return None
+        started = time.monotonic()
+        node = wait_for(promoted, timeout, "Sentinel to promote the replica")
+        self.promotion_seconds = time.monotonic() - started
+        return node
+
+    def stop(self) -> None:
+        for process in (*self.sentinels, *self.nodes):
+            process.stop()
+
+
+FINAL = ("done", "failed", "cancelled")
+# Worker settings for a failover under load: a 12 s visibility timeout (with the backoff it allows)
+# and a 2 s sweep stand in for the defaults' 90 s and 30 s, so that a message held by a worker
+# when the master died comes back within the 60 s a run is given; jobs above 200 bytes of text
+# run on their own (the document path), smaller ones in batches of at most 8.
+FAILOVER_WORKERS = {"NMT_LEASE_SECONDS": "3", "NMT_VISIBILITY_TIMEOUT": "12", "NMT_RETRY_BACKOFF_MAX": "3",
+                    "NMT_SWEEP_SECONDS": "2", "NMT_REDIS_FAILOVER_SECONDS": "15", "NMT_BATCH_BYTES": "200",
+                    "NMT_BATCH_JOBS": "8"}
+
+
+def failover_jobs(n: int) -> list[dict]:
+    """``n`` toy jobs of 1 to 4 sentences (batched), every fifth of 8 (a document of its own), beam 2."""
+    from .test_queue_integration import document
+
+    return [{"text": document(8 if i % 5 == 0 else 1 + i % 4, seed=i)[0], "src": "en", "tgt": "de",
+             "options": {"beam": 2}} for i in range(n)]
+
+
+def failover_run(group: SentinelGroup, client, jobs: list[dict], kill_when_done: int,
+                 deadline: float = 60.0) -> dict[str, float]:
+    """Submit ``jobs`` through ``client`` (a ``TranslationClient`` over the group's sentinels),
+    SIGKILL the master once ``kill_when_done`` of them are done, and follow every job until all
+    have ended or three times ``deadline`` seconds after the kill. Returns the figures: jobs done,
+    failed, lost (no record on the new master), stuck (not ended by the deadline; and at three
+    times it), redone (delivered more
+    than once, as the new master's attempt counters say), done before the kill, seconds from the
+    kill to the promotion and to the last job's end."""
+    submitted = client.submit_many(jobs)
+    ids = [job.id for job in submitted]
+    store = client.store
+
+    def states() -> dict[str, str]:
+        try:
+            return store.states(ids)
+        except redis.RedisError:  # beyond the client's own retries: look again
+            return {}
+
+    wait_for(lambda: sum(s == "done" for s in states().values()) >= kill_when_done, 300,
+             f"{kill_when_done} jobs to finish before the kill", interval=0.2)
+    before = sum(s == "done" for s in states().values())
+    old = group.master_node()
+    killed = time.monotonic()
+    old.kill()
+    group.wait_failover(old)
+    promoted = time.monotonic() - killed
+    last: dict[str, str] = {}
+    at_deadline: dict[str, str] = {}
+    while time.monotonic() - killed < 3 * deadline:  # followed past the deadline, to tell slow from stuck
+        last = states() or last
+        if time.monotonic() - killed <= deadline:
+            at_deadline = last
+        if last and all(last[i] in FINAL or last[i] == "unknown" for i in ids):
+            break
+        time.sleep(0.25)
+    ended = time.monotonic() - killed
+    if ended <= deadline:
+        at_deadline = last
+    attempts = store.redis.mget([store.key(i, "attempts", "document") for i in ids])
+    return {"submitted": len(ids), "done": sum(last.get(i) == "done" for i in ids),
+            "failed": sum(last.get(i) in ("failed", "cancelled") for i in ids),
+            "lost": sum(last.get(i) == "unknown" for i in ids),
+            "stuck": sum(at_deadline.get(i, "queued") not in (*FINAL, "unknown") for i in ids),
+            "stuck_at_3x_deadline": sum(last.get(i, "queued") not in (*FINAL, "unknown") for i in ids),
+            "redone": sum(int(a or 0) > 1 for a in attempts), "done_before_kill": before,
+            "promotion_s": round(promoted, 2), "kill_to_end_s": round(ended, 2)}
