@@ -164,9 +164,9 @@ _SPAN_PATTERNS = [
     r"(?<![^\s(\[{\"'=„“»«‚‘`])(?:~[\w.-]*|\.{1,2})?(?:/[\w.+@%~*?][\w.+@%~*?-]*)+/?",   # /usr/share, ~/.bashrc
     r"(?<![\w.@/*-])(?:[\w*?+-]+/)*[\w*?+-]+(?:\.[\w-]+)*\.(?:" + "|".join(_EXT) + r")\b",  # setup.py, pth_*.c
     r"\b(?:[a-z0-9-]+\.)+(?:org|com|net|de|io|edu|gov|info|eu|uk|fr|at|ch)\b",           # debian.org
-    r"(?<![\w./-])--[A-Za-z0-9]+(?:-[a-z0-9]+)*(?:=[^\s,;)\]»“”\"']+)?",                   # --no-messages=x
-    # -rf; not a word joined to a closing quote or bracket by a hyphen (‘NULL’-terminated)
-    r"(?<![\w./’”»)\]-])-(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Z](?![a-z])[A-Za-z0-9]*|W[a-z][a-z0-9-]*)(?![\w])",
+    r"(?<![\w./-])--[A-Za-z0-9]+(?:-[a-z0-9]+)*(?:=[^\s,;)\]»«“”„‘’\"']+)?",               # --no-messages=x
+    # -rf, »-n«; not a word joined to a closing quote or bracket by a hyphen (‘NULL’-terminated, '-f'-specified)
+    r"(?<![\w./’”)\]-])(?<!\w')(?<!\w»)-(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Z](?![a-z])[A-Za-z0-9]*|W[a-z][a-z0-9-]*)(?![\w])",
     r"\b[A-Za-z][A-Za-z0-9+_]*-v?\d+(?:\.\d+)+(?:[-+~.][0-9A-Za-z]+)*",                    # bash-4.4
     r"(?<![\w.])v\d+(?:\.\d+)+(?:[-+~][0-9A-Za-z.]+)?",                                    # v1.2.0-rc1
     r"(?<![\w.])\d+(?:\.\d+){2,}(?:[-+~][0-9A-Za-z][\w.~+-]*)?",                           # 2.1.3

@@ -646,3 +646,14 @@ def test_spans_compare_as_both_languages_write_them():
                             ("die --checkpoint-action=totals-Option", "the --checkpoint-action=totals option")):
         assert spans_of(german) == spans_of(english), german
     assert spans_of("--binary-files=without-match") != spans_of("--binary-files=without")
+
+
+def test_options_in_german_quotes_and_a_quoted_option_before_a_hyphen_compare_as_written():
+    # from grep's NEWS, tar's NEWS, sed's FAQ and coreutils' TODO: »…« quotes the model writes round an
+    # option, and '-f'-specified, where "-specified" is no option
+    for german, english in (("Die »-n« steht für", 'The "-n" stands for'),
+                            ("Wenn »-a«-Option in Wirkung ist", "When '-a' option is in effect"),
+                            ("Die Option »--format=FORMAT«, die", "add --format=FORMAT option that"),
+                            ("aus einer '-f'-Datei gelesen", "read from an '-f'-specified file.")):
+        assert spans_of(german) == spans_of(english), german
+    assert spans_of("die »-n«") != spans_of("die »n«")

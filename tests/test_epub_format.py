@@ -181,6 +181,25 @@ def test_units_of_a_book_and_an_identity_render_keep_links_code_and_the_package(
     assert opf.findtext(".//dc:language", namespaces=NS) == "en"
 
 
+def test_a_doctype_with_an_entity_is_kept_so_the_ncx_reopens():
+    # an NCX whose DOCTYPE declares an entity its author uses: written as its root alone, the
+    # DOCTYPE was lost and the NCX no longer parsed ("Entity 'author' not defined")
+    ncx = NCX.replace("<ncx xmlns=", '<!DOCTYPE ncx [<!ENTITY author "Jane Roe">]>\n<ncx xmlns=', 1).replace(
+        "</docTitle>", "</docTitle><docAuthor><text>&author;</text></docAuthor>", 1)
+    source = book(**{"OEBPS/toc.ncx": ncx})
+    parsed = parse("epub", source)
+    assert [u.text for u in parsed.units] == BOOK_UNITS  # the author, an entity never resolved, is no unit
+    out = parsed.render([u.text.upper() for u in parsed.units],
+                        [list(zip(words(u.text), words(u.text))) for u in parsed.units])
+    written = entries(out)["OEBPS/toc.ncx"]
+    assert written.startswith(ncx[:ncx.index("<ncx ")].encode("utf-8"))  # declaration and DOCTYPE byte for byte
+    root = etree.fromstring(written)  # lxml resolves the entity
+    assert root.findtext(".//ncx:docAuthor/ncx:text", namespaces=NS) == "Jane Roe"
+    assert [t.text for t in root.iterfind(".//ncx:navLabel/ncx:text", NS)] == ["THE HOUSE AND THE GARDEN",
+                                                                               "THE RULES OF THE HOUSE"]
+    assert targets_resolve(out) == 4
+
+
 ENCRYPTION = ('<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
               'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData><enc:EncryptionMethod '
               'Algorithm="{algorithm}"/><enc:CipherData><enc:CipherReference URI="{uri}"/></enc:CipherData>'

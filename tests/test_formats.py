@@ -105,6 +105,37 @@ def test_srt_speaker_turns_keep_their_lines_and_every_tag_is_an_inline_code():
     assert "Das ist jetzt <s>falsch</s>." in out and '<font color="red">Roter</font> <blink>Alarm</blink> hier.' in out
 
 
+# pysrt 1.1.2's tests/static/capability_tester.srt: tags of no format (with an underscore, with
+# attributes, never closed or never opened) and ASS override codes, which SubRip players honour.
+CAPABILITY_TESTER = ("7\r\n00:00:14,501 --> 00:00:17,500\r\nIt would be a good thing to\r\n"
+                     "<invalid_tag>hide invalid html tags that are closed and show the text in them</invalid_tag>\r\n"
+                     "<invalid_tag_unclosed>but show un-closed invalid html tags\r\n"
+                     "Show not opened tags</invalid_tag_not_opened>\r\n\r\n"
+                     "14\r\n00:00:24,501 --> 00:00:26,500\r\nThis text should be at the\r\n"
+                     "top and horizontally at the left{\\an7}\r\n\r\n"
+                     "15\r\n00:00:24,501 --> 00:00:26,500\r\n{\\an4}This text should be at the\r\n"
+                     "middle and horizontally at the left\r\n")
+
+
+def test_srt_unknown_tags_and_ass_override_codes_are_inline_codes_never_text():
+    parsed = parse("srt", CAPABILITY_TESTER)
+    assert [u.text for u in parsed.units] == [
+        "It would be a good thing to hide invalid html tags that are closed and show the text in them but show "
+        "un-closed invalid html tags Show not opened tags",
+        "This text should be at the top and horizontally at the left",
+        "This text should be at the middle and horizontally at the left"]
+    assert [(t.open, t.close) for t in parsed.units[0].tags] == [
+        ("<invalid_tag>", "</invalid_tag>"), ("<invalid_tag_unclosed>", ""), ("</invalid_tag_not_opened>", "")]
+    assert [t.open for t in parsed.units[1].tags] == ["{\\an7}"] and [t.open for t in parsed.units[2].tags] == ["{\\an4}"]
+    assert parsed.render([u.text for u in parsed.units]).count("{\\an") == 2
+    out = parsed.render(["Es wäre gut, versteckte Tags zu verbergen und nicht geöffnete Tags zu zeigen",
+                         "Dieser Text sollte oben links stehen", "Dieser Text sollte in der Mitte links stehen"],
+                        [[], [], [((0, 4), (0, 6))]])
+    for tag in ("<invalid_tag>", "</invalid_tag>", "<invalid_tag_unclosed>", "</invalid_tag_not_opened>"):
+        assert out.count(tag) == 1, tag
+    assert "\r\n{\\an4}Dieser Text" in out and "links stehen{\\an7}\r\n" in out
+
+
 def test_po_translates_only_untranslated_messages_and_marks_them_fuzzy():
     parsed = parse("po", PO)
     assert [u.text for u in parsed.units] == ["A man sees %s.", "The cat runs home.", "A big dog.", "%d big dogs."]

@@ -128,6 +128,51 @@ def test_tags_follow_the_aligned_words_and_stay_nested_when_the_order_changes():
     assert out == 'Der <a href="x">Hund , <b>rot</b> und groß</a> , rennt nach Hause.' and notes == []
 
 
+PROJECTS = ('<p>It is used by <a href="https://example.org/sprits-it">sprits-it!</a>, '
+            '<a href="https://example.org/fanfiction2ebook">fanfiction2ebook</a>, '
+            '<a href="https://example.org/viserlalune">viserlalune</a> and '
+            '<a href="https://example.org/Telemeta">Telemeta</a>.</p>')
+
+
+def test_a_link_whose_words_the_model_left_out_keeps_its_source_text_set_apart_from_the_next_word():
+    # EbookLib's README in an EPUB: the model left out "viserlalune and", so that link's neighbours
+    # hold the words on both sides of it; it was written as <a href="..."></a>, its text lost
+    parsed = parse("html", PROJECTS)
+    (unit,) = parsed.units
+    assert unit.text == "It is used by sprits-it!, fanfiction2ebook, viserlalune and Telemeta."
+    translation = "Es wird von sprits-it!, fanfiction2ebook, Telemeta verwendet."
+    s, t = words(unit.text), words(translation)
+    # It -> Es, is -> wird, used -> verwendet, by -> von, the names to themselves; viserlalune and "and" to nothing
+    out = parsed.render([translation], [[(s[0], t[0]), (s[1], t[1]), (s[2], t[6]), (s[3], t[2]), (s[4], t[3]),
+                                         (s[5], t[4]), (s[8], t[5])]])
+    found = re.findall(r'<a href="https://example.org/([^"]+)">([^<]*)</a>', out)
+    assert [href for href, _ in found] == ["sprits-it", "fanfiction2ebook", "viserlalune", "Telemeta"]
+    assert dict(found)["viserlalune"] == "viserlalune" and all(text.strip() for _, text in found)
+    assert re.sub(r"<[^>]+>", "", out) == "Es wird von sprits-it!, fanfiction2ebook, viserlalune Telemeta verwendet."
+    notes = parsed.notes[0]
+    assert any(n.startswith('link "viserlalune"') and n.endswith("holds no word: no word is left for it between the "
+                                                                 "links beside it") for n in notes), notes
+    assert any(n.startswith('link "viserlalune"') and "kept its source text" in n for n in notes), notes
+
+
+@pytest.mark.parametrize("written", ["html", "runs"])
+def test_html_and_the_run_formats_share_one_policy_for_a_link_left_no_word(written):
+    # the same kept text, set apart the same way, whichever writer puts it in the link (formats.markup):
+    # HTML's <a>, or the sentinels DOCX, PPTX and ODF paragraphs number their links with
+    source = "Read the guide and the questions page now."
+    tags = [Tag('<a href="g">', "</a>", 5, 14), Tag('<a href="q">', "</a>", 19, 37)]
+    if written == "runs":  # a link of a paragraph of runs: a sentinel numbered below 10 000
+        tags = [Tag(f"\ue010o{k}\ue011", f"\ue010c{k}\ue011", tag.start, tag.end) for k, tag in enumerate(tags)]
+    translation = "Lies."  # one word for the sentence, every source word aligned to it: the first link takes it
+    s, t = words(source), words(translation)
+    pieces, notes = transfer(source, tags, translation, [(w, t[0]) for w in s], keep_link_text=True)
+    assert [p.text for p in pieces if not p.markup] == ["Lies", ".", "the questions page"]
+    assert "".join(p.text for p in pieces).endswith(f". {tags[1].open}the questions page{tags[1].close}")
+    assert any(n.startswith('link "the questions page"') and "kept its source text" in n for n in notes)
+    pieces, notes = transfer(source, tags, translation, [(w, t[0]) for w in s])  # without the policy: as placed
+    assert "".join(p.text for p in pieces if not p.markup) == translation
+
+
 def test_crossing_spans_are_repaired_and_unaligned_tags_are_placed_by_position_with_a_note():
     source = "A B C D"
     tags = [Tag("<i>", "</i>", 0, 3), Tag("<b>", "</b>", 4, 7)]

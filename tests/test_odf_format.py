@@ -239,6 +239,45 @@ def test_units_of_a_text_document_and_an_identity_render_keep_fields_code_links_
     assert identity(parsed) == out  # renders again, the same
 
 
+ENTITY_DOCUMENT = (  # a DOCTYPE declaring an entity that a paragraph uses (odfpy's nasty.odt does so)
+    f'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE office:document-content [<!ENTITY product "Garden Planner">]>\n'
+    f'<office:document-content {DECLARED} office:version="1.3">{FONTS}<office:automatic-styles>{AUTOMATIC}'
+    '</office:automatic-styles><office:body><office:text>'
+    '<text:p>The &product; draws the house and the garden.</text:p><text:p>The dog runs home.</text:p>'
+    '</office:text></office:body></office:document-content>').encode("utf-8")
+
+
+@pytest.mark.slow
+def test_a_doctype_with_an_entity_is_kept_so_the_output_reopens_in_lxml_and_libreoffice(tmp_path):
+    from .test_formats_libreoffice import pdf_text, soffice
+
+    used = odf("odt", "", content=ENTITY_DOCUMENT)
+    declared = odf("odt", "", content=ENTITY_DOCUMENT.replace(b"&product;", b"Garden Planner"))  # and not used
+    outs = []
+    for source in (used, declared):
+        parsed = parse("odt", source)
+        out = identity(parsed)  # an entity, never resolved, is kept whole as a point of its paragraph
+        package_kept(source, out, {"content.xml", "meta.xml"})
+        with zipfile.ZipFile(io.BytesIO(out)) as archive:
+            content = archive.read("content.xml")
+        assert content.startswith(ENTITY_DOCUMENT[:ENTITY_DOCUMENT.index(b"<office:document-content")])  # as it was
+        paragraphs = ["".join(p.itertext()) for p in etree.fromstring(content).iter(q("text:p"))]  # lxml resolves it
+        assert paragraphs[0] == ("THE Garden Planner DRAWS" if source is used else "THE GARDEN PLANNER DRAWS") + \
+            " THE HOUSE AND THE GARDEN." and paragraphs[1] == "THE DOG RUNS HOME."
+        assert [u.text for u in parse("odt", out).units] == [u.text.upper() for u in parsed.units]
+        outs.append(out)
+    names = ["used.odt", "used.de.odt", "declared.odt", "declared.de.odt"]
+    files = [tmp_path / "in" / name for name in names]
+    files[0].parent.mkdir()
+    for path, data in zip(files, [used, outs[0], declared, outs[1]]):
+        path.write_bytes(data)
+    pdfs = soffice(tmp_path / "profile", "pdf", tmp_path / "pdf", files, timeout=300)
+    # LibreOffice refuses a content.xml that uses an entity, the source as much as the translation;
+    # a DOCTYPE whose entity no text uses it opens, and the translation with it
+    assert sorted(path.name for path in pdfs) == ["declared.de.odt", "declared.odt"]
+    assert "THE GARDEN PLANNER DRAWS THE HOUSE AND THE GARDEN. THE DOG RUNS HOME." in pdf_text(pdfs[files[3]])
+
+
 def test_a_presentation_gives_slides_shapes_speaker_notes_footers_and_master_text():
     source = odf("odp", SLIDES, SLIDES_MASTER)
     parsed = parse("odp", source)
@@ -618,3 +657,85 @@ def test_odf_files_go_through_the_queue_nmt_submit_and_the_deepl_and_libretransl
     assert refused.status_code == 400
     assert refused.json()["error"].startswith("Invalid request: the document cannot be read: secret: cannot read "
                                               "this ODT file: it is encrypted"), refused.json()
+
+
+# -- language attributes -----------------------------------------------------------------------------------
+DEFAULT_LANGUAGE = ('<style:default-style style:family="paragraph"><style:text-properties fo:language="en" '
+                    'fo:country="US" style:language-asian="zh" style:country-asian="CN" style:language-complex="hi" '
+                    'style:country-complex="IN"/></style:default-style>')
+FRENCH = ('<style:style style:name="Tfr" style:family="text"><style:text-properties fo:language="fr" fo:country="FR"/>'
+          '</style:style><style:style style:name="Ten" style:family="text"><style:text-properties fo:language="en" '
+          'fo:country="GB"/></style:style>')
+
+
+def _with_languages(data: bytes) -> bytes:
+    """``data`` (an ``odf`` package) whose default style says English (US) with Chinese and Hindi for
+    Asian and complex scripts, and whose text styles mark French and British English."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for info in source.infolist():
+            body = source.read(info)
+            if info.filename == "styles.xml":
+                body = body.replace(b"<office:styles>", b"<office:styles>" + DEFAULT_LANGUAGE.encode())
+            elif info.filename == "content.xml":
+                body = body.replace(b"<office:automatic-styles>", b"<office:automatic-styles>" + FRENCH.encode())
+            archive.writestr(info, body)
+    return out.getvalue()
+
+
+def _languages(root) -> list[dict]:
+    """The language attributes of every text-properties element of a part, in order."""
+    return [{etree.QName(k).localname: v for k, v in e.attrib.items() if "language" in k or "country" in k}
+            for e in root.iter(q("style:text-properties"))]
+
+
+@pytest.mark.parametrize("target, language, country", [("de", "de", "DE"), ("de-AT", "de", "AT"), ("fr", "fr", "FR"),
+                                                       ("eo", "eo", "none")])
+def test_the_output_says_the_target_language_where_the_source_said_the_source_language(target, language, country):
+    source = _with_languages(odf("odt", REPORT, REPORT_MASTER))
+    out = identity(parse("odt", source, ("en", target)))
+    styles = _languages(part(out, "styles.xml"))
+    default = next(found for found in styles if "language-asian" in found)
+    assert default == {"language": language, "country": country, "language-asian": "zh", "country-asian": "CN",
+                       "language-complex": "hi", "country-complex": "IN"}
+    content = {found.get("language"): found for found in _languages(part(out, "content.xml")) if found}
+    if language != "fr":  # a third language stays as it is; British English is the source language too
+        assert content == {"fr": {"language": "fr", "country": "FR"},
+                           language: {"language": language, "country": country}}
+    meta = part(out, "meta.xml")
+    assert [e.text for e in meta.iter(q("dc:language"))] == [language if country == "none" else f"{language}-{country}"]
+
+
+def test_without_languages_or_between_variants_of_one_language_the_attributes_stay():
+    source = _with_languages(odf("odt", REPORT, REPORT_MASTER))
+    for languages in (None, ("en", "en-GB")):
+        out = identity(parse("odt", source, languages) if languages else parse("odt", source))
+        assert [e.text for e in part(out, "meta.xml").iter(q("dc:language"))] == ["en-US"]
+        assert _languages(part(out, "styles.xml")) == _languages(part(source, "styles.xml"))
+
+
+@pytest.mark.slow
+def test_libreoffice_made_files_come_out_in_german_and_libreoffice_reads_the_language(real, tmp_path):
+    from .test_formats_libreoffice import soffice
+
+    for name in real["made"]:
+        source, out = real["outputs"][name]
+        for name_of_part in ("styles.xml", "content.xml"):
+            before = _languages(part(source.read_bytes(), name_of_part))
+            after = _languages(part(out.read_bytes(), name_of_part))
+            assert len(before) == len(after)
+            for old, new in zip(before, after):
+                asian = {k: v for k, v in old.items() if k.endswith(("asian", "complex"))}
+                assert {k: v for k, v in new.items() if k.endswith(("asian", "complex"))} == asian, (name, old, new)
+                if old.get("language") == "en":
+                    assert (new["language"], new.get("country")) == ("de", "DE"), (name, old, new)
+                else:
+                    assert new.get("language") == old.get("language"), (name, old, new)
+        assert any(found.get("language") == "de" for found in _languages(part(out.read_bytes(), "styles.xml"))), name
+    odt = next(real["outputs"][name][1] for name in real["made"] if name.endswith(".odt"))
+    flat = soffice(tmp_path / "profile", "fodt", tmp_path / "flat", [odt], timeout=300)[odt]
+    root = etree.parse(str(flat)).getroot()  # what LibreOffice read, written again: the default style says German
+    default = next(e for e in root.iter(q("style:default-style")) if e.get(q("style:family")) == "paragraph")
+    properties = default.find(q("style:text-properties"))
+    assert (properties.get(q("fo:language")), properties.get(q("fo:country"))) == ("de", "DE")

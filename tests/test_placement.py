@@ -161,16 +161,18 @@ def test_a_texinfo_navigation_line_keeps_each_link_on_its_own_words(pairs, warne
                         notes[0])
 
 
-def test_links_left_fewer_words_than_they_need_keep_source_order_and_the_translation():
-    # the glued word translated as one word of one run: it holds one link; the other holds nothing, warned
+def test_links_left_fewer_words_than_they_need_keep_source_order_and_a_link_left_none_keeps_its_source_text():
+    # the glued word translated as one word of one run: it holds one link; the other is placed on no
+    # word and keeps its source text, set apart from the bracket before it, warned
     parsed = parse("html", NAV)
     translation = "Weiter: Ressourcenmessung [Inhaltsverzeichnis]"
     s, t = words(parsed.units[0].text), words(translation)
     out = parsed.render([translation], [[(s[0], t[0]), (s[1], t[1]), (s[2], t[1]), (s[3], t[2])]])
     assert anchors(out) == [("#Resource-Measurement", "Ressourcenmessung"), ("#SEC_Contents", "Inhaltsverzeichnis"),
-                            ("#Concept-index", "")]
-    assert re.sub(r"<[^>]+>", "", out) == translation  # no word added, none lost
+                            ("#Concept-index", "Index")]
+    assert re.sub(r"<[^>]+>", "", out) == translation + " Index"  # no word of the translation lost
     assert any(n.startswith('link "Index" <a href="#Concept-index"> holds no word') for n in parsed.notes[0])
+    assert any(n.startswith('link "Index" <a href="#Concept-index"> kept its source text') for n in parsed.notes[0])
 
 
 def test_two_links_of_two_source_words_glued_into_one_target_word_part_it():

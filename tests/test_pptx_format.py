@@ -666,3 +666,100 @@ def test_queue_jobs_nmt_submit_and_the_gateways_document_endpoints_translate_a_d
         assert "Hund" in text and "The big red dog" not in text
 
     through_the_fleet(fleet, "talk.pptx", deck(), "pptx", check)
+
+
+# -- comments --------------------------------------------------------------------------------------------
+_P, _REL = NS["p"], "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+ODF_TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+AUTHORS = (f'<p:cmAuthorLst xmlns:p="{_P}"><p:cmAuthor id="0" name="Anna Berg" initials="AB" lastIdx="2" clrIdx="0"/>'
+           '</p:cmAuthorLst>').encode()
+LEGACY = (f'<p:cmLst xmlns:p="{_P}">'
+          '<p:cm authorId="0" dt="2024-05-01T10:00:00.000" idx="1"><p:pos x="10" y="20"/>'
+          '<p:text>Please check the price on this slide.</p:text></p:cm>'
+          '<p:cm authorId="0" dt="2024-05-02T11:30:00.000" idx="2"><p:pos x="400" y="96"/>'
+          '<p:text>The title is too long.</p:text></p:cm></p:cmLst>').encode()
+MODERN_AUTHORS = ('<p188:authorLst xmlns:p188="http://schemas.microsoft.com/office/powerpoint/2018/8/main">'
+                  '<p188:author id="{7B3A5E8C-1111-4B2A-9C3D-000000000001}" name="Ben Koch" initials="BK" '
+                  'userId="Ben Koch" providerId="None"/></p188:authorLst>').encode()
+MODERN = (f'<p188:cmLst xmlns:a="{A}" xmlns:r="{_REL}" '
+          'xmlns:p188="http://schemas.microsoft.com/office/powerpoint/2018/8/main">'
+          '<p188:cm id="{9A1B2C3D-2222-4E5F-8A9B-000000000002}" authorId="{7B3A5E8C-1111-4B2A-9C3D-000000000001}" '
+          'created="2024-05-03T09:15:00.000">'
+          '<pc:sldMkLst xmlns:pc="http://schemas.microsoft.com/office/powerpoint/2013/main/command">'
+          '<pc:docMk/><pc:sldMk cId="0" sldId="257"/></pc:sldMkLst>'
+          '<p188:replyLst><p188:reply id="{9A1B2C3D-3333-4E5F-8A9B-000000000003}" '
+          'authorId="{7B3A5E8C-1111-4B2A-9C3D-000000000001}" created="2024-05-03T09:20:00.000">'
+          '<p188:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US"/><a:t>I changed the </a:t></a:r>'
+          '<a:r><a:rPr lang="en-US" b="1"/><a:t>big</a:t></a:r><a:r><a:rPr lang="en-US"/><a:t> picture.</a:t></a:r>'
+          '</a:p></p188:txBody></p188:reply></p188:replyLst>'
+          '<p188:pos x="2000" y="3000"/>'
+          '<p188:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US"/><a:t>Use a larger picture here.</a:t>'
+          '</a:r></a:p></p188:txBody></p188:cm></p188:cmLst>').encode()
+COMMENTS = ["Please check the price on this slide.", "The title is too long.", "Use a larger picture here.",
+            "I changed the big picture."]
+
+
+def commented_deck() -> bytes:
+    """``deck()`` with two legacy comments on slide 1 (and their author part) and a modern comment
+    with a reply on slide 2 (and its author part), written as PowerPoint writes them."""
+    legacy = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/comments"
+    return with_parts(
+        deck(),
+        {"ppt/commentAuthors.xml": AUTHORS, "ppt/comments/comment1.xml": LEGACY, "ppt/authors.xml": MODERN_AUTHORS,
+         "ppt/comments/modernComment_101_2.xml": MODERN},
+        {"ppt/commentAuthors.xml": "application/vnd.openxmlformats-officedocument.presentationml.commentAuthors+xml",
+         "ppt/comments/comment1.xml": "application/vnd.openxmlformats-officedocument.presentationml.comments+xml",
+         "ppt/authors.xml": "application/vnd.ms-powerpoint.authors+xml",
+         "ppt/comments/modernComment_101_2.xml": "application/vnd.ms-powerpoint.comments+xml"},
+        {"ppt/presentation.xml": [("rId90", f"{_REL}/commentAuthors", "commentAuthors.xml"),
+                                  ("rId91", "http://schemas.microsoft.com/office/2018/10/relationships/authors",
+                                   "authors.xml")],
+         "ppt/slides/slide1.xml": [("rId90", legacy, "../comments/comment1.xml")],
+         "ppt/slides/slide2.xml": [("rId90", "http://schemas.microsoft.com/office/2018/10/relationships/comments",
+                                    "../comments/modernComment_101_2.xml")]})
+
+
+def _comment_shape(root) -> list:
+    """Every attribute of a comment part but its text: authors, dates, ids, positions."""
+    return [(etree.QName(e).localname, sorted(e.attrib.items())) for e in root.iter()
+            if isinstance(e.tag, str) and etree.QName(e).localname not in ("t", "text", "r", "rPr", "p")]
+
+
+def test_comments_legacy_and_modern_are_translated_with_authors_dates_and_positions_kept():
+    source = commented_deck()
+    parsed = parse("pptx", source)
+    where = {u.text: u.where for u in parsed.units}
+    assert all(text in where for text in COMMENTS)
+    assert where["Please check the price on this slide."] == "slide 1 comments paragraph 1"
+    assert where["Use a larger picture here."] == "slide 2 comments paragraph 2"  # after its reply, as the part has them
+    reply = next(u for u in parsed.units if u.text == "I changed the big picture.")
+    assert [reply.text[t.start:t.end] for t in reply.tags] == ["big"]  # a modern comment's runs keep their formatting
+    out = _parts(parsed.render([u.text.upper() for u in parsed.units], identity_links(parsed)))
+    before = _parts(source)
+    for name in ("ppt/commentAuthors.xml", "ppt/authors.xml", "ppt/presentation.xml"):
+        assert out[name] == before[name], name
+    for name in ("ppt/comments/comment1.xml", "ppt/comments/modernComment_101_2.xml"):
+        old, new = etree.fromstring(before[name]), etree.fromstring(out[name])
+        assert _comment_shape(new) == _comment_shape(old), name
+    legacy = etree.fromstring(out["ppt/comments/comment1.xml"])
+    assert [t.text for t in legacy.iter(f"{{{_P}}}text")] == ["PLEASE CHECK THE PRICE ON THIS SLIDE.", "THE TITLE IS TOO LONG."]
+    modern = etree.fromstring(out["ppt/comments/modernComment_101_2.xml"])
+    texts = ["".join(t.text for t in p.iter(f"{{{A}}}t")) for p in modern.iter(f"{{{A}}}p")]
+    assert texts == ["I CHANGED THE BIG PICTURE.", "USE A LARGER PICTURE HERE."]
+    assert [r.get("b") for r in modern.iter(f"{{{A}}}rPr")][:3] == [None, "1", None]
+
+
+@pytest.mark.slow
+def test_libreoffice_reads_the_translated_comments_with_their_author(tmp_path):
+    parsed = parse("pptx", commented_deck())
+    translations = {"Please check the price on this slide.": "Bitte prüfe den Preis auf dieser Folie.",
+                    "The title is too long.": "Der Titel ist zu lang."}
+    (tmp_path / "talk.pptx").write_bytes(parsed.render([translations.get(u.text, u.text) for u in parsed.units],
+                                                       identity_links(parsed)))
+    converted = soffice(tmp_path / "profile", "odp", tmp_path / "lo", [tmp_path / "talk.pptx"], timeout=300)
+    content = etree.fromstring(zipfile.ZipFile(converted[tmp_path / "talk.pptx"]).read("content.xml"))
+    found = {}  # LibreOffice keeps a slide's comments as officeooo:annotation elements
+    for note in content.iter("{http://openoffice.org/2009/office}annotation"):
+        author = "".join(note.find("{http://purl.org/dc/elements/1.1/}creator").itertext())
+        found[" ".join("".join(p.itertext()) for p in note.iter(f"{{{ODF_TEXT}}}p"))] = author
+    assert found == {"Bitte prüfe den Preis auf dieser Folie.": "Anna Berg", "Der Titel ist zu lang.": "Anna Berg"}

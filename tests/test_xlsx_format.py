@@ -490,3 +490,220 @@ def test_queue_jobs_nmt_submit_and_the_gateways_document_endpoints_translate_a_w
         assert book["Sales"]["A2"].value != "A green apple" and book["Sales"]["A8"].hyperlink.target == "https://example.com/shop"
 
     through_the_fleet(fleet, "book.xlsx", workbook(), "xlsx", check)
+
+
+# -- sheet names, on request -------------------------------------------------------------------------------
+RECALC = ('<?xml version="1.0" encoding="UTF-8"?>\n<oor:items xmlns:oor="http://openoffice.org/2001/registry" '
+          'xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
+          '<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse">'
+          '<value>0</value></prop></item></oor:items>\n')  # LibreOffice recomputes every formula of an XLSX it opens
+SHEET_NAMES = {"Price list": "Preisliste: Q1/Q2",  # ':' and '/' cannot stand in a sheet name
+               "Orders": "Bestellungen der Kunden aus allen Regionen",  # 42 characters: cut at a word
+               "Summary": "preisliste- q1-q2"}  # the first sheet's name once fixed, but for case: made unique
+VALID = ["Preisliste- Q1-Q2", "Bestellungen der Kunden aus", "preisliste- q1-q2 (2)"]
+
+
+def cross_sheet_workbook() -> bytes:
+    """Three sheets whose formulas name each other (a name with a space among them): cells, a
+    defined name, a list validation, a conditional format and a chart."""
+    from openpyxl.formatting.rule import FormulaRule
+    from openpyxl.styles import PatternFill
+    wb = openpyxl.Workbook()
+    prices = wb.active
+    prices.title = "Price list"
+    prices.append(["Product", "Price"])
+    prices.append(["A green apple", 3.5])
+    prices.append(["The big red ball", 12])
+    orders = wb.create_sheet("Orders")
+    orders.append(["Product", "Count", "Amount"])
+    orders.append(["A green apple", 4, "=B2*VLOOKUP(A2,'Price list'!$A$2:$B$3,2,0)"])
+    orders.append(["The big red ball", 2, "=B3*'Price list'!B3"])
+    orders["A4"], orders["C4"], orders["D2"] = "Total", "=SUM(C2:C3)", "=SUM(Rates)"
+    validation = DataValidation(type="list", formula1="'Price list'!$A$2:$A$3")
+    orders.add_data_validation(validation)
+    validation.add("A2:A3")
+    orders.conditional_formatting.add("C2:C3", FormulaRule(formula=["C2>'Price list'!$B$3"],
+                                                           fill=PatternFill("solid", bgColor="FFC7CE")))
+    summary = wb.create_sheet("Summary")
+    summary["A1"], summary["B1"] = "Total of the orders", "=Orders!C4"
+    summary["A2"], summary["B2"] = "Dearest product", "=MAX('Price list'!B2:B3)"
+    # no 3-D range ('Price list':Orders!B2): LibreOffice 7.4 reads none with a quoted sheet name from XLSX, even its own
+    summary["A3"], summary["B3"] = "Count and price", "=SUM('Price list'!B2:B3)*Orders!B2"
+    wb.defined_names["Rates"] = DefinedName("Rates", attr_text="'Price list'!$B$2:$B$3")
+    chart = BarChart()
+    chart.add_data(Reference(prices, min_col=2, min_row=1, max_row=3), titles_from_data=True)
+    summary.add_chart(chart, "D2")
+    out = io.BytesIO()
+    wb.save(out)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def cross_sheet(tmp_path_factory) -> Path:
+    """``cross_sheet_workbook`` as LibreOffice writes it."""
+    folder = tmp_path_factory.mktemp("sheets")
+    (folder / "in").mkdir()
+    (folder / "in" / "book.xlsx").write_bytes(cross_sheet_workbook())
+    return soffice(folder / "profile", "xlsx:Calc Office Open XML", folder / "lo", [folder / "in" / "book.xlsx"],
+                   timeout=300)[folder / "in" / "book.xlsx"]
+
+
+def _with_sheet_names(parsed, names: dict[str, str]) -> bytes:
+    """``parsed`` rendered with its strings as they are and its sheet names translated by ``names``."""
+    return parsed.render([names[u.text] if u.where.startswith("sheet name") else u.text for u in parsed.units],
+                         identity_links(parsed))
+
+
+def _formulas(data: bytes) -> dict[str, str]:
+    """Every formula of a workbook by where it is, as openpyxl reads it (cells by sheet position)."""
+    book = openpyxl.load_workbook(io.BytesIO(data))
+    found = {f"defined {name}": book.defined_names[name].attr_text for name in book.defined_names}
+    for k, sheet in enumerate(book.worksheets):
+        found |= {f"{k}!{c.coordinate}": c.value for row in sheet.iter_rows() for c in row
+                  if isinstance(c.value, str) and c.value.startswith("=")}
+        found |= {f"{k} validation {n}": v.formula1 for n, v in enumerate(sheet.data_validations.dataValidation)}
+        found |= {f"{k} format {n}": rule.formula[0] for n, (_, rules) in enumerate(sheet.conditional_formatting._cf_rules.items())
+                  for rule in rules}
+    return found
+
+
+def test_sheet_names_are_units_only_on_request_and_otherwise_stay_byte_for_byte(cross_sheet):
+    source = cross_sheet.read_bytes()
+    plain = parse("xlsx", source)
+    assert not [u for u in plain.units if u.where.startswith("sheet name")]
+    out = plain.render([u.text.upper() for u in plain.units], identity_links(plain))
+    a, b = _parts(source), _parts(out)
+    assert b["xl/workbook.xml"] == a["xl/workbook.xml"] and b["xl/charts/chart1.xml"] == a["xl/charts/chart1.xml"]
+    assert _formulas(out) == _formulas(source)
+    asked = parse("xlsx", source, ("en", "de"), translate_sheet_names=True)
+    assert [(u.where, u.text) for u in asked.units[len(plain.units):]] == \
+        [("sheet name 'Price list'", "Price list"), ("sheet name 'Orders'", "Orders"), ("sheet name 'Summary'", "Summary")]
+    same = _with_sheet_names(asked, {name: name for name in SHEET_NAMES})  # names translated as themselves
+    assert _parts(same)["xl/workbook.xml"] == a["xl/workbook.xml"] and _formulas(same) == _formulas(source)
+
+
+def test_translated_sheet_names_are_made_valid_and_every_reference_follows_them(cross_sheet):
+    source = cross_sheet.read_bytes()
+    parsed = parse("xlsx", source, ("en", "de"), translate_sheet_names=True)
+    out = _with_sheet_names(parsed, SHEET_NAMES)
+    assert openpyxl.load_workbook(io.BytesIO(out)).sheetnames == VALID
+    notes = " ".join(note for notes in parsed.notes.values() for note in notes)
+    assert "replaced by '-'" in notes and "cut to at most 31 characters" in notes and "made unique" in notes
+    renamed = dict(zip(["Price list", "Orders", "Summary"], VALID))
+    before, after = _formulas(source), _formulas(out)
+    assert before.keys() == after.keys() and len(before) == 10
+    quoted = {old: f"'{new}'" for old, new in renamed.items()}
+    for where, formula in before.items():  # each reference names the new sheet, quoted as it must be
+        expected = formula.replace("'Price list'", quoted["Price list"]).replace("Orders!", f"{quoted['Orders']}!")
+        assert after[where] == expected, where
+    assert after["2!B3"] == "=SUM('Preisliste- Q1-Q2'!B2:B3)*'Bestellungen der Kunden aus'!B2"
+    chart = _parts(out)["xl/charts/chart1.xml"].decode()
+    assert chart.count("&apos;Preisliste- Q1-Q2&apos;!") == 2 and "Price list" not in chart
+
+
+@pytest.mark.slow
+def test_libreoffice_recomputes_the_same_values_under_the_translated_sheet_names(cross_sheet, tmp_path):
+    source = cross_sheet.read_bytes()
+    parsed = parse("xlsx", source, ("en", "de"), translate_sheet_names=True)
+    (tmp_path / "src.xlsx").write_bytes(source)
+    (tmp_path / "out.xlsx").write_bytes(_with_sheet_names(parsed, SHEET_NAMES))
+    (tmp_path / "profile" / "user").mkdir(parents=True)
+    (tmp_path / "profile" / "user" / "registrymodifications.xcu").write_text(RECALC, encoding="utf-8")
+    # one CSV file per sheet (the last field, -1), values as shown, UTF-8 (76)
+    soffice(tmp_path / "profile", "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1",
+            tmp_path / "csv", [tmp_path / "src.xlsx", tmp_path / "out.xlsx"], timeout=300)
+    for old, new in zip(["Price list", "Orders", "Summary"], VALID):
+        was = (tmp_path / "csv" / f"src-{old}.csv").read_text(encoding="utf-8")
+        now = (tmp_path / "csv" / f"out-{new}.csv").read_text(encoding="utf-8")
+        assert now == was and not re.search(r"#(REF|NAME|VALUE)", now), (old, now)
+    summary = (tmp_path / "csv" / f"out-{VALID[2]}.csv").read_text(encoding="utf-8")
+    assert summary.splitlines() == ["Total of the orders,38", "Dearest product,12", "Count and price,62"]
+
+
+@pytest.mark.parametrize("said, expected, note", [
+    ("Umsatz", "Umsatz", None),
+    ("Q1/Q2: [alle]?", "Q1-Q2- -alle--", "replaced by '-'"),
+    ("'Zitat'", "Zitat", None),
+    ("Eine sehr lange Übersicht über alle Bestellungen", "Eine sehr lange Übersicht über", "cut to at most 31"),
+    ("Donaudampfschifffahrtsgesellschaftskapitän", "Donaudampfschifffahrtsgesellsch", "cut to at most 31"),
+    ("History", "Orders", "no valid sheet name"),
+    ("   ", "Orders", "no valid sheet name"),
+    ("regions", "regions (2)", "made unique"),  # unique regardless of case
+])
+def test_sheet_name_rules(said, expected, note):
+    from worker.formats.sheet_names import valid_names
+    names, notes = valid_names(["Regions", "Orders"], {1: said})
+    assert names == ["Regions", expected]
+    assert (note is None and 1 not in notes) or (note is not None and note in notes[1][0])
+
+
+@pytest.mark.parametrize("formula, expected", [
+    ("SUM(Orders!B2:B3)", "SUM('Neue Bestellungen'!B2:B3)"),
+    ("'Price list'!A1+orders!A1", "Preise!A1+'Neue Bestellungen'!A1"),  # sheet names ignore case
+    ("SUM(Orders:Summary!B2)", "SUM('Neue Bestellungen:Summary'!B2)"),  # ECMA-376's quoted 3-D form
+    ("SUM('Price list:Orders'!B2)", "SUM('Preise:Neue Bestellungen'!B2)"),
+    ("SUM('Price list':Orders!B2)", "SUM(Preise:'Neue Bestellungen'!B2)"),  # LibreOffice's form stays its own
+    ('INDIRECT("Orders!A1")&[1]Orders!A1', 'INDIRECT("Orders!A1")&[1]Orders!A1'),  # a literal, another workbook
+    ("'It''s'!A1+Other!A1+#REF!", "'It''s'!A1+Other!A1+#REF!"),
+    ("'Price list'!A1", "Preise!A1"),
+    ("B1*2", "B1*2"),
+])
+def test_formula_references_are_rewritten_and_nothing_else(formula, expected):
+    from worker.formats.sheet_names import rewrite_formula
+    assert rewrite_formula(formula, {"orders": "Neue Bestellungen", "price list": "Preise"}) == expected
+
+
+def test_the_option_travels_in_a_job_message():
+    from queue_config.messages import JobOptions, JobRequest, MessageError
+    request = JobRequest("j1", "en", "de", text="", format="xlsx", options=JobOptions(translate_sheet_names=True))
+    assert JobRequest.from_json(request.to_json()).options.translate_sheet_names is True
+    assert "translate_sheet_names" not in JobRequest("j2", "en", "de", text="x").to_json()["options"]
+    with pytest.raises(MessageError, match="translate_sheet_names"):
+        JobOptions.from_json({"translate_sheet_names": "yes"})
+
+
+@pytest.mark.slow
+@needs_model
+def test_nmt_translate_translates_sheet_names_only_with_the_option(cross_sheet, tmp_path):
+    with_names = run_nmt("translate", "--bundle", str(SHIPPED), "--device", "cpu", "--threads", "1",
+                         str(cross_sheet), "--translate-sheet-names", "--out", str(tmp_path / "named"))
+    without = run_nmt("translate", "--bundle", str(SHIPPED), "--device", "cpu", "--threads", "1",
+                      str(cross_sheet), "--out", str(tmp_path / "kept"))
+    assert with_names.returncode == 0 and without.returncode == 0, with_names.stderr[-2000:] + without.stderr[-2000:]
+    source = cross_sheet.read_bytes()
+    kept = (tmp_path / "kept" / "book.de.xlsx").read_bytes()
+    assert _parts(kept)["xl/workbook.xml"] == _parts(source)["xl/workbook.xml"]
+    named = (tmp_path / "named" / "book.de.xlsx").read_bytes()
+    names = openpyxl.load_workbook(io.BytesIO(named)).sheetnames
+    assert names != ["Price list", "Orders", "Summary"] and len(set(n.casefold() for n in names)) == 3
+    record = json.loads((tmp_path / "named" / "book.de.json").read_text(encoding="utf-8"))
+    assert [u["where"] for u in record["units"]][-3:] == ["sheet name 'Price list'", "sheet name 'Orders'",
+                                                          "sheet name 'Summary'"]
+    formulas = _formulas(named)
+    assert formulas["1!C3"].endswith(f"!B3") and "Price list" not in " ".join(formulas.values())
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@needs_model
+def test_nmt_submit_and_a_job_option_translate_sheet_names_through_the_queue(fleet, cross_sheet, tmp_path):
+    import subprocess
+    import sys
+
+    from client.client import TranslationClient
+
+    from .conftest import REPO_ROOT
+    broker, _url, _root = fleet
+    source = cross_sheet.read_bytes()
+    job = TranslationClient(broker_url=broker).submit(text=source, src="en", tgt="de", format="xlsx", name="named",
+                                                       options={"translate_sheet_names": True})
+    by_client = job.wait(timeout=180).data
+    submitted = subprocess.run([sys.executable, "-m", "nmt", "submit", str(cross_sheet), "--src", "en", "--tgt", "de",
+                                "--translate-sheet-names", "--wait", "--out", str(tmp_path / "submitted"),
+                                "--broker-url", broker], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+    assert submitted.returncode == 0, submitted.stderr[-2000:]
+    by_submit = (tmp_path / "submitted" / "book.de.xlsx").read_bytes()
+    assert sorted(_parts(by_submit).items()) == sorted(_parts(by_client).items())
+    names = openpyxl.load_workbook(io.BytesIO(by_client)).sheetnames
+    assert names != ["Price list", "Orders", "Summary"] and len({n.casefold() for n in names}) == 3
+    assert "Price list" not in " ".join(str(v) for v in _formulas(by_client).values())

@@ -72,16 +72,22 @@ def translate_parsed(parsed: Parsed, results, links_of) -> tuple[str, dict]:
     return rendered, {"units": units, "segments": segments, "warnings": warnings}
 
 
-LANGUAGE_AWARE = frozenset({"xliff", "po"})  # readers that use the translation's languages (XLIFF's attributes, PO plural forms)
+# readers that use the translation's languages (XLIFF's attributes, PO plural forms, OpenDocument's language attributes)
+LANGUAGE_AWARE = frozenset({"xliff", "po", "odt", "ods", "odp"})
+SHEET_NAMED = frozenset({"xlsx", "xlsm"})  # readers that translate sheet names on request
 
 
-def parse(fmt: str, text: str | bytes, languages: tuple[str, str] | None = None) -> Parsed:
+def parse(fmt: str, text: str | bytes, languages: tuple[str, str] | None = None,
+          translate_sheet_names: bool = False) -> Parsed:
     """``text`` (a decoded file, or the bytes of a ``BINARY`` one) read as ``fmt``; ``FormatError``
     names what is malformed. ``languages``: the translation's (source, target) languages, which a
     format that names them (XLIFF) checks against the file's and writes where the file has none,
-    and a PO catalogue takes its target's plural forms from."""
+    a PO catalogue takes its target's plural forms from, and an OpenDocument file's language
+    attributes are set to. ``translate_sheet_names``: a workbook's sheet names are units too."""
     module, reader = READERS[fmt]
     read = getattr(importlib.import_module(f".{module}", __name__), reader)
+    if fmt in SHEET_NAMED and translate_sheet_names:
+        return read(text, translate_sheet_names=True)
     return read(text, languages) if languages is not None and fmt in LANGUAGE_AWARE else read(text)
 
 

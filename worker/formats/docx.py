@@ -36,7 +36,6 @@ import io
 import logging
 import re
 import zipfile
-from collections import Counter
 from typing import Sequence
 
 import docx
@@ -47,40 +46,13 @@ from lxml import etree
 from .inline import inline_unit
 from .markup import Link, transfer
 from .model import FormatError, Parsed
+from .runs import CODE_CHARACTER, CODE_PARAGRAPH, Stretches, base_formats, monospace, nest, replay, style_key
 
 log = logging.getLogger(__name__)
-_SENTINEL = re.compile("\ue010(o|c|p)(\\d+)\ue011")  # open / close / point tag number, in markup pieces
 _DROPPED = {"proofErr", "lastRenderedPageBreak"}
 _KEPT_WHOLE = {"ins", "sdt", "smartTag", "customXml", "del", "moveFrom", "moveTo"}
 _CLOSING = frozenset(")]}>»›\"'’”.,;:!?")  # punctuation that ends the word before it
 _OPENING = frozenset("([{<«‹\"'‘“„¿¡")  # punctuation that starts the word after it
-
-
-def _style_key(name: str) -> str:
-    """A style's name or id as compared: letters and digits, lower case, without Word's " Char"
-    of a linked character style (``HTML Preformatted Char``)."""
-    key = re.sub(r"[^0-9a-z]", "", name.lower())
-    return key[:-4] if key.endswith("char") and len(key) > 4 else key
-
-
-_MONOSPACE = frozenset("courier|courier new|consolas|liberation mono|dejavu sans mono|source code pro|menlo|monaco|"
-                       "lucida console|noto mono|inconsolata".split("|"))
-# "Variable" (LibreOffice, italic) and "HTML Variable" (Word) are what <var> becomes: an identifier,
-# kept as the HTML reader keeps <var>
-_CODE_CHARACTER = frozenset(map(_style_key, (
-    "Source Text", "Quelltext", "HTML Code", "Code", "Verbatim", "Teletype", "Macro Text", "Preformatted Text",
-    "HTML Keyboard", "HTML Typewriter", "HTML Sample", "Variable", "HTML Variable")))
-_CODE_PARAGRAPH = frozenset(map(_style_key, (
-    "Preformatted Text", "Vorformatierter Text", "HTML Preformatted", "Code", "Source Code", "Macro Text")))
-
-
-def _monospace(font: str) -> bool:
-    """Whether ``font`` is a monospace face: a known one, or one with "Mono" or "Code" as a word of
-    its name (``Ubuntu Mono``, ``FreeMono``, ``Fira Code``; not ``Monotype Corsiva`` or ``Arial
-    Unicode MS``)."""
-    name = " ".join(font.lower().split())
-    words = {word.lower() for word in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", font)}
-    return name in _MONOSPACE or name.startswith("courier") or bool(words & {"mono", "monospace", "monospaced", "code"})
 
 
 def _font(rpr) -> str | None:
@@ -111,7 +83,7 @@ class _Styles:
     def _named(self, style_id: str, names: frozenset[str]) -> bool:
         style = self.by_id.get(style_id)
         name = style.find(_w("name")) if style is not None else None
-        return _style_key(style_id) in names or (name is not None and _style_key(name.get(_w("val"), "")) in names)
+        return style_key(style_id) in names or (name is not None and style_key(name.get(_w("val"), "")) in names)
 
     def _style_font(self, style_id: str) -> str | None:
         """The font of a style, its own or the nearest in its ``basedOn`` chain."""
@@ -133,10 +105,10 @@ class _Styles:
         style_id = found.get(_w("val")) if found is not None else self.default_paragraph
         if not style_id:
             return False
-        if self._named(style_id, _CODE_PARAGRAPH):
+        if self._named(style_id, CODE_PARAGRAPH):
             return True
         font = self._style_font(style_id) if style_id != self.default_paragraph else None
-        return font is not None and _monospace(font)
+        return font is not None and monospace(font)
 
     def code_run(self, rpr) -> bool:
         """Whether a run with properties ``rpr`` is code: a code character style, or a monospace
@@ -145,10 +117,10 @@ class _Styles:
             return False
         found = rpr.find(_w("rStyle"))
         style_id = found.get(_w("val")) if found is not None else None
-        if style_id and self._named(style_id, _CODE_CHARACTER):
+        if style_id and self._named(style_id, CODE_CHARACTER):
             return True
         font = _font(rpr) or (self._style_font(style_id) if style_id else None)
-        return font is not None and _monospace(font)
+        return font is not None and monospace(font)
 
 
 def _is_hyperlink(instruction: str) -> bool:
@@ -230,31 +202,10 @@ class _Paragraph:
         self.code_points: set[int] = set()  # points that are code runs (a list of adjacent ones)
         self.segments: list[tuple] = []  # ("text", text, rPr key, link number) | ("point", number, link number)
         self.keys: dict[bytes, object] = {}
-        self.link_texts: dict[int, str] = {}  # link tag number -> its source text (set by ``items``)
         self.frozen: set[int] = set()  # ids of the code runs, which a render never writes into
         self._read(p, None)
         self._keep_gathered(None)
-        self.base_key, self.link_keys = self._bases()
-
-    def _bases(self) -> tuple[bytes, dict[int, bytes]]:
-        """The formatting most of the text outside links has (of all the text if none is outside),
-        and per link the formatting most of its own text has: text formatted so is no tag. A
-        link's runs carry the link style, and where links hold most of a paragraph's text, taking
-        theirs as the paragraph's made every plain stretch a tag of its own, competing with the
-        links for the words (``[Contents][Index]`` lost a link)."""
-        outside, inside, every, stack = Counter(), {}, Counter(), []
-        for segment in self.segments:
-            if segment[0] == "link-open":
-                stack.append(segment[1])
-                inside.setdefault(segment[1], Counter())
-            elif segment[0] == "link-close" and segment[1] in stack:
-                stack.remove(segment[1])
-            elif segment[0] == "text":
-                weight = len("".join(segment[1].split())) or len(segment[1])
-                every[segment[2]] += weight
-                (inside[stack[-1]] if stack else outside)[segment[2]] += weight
-        base = (outside or every).most_common(1)[0][0] if every else b""
-        return base, {n: counts.most_common(1)[0][0] if counts else base for n, counts in inside.items()}
+        self.base_key, self.link_keys = base_formats(self.segments)
 
     def _number(self) -> int:
         return len(self.links) + len(self.points) + len(self.formats) + len(self.field_links)
@@ -362,35 +313,20 @@ class _Paragraph:
     def items(self) -> list[tuple[str, str, str, str]]:
         """``inline_unit`` items: text, a paired tag for each stretch of text formatted otherwise
         than the paragraph (or, in a link, than the link), one for each hyperlink, and the points."""
-        items, current = [], None  # current: the tag number of the open format stretch
-        numbers: dict[bytes, int] = {}
+        items: list[tuple[str, str, str, str]] = []
+        stretches = Stretches(items)
         links: list[int] = []  # the links open at this point
+        linked: dict[int, str] = {}  # link tag number -> its text
         glued: int | None = None  # the item after a link with words, while no whitespace followed it
         last = ""  # the last character of text so far
-        self.link_texts = {}
-
-        def close() -> None:
-            nonlocal current
-            if current is not None:
-                items.append(("end", f"f{current}", f"\ue010c{current}\ue011", ""))
-                current = None
-
         for segment in self.segments:
             kind = segment[0]
             if kind == "text":
                 _, text, key, _link = segment
-                if key != (self.link_keys.get(links[-1], self.base_key) if links else self.base_key):
-                    number = numbers.setdefault(key, 10_000 + len(numbers))
-                    if current != number:
-                        close()
-                        self.formats[number] = self.keys[key]
-                        items.append(("start", f"f{number}", f"\ue010o{number}\ue011", ""))
-                        current = number
-                else:
-                    close()
+                stretches.text(key, self.link_keys.get(links[-1], self.base_key) if links else self.base_key)
                 items.append(("data", "", text, text))
                 for number in links:
-                    self.link_texts[number] = self.link_texts.get(number, "") + text
+                    linked[number] = linked.get(number, "") + text
                 last = text[-1:] or last
                 if any(ch.isspace() for ch in text):
                     glued = None
@@ -401,7 +337,7 @@ class _Paragraph:
                 if spacing:
                     glued = None
             else:  # a hyperlink: format stretches never cross its ends
-                close()
+                stretches.close()
                 opening = kind == "link-open"
                 if opening:
                     if glued is not None:
@@ -410,83 +346,53 @@ class _Paragraph:
                 elif segment[1] in links:
                     links.remove(segment[1])
                 items.append(("start" if opening else "end", "a", f"\ue010{'o' if opening else 'c'}{segment[1]}\ue011", ""))
-                if not opening and any(ch.isalnum() for ch in self.link_texts.get(segment[1], "")) and \
+                if not opening and any(ch.isalnum() for ch in linked.get(segment[1], "")) and \
                         last and not last.isspace():
                     glued = len(items)
                 elif opening:
                     glued = None
-        close()
+        stretches.close()
+        self.formats.update({number: self.keys[key] for number, key in stretches.formats.items()})
         return items
 
-    def render(self, pieces, lead: str = "", trail: str = "") -> list[str]:
+    def render(self, pieces, lead: str = "", trail: str = "") -> None:
         """Replace the paragraph's content by ``pieces`` (text and this paragraph's tags), with the
-        whitespace ``lead`` and ``trail`` the source had around its text. A link that had words
-        and was given none keeps its source text; the notes say which."""
+        whitespace ``lead`` and ``trail`` the source had around its text."""
         keep = [child for child in self.p if _local(child) == "pPr"]
         for child in list(self.p):
             if child not in keep:
                 self.p.remove(child)
-        containers, formats, notes = [self.p], [], []
+        containers, formats = [self.p], []
         self.frozen = {id(run) for n in self.code_points for run in self.points[n][2]}  # never written into
-        opened: list[list] = []  # [link number, whether anything was written in it] of the open links
+        opened: list[int] = []  # the links open
 
         def rpr():
             if formats:
                 return self.formats[formats[-1]]
-            return self.keys.get(self.link_keys.get(opened[-1][0], self.base_key) if opened else self.base_key)
+            return self.keys.get(self.link_keys.get(opened[-1], self.base_key) if opened else self.base_key)
 
-        def write(text: str) -> None:
-            self._text(containers[-1], text, rpr())
-            for link in opened if text.strip() else ():
-                link[1] = True
-
-        def closing(number: int) -> None:
-            """Close link ``number``, giving it its source text if nothing was written in it."""
-            while opened and opened[-1][0] != number:
-                opened.pop()
-            if not opened:
-                return
-            source = " ".join(self.link_texts.get(number, "").split())
-            if not opened[-1][1] and any(ch.isalnum() for ch in source):
-                write(source)
-                notes.append(f"link {source[:40]!r} kept its source text: the translation left it no word")
-            opened.pop()
+        def mark(kind: str, number: int) -> None:
+            if kind == "p":
+                self._place(containers[-1], number)
+            elif number in self.field_links or number in self.links:
+                nest(opened, kind, number)
+                if number in self.field_links:
+                    containers[-1].extend(self.field_links[number][0 if kind == "o" else 1])
+                elif kind == "o":
+                    link = self.links[number]
+                    fresh = self.p.makeelement(link.tag, dict(link.attrib))
+                    containers[-1].append(fresh)
+                    containers.append(fresh)
+                elif len(containers) > 1:
+                    containers.pop()
+            elif kind == "o":
+                formats.append(number)
+            elif formats:
+                formats.pop()
 
         self._text(self.p, lead, rpr())
-        for piece in pieces:
-            if not piece.markup:
-                write(piece.text)
-                continue
-            at = 0
-            for match in _SENTINEL.finditer(piece.text):
-                write(piece.text[at:match.start()])
-                at = match.end()
-                kind, number = match.group(1), int(match.group(2))
-                if kind == "p":
-                    self._place(containers[-1], number)
-                    for link in opened:
-                        link[1] = True
-                elif number in self.field_links or number in self.links:
-                    if kind == "o":
-                        opened.append([number, False])
-                    else:
-                        closing(number)
-                    if number in self.field_links:
-                        containers[-1].extend(self.field_links[number][0 if kind == "o" else 1])
-                    elif kind == "o":
-                        link = self.links[number]
-                        fresh = self.p.makeelement(link.tag, dict(link.attrib))
-                        containers[-1].append(fresh)
-                        containers.append(fresh)
-                    elif len(containers) > 1:
-                        containers.pop()
-                elif kind == "o":
-                    formats.append(number)
-                elif formats:
-                    formats.pop()
-            write(piece.text[at:])
+        replay(pieces, lambda text: self._text(containers[-1], text, rpr()), mark)
         self._text(self.p, trail, rpr())
-        return notes
 
     def _place(self, container, number: int) -> None:
         """Point ``number`` put back at the end of ``container``: its elements as they were."""
@@ -592,8 +498,8 @@ def parse_docx(data: bytes) -> Parsed:
         for number, (index, unit, translation) in enumerate(zip(chosen, units, translations)):
             paragraph = paragraphs[index][1]
             paragraph.items()  # numbers the format stretches as the parse did
-            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[number])
-            unit_notes = unit_notes + paragraph.render(pieces, *around[number])
+            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[number], keep_link_text=True)
+            paragraph.render(pieces, *around[number])
             if unit_notes:
                 notes[number] = unit_notes
         out = io.BytesIO()

@@ -25,6 +25,7 @@ from .html import parse_html
 from .markup import Link
 from .model import FormatError, OutputError, Parsed, TextUnit
 from .odf import read_package, write_package
+from .ooxml import serialized
 
 _INVALID = "not a valid EPUB file"
 _MIMETYPE = "application/epub+zip"
@@ -177,7 +178,7 @@ def parse_epub(data: bytes) -> Parsed:
                 elements = _xml_elements(root, kind)
                 for k, translation in zip(content, own):
                     elements[k].text = translation
-                replaced[name] = etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+                replaced[name] = serialized(root, fresh.entries[name])  # with its DOCTYPE
                 continue
             page = content.render(own, links[first:first + count])
             notes.update({first + k: list(v) for k, v in content.notes.items()})

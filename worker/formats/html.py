@@ -9,13 +9,15 @@ written (attributes included), the whitespace around units, and whole elements t
 text to translate (``script``, ``style``, ``pre``, ``textarea``, ``svg``, ``math``, ``template``,
 and any element with ``translate="no"`` or class ``notranslate``); inline code (``code``, ``kbd``,
 ``samp``, ``tt``, ``var``) is kept whole, as written, inside its sentence unless it says
-``translate="yes"``. The page is written as UTF-8, its ``<meta>`` charset and XML declaration saying
-so, and a page that declared no charset gets ``<meta charset="utf-8">`` (``formats.declared``). A
-character the page wrote as a reference (``&copy;``, ``&ouml;``, ``&#8212;``) is written the same
-way in the translation. No-break spaces, symbols (``©``, ``®``, ``™``, ``€``), dashes and marks such as
-``¶`` and ``…`` are fixed points of their unit, as written (a reference or the character): the model
-never sees them, since it drops or changes them (``©`` became a word, ``—`` a ``–``, a no-break
-space a space), and each comes back beside the aligned word it stood by (``fixed_characters``).
+``translate="yes"``. A link the translation leaves no word keeps its source text
+(``markup.transfer``'s ``keep_link_text``). The page is written as UTF-8, its ``<meta>`` charset and
+XML declaration saying so, and a page that declared no charset gets ``<meta charset="utf-8">``
+(``formats.declared``). A character the page wrote as a reference (``&copy;``, ``&ouml;``,
+``&#8212;``) is written the same way in the translation. No-break spaces, symbols (``©``, ``®``,
+``™``, ``€``), dashes and marks such as ``¶`` and ``…`` are fixed points of their unit, as written
+(a reference or the character): the model never sees them, since it drops or changes them (``©``
+became a word, ``—`` a ``–``, a no-break space a space), and each comes back beside the aligned word
+it stood by (``fixed_characters``).
 """
 from __future__ import annotations
 
@@ -293,7 +295,7 @@ def parse_html(text: str) -> Parsed:
         for index, (unit, translation) in enumerate(zip(units, translations)):
             if index in attribute_units:
                 continue
-            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index])
+            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[index], keep_link_text=True)
             if unit_notes:
                 notes[index] = unit_notes
             values.append("".join(p.text if p.markup else as_written(p.text, references) for p in pieces))

@@ -20,8 +20,10 @@ a link) carry a target, so among siblings they are placed first, each as one spa
 words where every link has some, no two share one and they follow one another in source order;
 else all of them in source order, each on its own aligned words where it can, else on the nearest
 words no other link's alignment claims, with a note naming them (``_in_source_order``). A link
-holds no word only where the translation has fewer words than links (noted): placement never
-changes the translation's text. Where markup parts a source word between runs of letters
+holds no word only where none is left between the links beside it (noted). Placement never changes
+the translation's text but there: a document writer's link (``keep_link_text``: HTML, DOCX, PPTX,
+ODF) then keeps its source text, set apart from the words around it, noted (``_kept_link_texts``),
+so that it can still be read and followed. Where markup parts a source word between runs of letters
 (``[<a>Contents</a>][<a>Index</a>]``), the word and a target word aligned to it are parted there
 (``_parted``), so two links never have to share one word.
 
@@ -51,7 +53,7 @@ import bisect
 import math
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
 
 from worker.text.segment import word_spans
@@ -141,7 +143,7 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
              rule: str = "hull", empty_pairs: bool | Callable[[Tag], bool] = True,
              nests: Callable[[Tag, Tag], bool] | None = None,
              respell: Callable[[Tag], Tag | None] | None = None,
-             translates: Translates | None = None) -> tuple[list[Piece], list[str]]:
+             translates: Translates | None = None, keep_link_text: bool = False) -> tuple[list[Piece], list[str]]:
     """The translation with ``tags`` placed in it, as pieces of text and markup, and notes about
     tags placed without alignment. Tags are given on ``source`` character offsets. ``rule``: a
     paired tag spans all its aligned target words ("hull"), or only their largest run ("cluster":
@@ -155,7 +157,8 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     written as ``respell(tag)`` says (``_`` for ``*``), and a tag no sibling can host and that
     cannot hold nothing is placed around nothing in source order, flagged. Without ``nests`` any
     sibling hosts. ``translates``: the word table tags' edges are trimmed by (``_trimmed``); by
-    default ``links``' own, if they are ``Links``."""
+    default ``links``' own, if they are ``Links``. ``keep_link_text``: a link placed on no word
+    keeps its source text (``_kept_link_texts``), the one exception to an unchanged translation."""
     root = tag_tree(source, tags)
     if translates is None:
         translates = getattr(links, "translates", None)
@@ -173,10 +176,12 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     events: dict[int, list[tuple[str, int]]] = defaultdict(list)
     _emit(root, events)
     written = [alignment.written(tags, i) for i in range(len(tags))]
-    pieces, order = _pieces(translation, words, written, events, _punctuation_outside(source, tags),
+    kept = _kept_link_texts(source, tags, root, notes) if keep_link_text else {}
+    marked = [replace(tag, close=f"\ufdd0{i}\ufdd1{tag.close}") if i in kept else tag for i, tag in enumerate(written)]
+    pieces, order = _pieces(translation, words, marked, events, _punctuation_outside(source, tags),
                             _apart(source, tags))
     _check(order, tags, root)
-    return pieces, notes
+    return (_with_kept_texts(pieces, kept, written) if kept else pieces), notes
 
 
 def _refined(source: str, tags: Sequence[Tag], translation: str, links: Sequence[Link],
@@ -401,8 +406,8 @@ def _place_links(links: list[_Node], node: _Node, lo: int, hi: int, targets: dic
         spans = _in_source_order(links, node, lo, hi, targets, al)
         al.notes.append("links placed in source order: " + ", ".join(
             f"{_named(tags[links[i].index], al.source)} ({reason})" for i, reason in sorted(trouble.items())))
-        al.notes += [f"link {_named(tags[c.index], al.source)} holds no word: the translation has fewer "
-                     f"words than links" for c, (a, b) in zip(links, spans) if a == b]
+        al.notes += [f"link {_named(tags[c.index], al.source)} holds no word: no word is left for it "
+                     f"between the links beside it" for c, (a, b) in zip(links, spans) if a == b]
     else:
         spans = wanted
     for link, (a, b) in zip(links, spans):
@@ -794,3 +799,51 @@ def _check(order: list[tuple[str, int]], tags: Sequence[Tag], root: _Node) -> No
             seen.append(index)
     if open_stack != [-1] or sorted(seen) != list(range(len(tags))):
         raise PlacementError("a tag is missing from the placed markup, written twice or never closed")
+
+
+# -- a link the translation leaves no word ---------------------------------------------------------------
+_KEPT = re.compile("\ufdd0(\\d+)\ufdd1")  # noncharacters: where a link's kept text goes, in its closing markup
+_OPENING = frozenset("([{<«‹\"'‘“„¿¡/-")  # characters a kept text after them is not set apart from
+
+
+def _kept_link_texts(source: str, tags: Sequence[Tag], root: _Node, notes: list[str]) -> dict[int, str]:
+    """What a link placed on no word of the translation gets (the model left its words out, or the
+    links beside it took them): its source text, whitespace collapsed, so that it can still be read
+    and followed, with a note; a link whose source text has no letter or digit (an icon's) stays as
+    placed. Per such link (its tag index): that text."""
+    found, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        stack += node.children
+        text = " ".join(source[node.start:node.end].split())
+        if node.link and node.lo == node.hi and any(ch.isalnum() for ch in text):
+            found.append((node.index, text))
+    for index, text in sorted(found):
+        notes.append(f"link {_named(tags[index], source)} kept its source text: the translation left it no word")
+    return dict(found)
+
+
+def _with_kept_texts(pieces: list[Piece], kept: dict[int, str], tags: Sequence[Tag]) -> list[Piece]:
+    """``pieces`` with each link's kept text where its mark stands (before its closing markup), set
+    apart by a space, outside the link, from a word it would touch."""
+    flat: list[Piece] = []
+    at: list[tuple[int, int]] = []  # (position in ``flat`` of a kept text, its link's tag index)
+    for piece in pieces:
+        parts = _KEPT.split(piece.text) if piece.markup else [piece.text]
+        for k, part in enumerate(parts):
+            if k % 2 and int(part) in kept:
+                at.append((len(flat), int(part)))
+                flat.append(Piece(kept[int(part)], False))
+            else:  # markup, or the page's own noncharacters (never a mark of this unit's)
+                flat.append(Piece(f"\ufdd0{part}\ufdd1" if k % 2 else part, piece.markup))
+    for position, index in at:  # the link's opening ends the markup before its text, its closing starts the next
+        before = next((p.text[-1] for p in reversed(flat[:position]) if not p.markup and p.text), "")
+        after = next((p.text[0] for p in flat[position + 1:] if not p.markup and p.text), "")
+        opening, closing = flat[position - 1].text, flat[position + 1].text
+        cut = opening.rfind(tags[index].open)
+        if before and not before.isspace() and before not in _OPENING and cut >= 0:
+            flat[position - 1] = Piece(f"{opening[:cut]} {opening[cut:]}", True)
+        if after.isalnum():
+            cut = len(tags[index].close)
+            flat[position + 1] = Piece(f"{closing[:cut]} {closing[cut:]}", True)
+    return _merged([piece for piece in flat if piece.text])

@@ -13,7 +13,7 @@ notes, frames, bookmarks and comments (``office:annotation``, never translated).
 sent to the model: a paragraph in a code style (``Preformatted Text``...) or in a monospace font
 is copied as it is, and a span in a code character style (``Source Text``, ``Teletype``...) or a
 monospace font (by name, or a font face declared ``style:font-pitch="fixed"``) is kept whole, one
-point (the names are docx.py's). Spreadsheet cells are text only when ``office:value-type`` is
+point (the names are ``formats.runs``'). Spreadsheet cells are text only when ``office:value-type`` is
 ``string`` and they hold no ``table:formula``: numbers, dates and formulas stay as they are.
 The image titles and descriptions (``svg:title``, ``svg:desc``) and a presentation's footer and
 header texts are units of their own.
@@ -32,11 +32,13 @@ from typing import Sequence
 
 from lxml import etree
 
-from .docx import _CODE_CHARACTER, _CODE_PARAGRAPH, _monospace, _style_key
 from .html import fixed_characters
 from .inline import inline_unit
 from .markup import Link, transfer
 from .model import FormatError, Parsed, TextUnit
+from .odf_language import retarget_languages
+from .ooxml import serialized
+from .runs import CODE_CHARACTER, CODE_PARAGRAPH, FIRST_FORMAT, monospace, replay, style_key
 
 NS = {"office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
       "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0",
@@ -71,8 +73,6 @@ _NOT_TEXT = {_q("office:annotation"), _q("text:tracked-changes")}
 _CELLS = {_q("table:table-cell"), _q("table:covered-table-cell")}
 _PLAIN = {_q("svg:title"), _q("svg:desc"), _q("presentation:header-decl"), _q("presentation:footer-decl")}
 _META = (_q("dc:title"), _q("dc:description"), _q("dc:subject"))
-_SENTINEL = re.compile("\ue010(o|c|p)(\\d+)\ue011")  # open / close / point tag number, in markup pieces
-_LINKS_BELOW = 10_000  # link tags are numbered below it, spans from it (markup.is_link knows a link so)
 MAX_UNPACKED = 1 << 30  # bytes a package may unpack to: a ZIP bomb is refused before it is read
 _PARSER = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True, huge_tree=True)
 
@@ -121,24 +121,24 @@ class _Styles:
             face = properties.get(_q("style:font-name"))
             if face is not None:
                 family, pitch = self.fonts.get(face, (face, ""))
-                return pitch == "fixed" or _monospace(family)
+                return pitch == "fixed" or monospace(family)
             family = properties.get(_q("fo:font-family"))
             if family is not None:
-                return _monospace(family.strip("'\" "))
+                return monospace(family.strip("'\" "))
         return False
 
     def code_paragraph(self, p) -> bool:
         """Whether ``p`` is code by its paragraph style; the default style ("Standard") is not
         code for its font alone: a document set in Courier is the document's face."""
         chain = self._chain("paragraph", p.get(_q("text:style-name")))
-        if any(_style_key(_style_name(s)) in _CODE_PARAGRAPH for s in chain):
+        if any(style_key(_style_name(s)) in CODE_PARAGRAPH for s in chain):
             return True
         below = next((i for i, s in enumerate(chain) if s.get(_q("style:name")) == "Standard"), len(chain))
         return self._font_monospace(chain[:below])
 
     def code_span(self, span) -> bool:
         chain = self._chain("text", span.get(_q("text:style-name")))
-        return any(_style_key(_style_name(s)) in _CODE_CHARACTER for s in chain) or self._font_monospace(chain)
+        return any(style_key(_style_name(s)) in CODE_CHARACTER for s in chain) or self._font_monospace(chain)
 
 
 class _Paragraph:
@@ -152,17 +152,13 @@ class _Paragraph:
         self.paired: dict[int, object] = {}
         self.points: dict[int, list] = {}
         self.code_points: set[int] = set()
-        self.link_texts: dict[int, str] = {}
         self.links = 0
-        self._open_links: list[int] = []
         if not self.code:
             self._read(p)
 
     def _data(self, text: str | None) -> None:
         if text:
             self.items.append(("data", "", text, text))
-            for number in self._open_links:
-                self.link_texts[number] = self.link_texts.get(number, "") + text
 
     def _read(self, parent) -> None:
         self._data(parent.text)
@@ -174,15 +170,12 @@ class _Paragraph:
                 if tag == _LINK:
                     number = self.links
                     self.links += 1
-                    self._open_links.append(number)
                 else:
-                    number = _LINKS_BELOW + len(self.paired) - self.links
+                    number = FIRST_FORMAT + len(self.paired) - self.links  # links below it
                 self.paired[number] = child
                 self.items.append(("start", f"t{number}", f"\ue010o{number}\ue011", ""))
                 self._read(child)
                 self.items.append(("end", f"t{number}", f"\ue010c{number}\ue011", ""))
-                if tag == _LINK:
-                    self._open_links.remove(number)
             else:
                 self._point(child, tag)
             self._data(child.tail)
@@ -204,16 +197,14 @@ class _Paragraph:
             self.code_points.add(number)
         self.items.append(("point", "br" if tag in _SPACING else "", f"\ue010p{number}\ue011", ""))
 
-    def render(self, pieces, lead: str, trail: str) -> list[str]:
+    def render(self, pieces, lead: str, trail: str) -> None:
         """Replace the paragraph's content by ``pieces`` (text and this paragraph's tags), with the
-        whitespace the source had around its text. A link that had words and was given none keeps
-        its source text; the notes say which."""
+        whitespace the source had around its text."""
         p = self.p
         for child in list(p):
             p.remove(child)
         p.text = None
-        containers, notes = [p], []
-        opened: list[list] = []  # [link number, whether a word was written in it]
+        containers = [p]
 
         def write(text: str) -> None:
             if not text:
@@ -223,44 +214,23 @@ class _Paragraph:
                 container[-1].tail = (container[-1].tail or "") + text
             else:
                 container.text = (container.text or "") + text
-            for link in opened if text.strip() else ():
-                link[1] = True
+
+        def mark(kind: str, number: int) -> None:
+            if kind == "p":
+                for element in self.points[number]:
+                    element.tail = None
+                    containers[-1].append(element)
+            elif kind == "o":
+                source = self.paired[number]
+                fresh = p.makeelement(source.tag, dict(source.attrib))
+                containers[-1].append(fresh)
+                containers.append(fresh)
+            elif len(containers) > 1:
+                containers.pop()
 
         write(lead)
-        for piece in pieces:
-            if not piece.markup:
-                write(piece.text)
-                continue
-            at = 0
-            for match in _SENTINEL.finditer(piece.text):
-                write(piece.text[at:match.start()])
-                at = match.end()
-                kind, number = match.group(1), int(match.group(2))
-                if kind == "p":
-                    for element in self.points[number]:
-                        element.tail = None
-                        containers[-1].append(element)
-                    for link in opened:
-                        link[1] = True
-                elif kind == "o":
-                    source = self.paired[number]
-                    fresh = p.makeelement(source.tag, dict(source.attrib))
-                    containers[-1].append(fresh)
-                    containers.append(fresh)
-                    if number < _LINKS_BELOW:
-                        opened.append([number, False])
-                else:
-                    if number < _LINKS_BELOW and opened and opened[-1][0] == number:
-                        text = " ".join(self.link_texts.get(number, "").split())
-                        if not opened[-1][1] and any(ch.isalnum() for ch in text):
-                            write(text)
-                            notes.append(f"link {text[:40]!r} kept its source text: the translation left it no word")
-                        opened.pop()
-                    if len(containers) > 1:
-                        containers.pop()
-            write(piece.text[at:])
+        replay(pieces, write, mark)
         write(trail)
-        return notes
 
 
 def _skipped(p) -> bool:
@@ -380,8 +350,9 @@ def _plain_text(element) -> str | None:
     return " ".join(element.text.split())
 
 
-def parse_odf(data: bytes, kind: str) -> Parsed:
-    """An OpenDocument package of ``kind`` (``odt``, ``ods``, ``odp``) read into units."""
+def parse_odf(data: bytes, kind: str, languages: tuple[str, str] | None = None) -> Parsed:
+    """An OpenDocument package of ``kind`` (``odt``, ``ods``, ``odp``) read into units; with the
+    translation's ``languages`` (source, target), its language attributes are set to the target's."""
     package = _Package(data, kind)
     _roots, found = _walk(package)
     units, chosen, around = [], [], []
@@ -411,26 +382,27 @@ def parse_odf(data: bytes, kind: str) -> Parsed:
             if not isinstance(item, _Paragraph):
                 item.text = translation
                 continue
-            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[number])
-            unit_notes = unit_notes + item.render(pieces, *around[number])
+            pieces, unit_notes = transfer(unit.text, unit.tags, translation, links[number], keep_link_text=True)
+            item.render(pieces, *around[number])
             if unit_notes:
                 notes[number] = unit_notes
-        return fresh.write({part: etree.tostring(roots[part], xml_declaration=True, encoding="UTF-8")
-                            for part in changed})
+        if languages is not None:
+            changed |= retarget_languages(roots, *languages)
+        return fresh.write({part: serialized(roots[part], fresh.entries[part]) for part in changed})
 
     return Parsed(units, render, marked=True)
 
 
-def parse_odt(data: bytes) -> Parsed:
-    return parse_odf(data, "odt")
+def parse_odt(data: bytes, languages: tuple[str, str] | None = None) -> Parsed:
+    return parse_odf(data, "odt", languages)
 
 
-def parse_ods(data: bytes) -> Parsed:
-    return parse_odf(data, "ods")
+def parse_ods(data: bytes, languages: tuple[str, str] | None = None) -> Parsed:
+    return parse_odf(data, "ods", languages)
 
 
-def parse_odp(data: bytes) -> Parsed:
-    return parse_odf(data, "odp")
+def parse_odp(data: bytes, languages: tuple[str, str] | None = None) -> Parsed:
+    return parse_odf(data, "odp", languages)
 
 
 __all__ = ["MAX_UNPACKED", "FormatError", "parse_odf", "parse_odp", "parse_ods", "parse_odt", "read_package",

@@ -6,8 +6,9 @@ many lines as the cue had; a line that starts a speaker's turn (``- He did``) st
 own, so each speaker keeps a line. Indices, identifiers, timings and cue settings, blank lines, line endings and (WebVTT) the header,
 STYLE, REGION and NOTE blocks are kept byte for byte. A tag wrapping a whole line (``<i>...</i>``,
 common for speech off screen) stays around that line, as does a leading voice tag
-(``<v Bob>``); other inline tags (``<b>``, ``<s>``, ``<c.loud>``, ``<v Ann>``, ``<00:01.500>``, and
-tags the formats do not define) are inline codes, placed around the aligned target words (``formats.markup``) and never broken across lines.
+(``<v Bob>``); other inline tags (``<b>``, ``<s>``, ``<c.loud>``, ``<v Ann>``, ``<00:01.500>``,
+tags the formats do not define, ``<invalid_tag>``, and ASS override codes, ``{\\an8}``) are inline
+codes, placed around the aligned target words (``formats.markup``) and never broken across lines.
 """
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ from .model import FormatError, Parsed, Skeleton, TextUnit, rebreak
 # A line wrapped in one tag pair (<i>, <b>, <u>, <font ...>): the tag stays, the text is translated.
 _WRAPPED = re.compile(r"^(<(i|b|u|s|font|c|lang|span)\b[^>]*>)(.*)(</\2>)$", re.S)
 _VOICE = re.compile(r"^(<v\b[^>]*>)(.*?)(</v>)?$", re.S)  # WebVTT: the closing tag is optional
-# Any tag (SubRip players also honour <s>, <font ...> and others; unknown ones are kept as they are,
-# never sent to the model as text), and WebVTT's timestamp tags.
-_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)\b[^<>]*>|<\d[\d:.]*>")  # a class (<c.loud>) is not the name
+# Any tag (SubRip players also honour <s>, <font ...> and others; unknown ones, <invalid_tag par=5>
+# too, are kept as they are, never sent to the model as text), WebVTT's timestamp tags, and the ASS
+# override codes SubRip players honour ({\an8}: a position; group ``ass``).
+_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9_]*)\b[^<>]*>|<\d[\d:.]*>"  # a class (<c.loud>) is not the name
+                  r"|(?P<ass>\{\\[^{}\n]*\})")
 _KEEP_SPACE = "\ue002"  # stands for a space inside a tag while a translation is broken into lines
 
 
@@ -183,7 +186,9 @@ def _unit(text: str, where: str, lines: int, vtt: bool) -> TextUnit | None:
         if match.start() > p:
             items.append(("data", "", text[p:match.start()], _decoded(text[p:match.start()], vtt)))
         raw, name = match.group(), match.group(1)
-        if name is None or raw.endswith("/>"):  # a timestamp, or an empty element (<br/>)
+        if match.group("ass"):
+            items.append(("point", "ass", raw, ""))
+        elif name is None or raw.endswith("/>"):  # a timestamp, or an empty element (<br/>)
             items.append(("point", name or "time", raw, ""))
         else:
             items.append(("end" if raw.startswith("</") else "start", name, raw, ""))

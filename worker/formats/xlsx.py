@@ -4,7 +4,7 @@ does not model): the shared strings (``sharedStrings.xml``), each sheet's inline
 cell comments (notes, and threaded comments) are rewritten; every other part is written back byte
 for byte, and in a sheet that is rewritten only its inline-string cells change.
 
-Each string is one unit, its rich-text runs markup as in a presentation (``formats.pptx``): the
+Each string is one unit, its rich-text runs markup as in a presentation (``formats.runs``): the
 formatting most of its text has is the string's own, each stretch formatted otherwise a tag placed
 on the aligned target words; line breaks and tabs in a cell stay line breaks and tabs.
 
@@ -16,9 +16,10 @@ their cached results (they are no strings); strings with no letters (``00123``, 
 document) and runs in one; and strings that name or are named by something else in the workbook: a
 table's column names (structured references use them), a pivot cache's field names, and the
 string literals of formulas, of data validation lists and of conditional formats
-(``COUNTIF(C2:C9,"Yes")`` still counts the cells that say ``Yes``). Sheet names are not translated
-(formulas, defined names, charts and pivot caches name sheets), nor are headers and footers, text
-boxes and charts (their parts stay byte for byte), nor data validation messages.
+(``COUNTIF(C2:C9,"Yes")`` still counts the cells that say ``Yes``). Sheet names are translated only
+on request (``translate_sheet_names``; ``formats.sheet_names`` rewrites every formula, defined name,
+chart and pivot cache that names a sheet); headers and footers, text boxes and charts are not
+(their parts stay byte for byte), nor are data validation messages.
 
 An encrypted workbook, a legacy ``.xls``, a damaged package and a workbook with no text are each a
 ``FormatError`` that says so; an ``.xlsm``'s ``vbaProject.bin`` is kept byte for byte.
@@ -30,7 +31,9 @@ import re
 from lxml import etree
 
 from .model import FormatError, Parsed
-from .pptx import Dialect, OfficePackage, PlainText, RunParagraph, monospace, package_parsed, serialized
+from .ooxml import OfficePackage, package_parsed, serialized
+from .runs import Dialect, PlainText, RunParagraph, monospace
+from .sheet_names import with_sheet_names
 
 S = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
@@ -63,14 +66,13 @@ class RichText(RunParagraph):
     def __init__(self, element) -> None:
         super().__init__(element, CELL)
 
-    def render(self, pieces, lead: str = "", trail: str = "") -> list[str]:
-        notes = super().render(pieces, lead, trail)
+    def render(self, pieces, lead: str = "", trail: str = "") -> None:
+        super().render(pieces, lead, trail)
         runs = [child for child in self.element if child.tag == _s("r")]
         if len(runs) == 1 and runs[0].find(_s("rPr")) is None and \
                 not [child for child in self.element if child.tag not in (_s("r"), *CELL.tail)]:
             runs[0].addprevious(runs[0].find(_s("t")))
             self.element.remove(runs[0])
-        return notes
 
 
 def _plain(element) -> str:
@@ -221,8 +223,13 @@ def _written(package: OfficePackage, part: str, root, elements: list) -> bytes:
     return ("".join(out) + text[end:]).encode("utf-8")
 
 
-def parse_xlsx(data: bytes) -> Parsed:
-    return package_parsed(data, _open, _walk, _written)
+def parse_xlsx(data: bytes, translate_sheet_names: bool = False) -> Parsed:
+    """A workbook's strings as units; with ``translate_sheet_names``, its sheet names after them
+    (``formats.sheet_names``: the names' rules, and the formulas and parts that name sheets)."""
+    parsed = package_parsed(data, _open, _walk, _written)
+    if not translate_sheet_names:
+        return parsed
+    return with_sheet_names(parsed, data, _open, lambda package: _sheets(package)[0])
 
 
 __all__ = ["parse_xlsx", "FormatError"]

@@ -43,6 +43,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                    help="read every FILE as this format (default: by extension: .srt/.vtt subtitles, .po/.pot gettext "
                         "catalogues, .html/.htm pages, .xlf/.xliff, anything else plain UTF-8 text); a file in a format is written "
                         "back in it")
+    t.add_argument("--translate-sheet-names", action="store_true",
+                   help="in workbooks (.xlsx, .xlsm), translate the sheet names too, and every formula, defined name, "
+                        "validation, conditional format and chart that names a sheet with them (default: names kept)")
     t.add_argument("--encoding", metavar="NAME", default=None,
                    help="read files (and stdin) in this encoding (latin-1, cp1252, ...): for files that declare none "
                         "and are not UTF-8; it goes over a declaration, a byte-order mark goes over it (default: what "
@@ -217,7 +220,7 @@ def run_translate(args: argparse.Namespace) -> int:
         for path in paths:
             if formats[path] != "txt":
                 _translate_formatted(translator, options, path, formats[path], run, _text_options(args), collect,
-                                     args.encoding)
+                                     args.encoding, args.translate_sheet_names)
     finally:
         run.close()
     _write_report(args.report, reported)
@@ -235,6 +238,7 @@ def _request(args: argparse.Namespace, translator, options) -> dict:
     return {"bundle": translator.bundle.signature, "decoding": asdict(options), "shortlist": args.shortlist,
             "format": args.format, "encoding": args.encoding, "attention": args.attention,
             "refuse_foreign": args.refuse_foreign,
+            **({"translate_sheet_names": True} if args.translate_sheet_names else {}),  # earlier runs' records match
             "text": {"protect_spans": not args.no_protect_spans, "restore_case": not args.no_case_handling,
                      "check_language": not args.no_language_check},
             "glossary": file_sha256(Path(args.glossary)) if args.glossary else None}
@@ -348,10 +352,12 @@ def _translate_files(translator, options, paths: list[Path], run: BulkRun, with_
 
 
 def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun, text_options=None,
-                         collect: Callable[[str, dict], None] | None = None, encoding: str | None = None) -> bool:
+                         collect: Callable[[str, dict], None] | None = None, encoding: str | None = None,
+                         translate_sheet_names: bool = False) -> bool:
     """Translate one file in a format (``worker.formats``) and write ``<stem>.<tgt><ext>`` in the
     same format plus ``<stem>.<tgt>.json`` (its units, each with its segments) into
-    ``run.folder(path)``, telling ``run``; False on failure."""
+    ``run.folder(path)``, telling ``run``; False on failure. ``translate_sheet_names``: a
+    workbook's sheet names are translated too."""
     from functools import partial
 
     from worker.engine.forced import segment_links
@@ -361,7 +367,7 @@ def _translate_formatted(translator, options, path: Path, fmt: str, run: BulkRun
     source, target = translator.bundle.source_language, translator.target_language
     try:
         parsed = parse(fmt, path.read_bytes() if fmt in BINARY else read_text_file(path, encoding, fmt),
-                       (source, target))
+                       (source, target), translate_sheet_names=translate_sheet_names)
     except OSError as exc:
         reason = f"cannot read: {exc.strerror or exc}"
     except (DocumentError, FormatError) as exc:

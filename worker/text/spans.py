@@ -50,7 +50,7 @@ _COMMANDS = ("git|pip3?|pipx|npm|npx|yarn|pnpm|apt|apt-get|dnf|yum|pacman|brew|s
              "kubectl|helm|make|cmake|cargo|rustc|python3?|node|deno|ls|cd|cp|mv|rm|mkdir|rmdir|chmod|chown|chgrp|cat|"
              "grep|sed|awk|find|curl|wget|ssh|scp|rsync|tar|unzip|gzip|systemctl|journalctl|conda|poetry|uv|pytest|"
              "tox|nmt|gcc|clang|javac|mvn|gradle|dotnet|terraform|ansible|vim|nano|echo|export|ps|df|du|ln|xargs|"
-             "openssl|gpg|ffmpeg|sudo")
+             "openssl|gpg|ffmpeg|sudo|gmake|cvs|svn|hg")
 _SUBCOMMANDS = ("status|install|uninstall|upgrade|update|add|commit|push|pull|clone|checkout|switch|branch|merge|"
                 "rebase|log|diff|fetch|init|run|build|start|stop|restart|enable|disable|reload|exec|ps|logs|apply|"
                 "get|describe|delete|create|test|remove|rm|list|ls|show|info|search|config|login|logout|publish|"
@@ -59,10 +59,14 @@ _SUBCOMMANDS = ("status|install|uninstall|upgrade|update|add|commit|push|pull|cl
 _STOP = ("the|a|an|and|or|but|to|in|on|at|of|for|from|with|by|as|if|when|then|than|before|after|first|again|"
          "now|once|is|are|was|were|be|it|this|that|these|those|which|so|also|too|instead|here|there|command|"
          "will|can|should|must|may|might|you|we|they|he|she|i|your|our|my|not|only|until|while|every|each")
-_OPTION = r"-{1,2}[A-Za-z0-9][\w-]*(?:=[^\s`'\"]+)?"
+_OPTION = r"-{1,2}[A-Za-z0-9][\w-]*(?:[=:][^\s`'\"]+)?"
 _ARG_LIKE = r"(?=[^\s`'\"]*(?:[/~=$@]|[.:]\w))[^\s`'\"<>]*[^\s`'\"<>.,;:!?)]"  # paths, URLs, files, versions
 _BARE = r"(?!(?:" + _STOP + r")(?![\w-]))[a-z][\w.+-]*(?=\s|$|[.,;!?)](?:\s|$))"
-_COMMAND_ARG = r"(?:" + _OPTION + r"|(?:" + _SUBCOMMANDS + r")(?![\w-])|" + _ARG_LIKE + r")"
+# an environment assignment (LC_ALL=en_US.utf-8, CFLAGS=-maix64, AR='ar -X64'); a quoted value not
+# closed on the line runs to its end
+_ASSIGNMENT = (r"[A-Z][A-Za-z0-9_]*=(?:'[^'\n]{0,80}(?:'|$)|\"[^\"\n]{0,80}(?:\"|$)"
+               r"|[^\s'\"`<>,;]*[^\s'\"`<>,;.:!?)])")
+_COMMAND_ARG = r"(?:" + _ASSIGNMENT + r"|" + _OPTION + r"|(?:" + _SUBCOMMANDS + r")(?![\w-])|" + _ARG_LIKE + r")"
 
 PATTERNS: dict[str, str] = {
     "placeholder": (
@@ -70,6 +74,7 @@ PATTERNS: dict[str, str] = {
         r"|\$\{\w+(?:[:#%/][^{}\s]*)?\}"  # ${VAR} ${VAR:-x}
         r"|%\{\w+\}|%<\w+>[-+#0]*\d*(?:\.\d+)?[sdifxXeEgGbBoc]"  # Ruby %{name} %<name>s
         r"|\{[\w.]*(?:\[\w*\])?(?:![rsa])?(?::[^{}\s]*)?\}"  # {name} {0} {} {0:.2f} {value!r:>10}
+        r"|\{\w+(?:-\w+)+\}"  # a --help metavariable: sed's {script-only-if-no-other-script}
         # printf directives, runs of them, the letters glued to them, and an attribute read from a
         # named one (%(class_name)s.allow_future: one span, or two stand-ins the model runs together)
         r"|(?<![\w%])\w*(?:(?:" + _PRINTF + r")\w*)+(?:\.[A-Za-z_]\w*)*"
@@ -82,10 +87,10 @@ PATTERNS: dict[str, str] = {
         r"|METHOD|SCRIPT|WORD|DELIM|CHAR|OFFSET|LENGTH|WIDTH|PREFIX|SUFFIX|TEMPLATE|OPTION|OPTS|VAR|ENV)(?![\w-])"
         r"|(?<![\w:/]):[a-z_][a-z0-9_]*\b(?!:)"  # :name
     ),
-    "url": r"(?<![\w@.])(?i:(?:https?|ftp)://|www\.)[^\s<>\"'`]+",
+    "url": r"(?<![\w@.])(?i:(?:https?|ftp|git|ssh|svn|rsync|file)://|www\.)[^\s<>\"'`]+",
     # an address, with its angle brackets when it has them (``Michael Dorman <mdorman@debian.org>``)
     "email": (r"<[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}>"
-              r"|(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"),
+              r"|(?<![\w.+-])(?:mailto:)?[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b"),
     "ip": (
         r"(?<![\w.:])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:/\d{1,2}|:\d{1,5})?(?![\w.]\w)"
         # IPv6: eight groups, or fewer with one "::"
@@ -126,7 +131,9 @@ PATTERNS: dict[str, str] = {
         r"(?<![\w-])[A-Z]{2}\d{2}(?:\s[A-Z0-9]{4}){2,7}(?:\s[A-Z0-9]{1,3})?(?![\w-])"
         r"|(?<![\w.,-])\d{4}(?:\s\d{4}){2,4}(?![\w])(?![.,]\d)"
     ),
-    "version": (r"(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?\b|(?<![\w.])\d+\.\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)*\b(?!\.\d)"
+    "version": (r"(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)*\b"
+                r"|(?<![\w.])\d+\.\d+[A-Za-z]+\d*(?![\w-]|\.\d)"  # 4.0d, 3.0r1, 2.4GHz: no number and word
+                r"|(?<![\w.])\d+\.\d+\.\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?(?:-[0-9A-Za-z.]+)*\b(?!\.\d)"
                 r"|(?<![\w.+-])[A-Za-z]\w*(?:\+\+)?-\d+(?:\.\d+)+[a-z]?(?:-[0-9A-Za-z]+)*(?![\w-]|\.\d)"),  # bash-4.4, glibc-2.1
     "hashtag": r"(?<![\w#&])#[A-Za-z_][\w-]*\w",
     "handle": r"(?<![\w@.])@[A-Za-z0-9_](?:[\w.]*\w)?",
@@ -140,12 +147,19 @@ PATTERNS: dict[str, str] = {
     "call": (r"(?<![\w.])[A-Za-z_]\w*\(\)"
              r"|(?<![\w.])[a-z][\w.+-]*\([1-9][a-z]{0,3}\)"  # a manual page: printenv(1), printf(3p)
              # a dotted name of classes: GNU.Gettext.GettextResourceManager, System.Resources.ResourceManager
-             r"|(?<![\w.@/-])(?=[\w.]{0,120}?(?:[a-z0-9_][A-Z]|\.[A-Za-z_]\w+\.[A-Za-z_]))"
+             r"|(?<![\w.@/-])(?=[\w.]{0,120}?(?:[a-z0-9_][A-Z]|\.[A-Za-z_]\w+\.[A-Za-z_]|\.[A-Z][A-Z0-9_]*[a-z]))"
              r"[A-Z][A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+)+(?![\w@/(-]|\.\w)"
-             r"|(?<![\w.])(?=[\w.]{0,80}[._][a-z])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\([\w.*, ]{0,40}[\w*]\)"
-             r"|(?<![\w.@/-])[a-z_][a-z0-9_]+(?:\.[a-z_][A-Za-z0-9_]+)+(?![\w@/(-]|\.\w)"),
+             r"|(?<![\w.])(?=[\w.]{0,80}(?:[._][a-z]|[a-z][A-Z]))[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\((?:[\w.*, ]{0,120}[\w*])?\)"
+             # lower-case parts, the last one a class: java.lang.Object, getpass.GetPassWarning (not "end.Then")
+             r"|(?<![\w.@/-])[a-z_][a-z0-9_]+(?:(?:\.[a-z_][A-Za-z0-9_]+)+(?:\.[A-Z][A-Za-z0-9_]+)?"
+             r"|(?:\.[a-z_][A-Za-z0-9_]+)*\.[A-Z][a-z0-9]*[A-Z]\w*)(?![\w@/(-]|\.\w)"),
     "code": (  # letters and digits mixed (XJ-4000, INV-2023-0042, A4, B2B), snake_case, _private and camelCase identifiers
-        r"(?<![\w-])(?!\d+(?:st|nd|rd|th)\b)(?=[\w-]*[0-9])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?![\w-])"
+        # (first, as the longer match at its start) an environment assignment; a locale: tr_TR.utf8, cs_CZ.UTF-8
+        r"(?<![\w.$-])" + _ASSIGNMENT +
+        r"|(?<![\w.-])[a-z]{2,3}_[A-Z]{2}(?:\.[A-Za-z0-9-]+)?(?:@[a-z]+)?(?![\w-])"
+        r"|(?<![\w/-])[A-Za-z][A-Za-z0-9]*_\w*[A-Za-z0-9](?:/[A-Za-z][A-Za-z0-9]*_\w*[A-Za-z0-9])+(?![\w/-])"  # SEEK_DATA/SEEK_HOLE
+        r"|(?<![\w-])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,8}(?![\w-])"  # UpperCamelCase of 3 to 9 parts: GetPassWarning
+        r"|(?<![\w-])(?!\d+(?:st|nd|rd|th)\b)(?=[\w-]*[0-9])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?![\w-])"
         r"|(?<![\w-])[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9](?![\w-])"
         r"|(?<![\w-])_+[A-Za-z][A-Za-z0-9_]*(?![\w-])"  # _private, __init__
         r"|(?<![\w-])[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+(?![\w-])"  # lowerCamelCase: xslDropCall, getElementById, iPhone
