@@ -33,7 +33,38 @@ def wait_for(predicate, timeout: float, what: str, interval: float = 0.05):
     raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
 
 
-class RedisServer:
+class RedisProcess:
+    """A redis-server process (a plain server, a replica or a sentinel) this harness started: ``client()``
+    answers a ping once it is up; ``kill`` crashes it, ``stop`` ends it cleanly."""
+
+    process: subprocess.Popen | None = None
+
+    def client(self) -> redis.Redis:
+        raise NotImplementedError
+
+    def _ping(self) -> bool:
+        try:
+            return bool(self.client().ping())
+        except redis.RedisError:
+            return False
+
+    def kill(self) -> None:
+        """SIGKILL (a crash: only the AOF survives)."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+class RedisServer(RedisProcess):
     """redis-server with AOF (appendfsync everysec) and a password, in its own directory."""
 
     def __init__(self, directory: Path) -> None:
@@ -58,26 +89,6 @@ class RedisServer:
         wait_for(self._ping, 10, f"redis-server on port {self.port}")
         return self
 
-    def _ping(self) -> bool:
-        try:
-            return bool(self.client().ping())
-        except redis.RedisError:
-            return False
-
-    def kill(self) -> None:
-        """SIGKILL (a crash: only the AOF survives)."""
-        if self.process and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
 
 
 class CeleryWorker:

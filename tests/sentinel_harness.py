@@ -10,13 +10,13 @@ from pathlib import Path
 
 import redis
 
-from .queue_harness import PASSWORD, free_port, wait_for
+from .queue_harness import PASSWORD, RedisProcess, free_port, wait_for
 
 MASTER_NAME = "nmt-master"
 SENTINEL_PASSWORD = "sentinel-secret"
 
 
-class RedisNode:
+class RedisNode(RedisProcess):
     """One redis-server with AOF and a password; it can be SIGKILLed and started again on the same
     port and directory (from its AOF, as an operator's restart would)."""
 
@@ -41,36 +41,15 @@ class RedisNode:
             self.replica_of = None
         self.process = subprocess.Popen(args, stdout=open(self.directory / "redis.log", "ab"),
                                         stderr=subprocess.STDOUT)
-        wait_for(self._answers, 20, f"redis-server on port {self.port}")
+        wait_for(self._ping, 20, f"redis-server on port {self.port}")
         return self
-
-    def _answers(self) -> bool:
-        try:
-            return bool(self.client().ping())
-        except redis.RedisError:
-            return False
 
     def role(self) -> str:
         """"master" or "slave" (Redis's word), as the node itself says."""
         return self.client().info("replication")["role"]
 
-    def kill(self) -> None:
-        """SIGKILL: a crash (only the AOF survives)."""
-        if self.process and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
 
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-
-class SentinelNode:
+class SentinelNode(RedisProcess):
     """``redis-server sentinel.conf --sentinel`` watching the group's master, with a password."""
 
     def __init__(self, directory: Path, master_port: int, down_after_ms: int, failover_timeout_ms: int) -> None:
@@ -98,14 +77,8 @@ class SentinelNode:
             f"sentinel parallel-syncs {MASTER_NAME} 1", ""]))
         self.process = subprocess.Popen(["redis-server", str(conf), "--sentinel"],
                                         stdout=open(self.directory / "sentinel.log", "ab"), stderr=subprocess.STDOUT)
-        wait_for(self._answers, 20, f"redis sentinel on port {self.port}")
+        wait_for(self._ping, 20, f"redis sentinel on port {self.port}")
         return self
-
-    def _answers(self) -> bool:
-        try:
-            return bool(self.client().ping())
-        except redis.RedisError:
-            return False
 
     def master_port_now(self) -> int | None:
         try:
@@ -113,15 +86,6 @@ class SentinelNode:
         except redis.RedisError:
             return None
         return int(address[1]) if address else None
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
 
 
 class SentinelGroup:
