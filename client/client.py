@@ -247,11 +247,13 @@ class TranslationClient:
                                  "or submit under a new id")
         jobs = []
         for request in requests:
-            if not self.store.create(request.job_id, request.src, request.tgt, request.name):
+            # The record keeps the message too: the fleet's sweep sends it again if the broker loses it.
+            message = {"task": TRANSLATE_TASK, "args": [request.to_json()], "queue": self._queue(request)}
+            if not self.store.create(request.job_id, request.src, request.tgt, request.name, message):
                 raise JobExistsError(f"job id {request.job_id!r} is already in use (state "
                                      f"{self.store.status(request.job_id).state}): fetch it with client.job(id), "
                                      "or submit under a new id")
-            self.app.send_task(TRANSLATE_TASK, args=[request.to_json()], queue=self._queue(request), task_id=request.job_id)
+            self.app.send_task(message["task"], args=message["args"], queue=message["queue"], task_id=request.job_id)
             jobs.append(Job(self, request.job_id, request.name))
         return jobs
 

@@ -20,8 +20,10 @@ connection, so a failover right after it does not lose it unless the replicas mi
     nmt:job:<id>:<scope>:lease     the worker running the scope now (SET NX with expiry, renewed)
     nmt:job:<id>:plan       JSON layout of a chunked document
     nmt:job:<id>:chunk:<i>  JSON results of chunk i;  nmt:job:<id>:chunks  set of finished chunks
-    nmt:job:<id>:message:<scope>  the task message of a running scope (document, chunk-<i>), to re-send
+    nmt:job:<id>:message:<scope>  the task message of a queued or running scope (document, chunk-<i>), to re-send
     nmt:active              sorted set "<id>|<scope>" -> when a worker last reported it alive (worker.sweep)
+    nmt:queued              sorted set "<id>|document" -> submission time, then when the sweep last looked, of a job
+                            no worker has started; its message is kept in message:document (worker.sweep); admission removes it
     nmt:pairs               hash "src-tgt" -> unix time a worker last announced it
     nmt:models              hash model name -> "src-tgt" (a multilingual model's pairs, comma-separated), as announced
 """
@@ -43,6 +45,7 @@ from .settings import QueueSettings
 log = logging.getLogger(__name__)
 
 ACTIVE = f"{KEY_PREFIX}:active"
+QUEUED = f"{KEY_PREFIX}:queued"
 FINAL_STATES = ("done", "failed", "cancelled")
 NO_SUCH_JOB = "no such job (never submitted, or its record expired)"
 # A failed job's ``failure`` when its own document is at fault (corrupt, not of its format, no text):
@@ -74,6 +77,17 @@ class Delivery:
 
 
 @dataclass(frozen=True)
+class QueuedScope:
+    """A job scope sent but not started by any worker (``JobStore.queued``), with what its record
+    says: the sweep looks for its message on the pair's queues and sends it again if it is gone."""
+    job_id: str
+    scope: str
+    state: str  # the job's state now ("queued" unless it started or ended since; "unknown": no record)
+    src: str
+    tgt: str
+
+
+@dataclass(frozen=True)
 class Admission:
     """What ``JobStore.admit`` decided for one delivery."""
     state: str  # "run" | "busy" (another owner holds the lease) | "over" (attempts above the cap) | an ended job's state
@@ -93,12 +107,18 @@ class Ending:
     failure: str = ""  # with ``error``: INPUT_FAILURE when the job's document is at fault
 
 
-# Create unless the id is in use: KEYS[1] hash, KEYS[2] result; ARGV src, tgt, name, time, ttl.
+# Create unless the id is in use: KEYS[1] hash, KEYS[2] result, KEYS[3] the queued set, KEYS[4] the
+# document's message key; ARGV src, tgt, name, time, ttl, queued-set member, message JSON ("": none).
+# With a message, the job is marked queued and its message kept, in the same call as its record.
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'queued', 'done', 0, 'total', 0, 'error', '', 'src', ARGV[1], 'tgt', ARGV[2],
            'name', ARGV[3], 'submitted', ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
+if ARGV[7] ~= '' then
+  redis.call('SET', KEYS[4], ARGV[7], 'EX', ARGV[5])
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[6])
+end
 return 1
 """
 # Lua functions the scripts below share. finish: end a job unless it already ended (1 if this call
@@ -156,13 +176,15 @@ for i, hash in ipairs(KEYS) do
 end
 return #KEYS
 """
-# Admit deliveries (JobStore.admit): KEYS[1] the active set, then per delivery its job hash, lease,
-# attempts and message keys; ARGV owner, lease seconds, ttl, max attempts, time, then per delivery
-# its active-set member and message JSON. Returns {state, attempts} per delivery.
+# Admit deliveries (JobStore.admit): KEYS[1] the active set, KEYS[2] the queued set, then per delivery
+# its job hash, lease, attempts and message keys; ARGV owner, lease seconds, ttl, max attempts, time,
+# then per delivery its active-set member and message JSON. Returns {state, attempts} per delivery.
+# Every delivery leaves the queued set: its message reached a worker.
 _ADMIT = """
 local out = {}
-for i = 0, (#KEYS - 1) / 4 - 1 do
-  local hash, lease, attempts, message = KEYS[4 * i + 2], KEYS[4 * i + 3], KEYS[4 * i + 4], KEYS[4 * i + 5]
+for i = 0, (#KEYS - 2) / 4 - 1 do
+  local hash, lease, attempts, message = KEYS[4 * i + 3], KEYS[4 * i + 4], KEYS[4 * i + 5], KEYS[4 * i + 6]
+  redis.call('ZREM', KEYS[2], ARGV[2 * i + 6])
   local state = redis.call('HGET', hash, 'state')
   if state == 'done' or state == 'failed' or state == 'cancelled' then
     out[i + 1] = {state, 0}
@@ -290,10 +312,14 @@ class JobStore:
         return self.key(job_id, scope, "lease")
 
     # -- client side ----------------------------------------------------------------------------
-    def create(self, job_id: str, src: str, tgt: str, name: str) -> bool:
-        """A new queued job; False (and nothing changed) if the id is taken by a job still on record."""
-        return bool(self._write(self._create, keys=[self.key(job_id), self.key(job_id, "result")],
-                                 args=[src, tgt, name, time.time(), self.ttl]))
+    def create(self, job_id: str, src: str, tgt: str, name: str, message: dict[str, Any] | None = None) -> bool:
+        """A new queued job; False (and nothing changed) if the id is taken by a job still on record.
+        ``message`` ({"task", "args", "queue"}, what the submitter sends) marks its document queued
+        and is kept, in the same write: the sweep sends it again if the broker loses it before a
+        worker starts the job (``worker.sweep``). Without one the job is not watched while queued."""
+        keys = [self.key(job_id), self.key(job_id, "result"), QUEUED, self.key(job_id, "message", "document")]
+        args = [src, tgt, name, time.time(), self.ttl, _member(job_id, "document"), "" if message is None else _json(message)]
+        return bool(self._write(self._create, keys=keys, args=args))
 
     def status(self, job_id: str) -> JobStatus:
         record = self.redis.hgetall(self.key(job_id))
@@ -399,10 +425,10 @@ class JobStore:
         """Decide each delivery in one atomic round trip for all: a scope whose job ended is skipped
         (its state); else ``owner`` takes its lease ("busy" if another holds it) and its attempt is
         counted; above ``max_attempts`` the lease is given back ("over": the caller fails the job),
-        else its message joins the active set ("run")."""
+        else its message joins the active set ("run"). Each leaves the queued set."""
         if not deliveries:
             return []
-        keys, args = [ACTIVE], [owner, lease_seconds, self.ttl, max_attempts, time.time()]
+        keys, args = [ACTIVE, QUEUED], [owner, lease_seconds, self.ttl, max_attempts, time.time()]
         for d in deliveries:
             keys += [self.key(d.job_id), self.lease_key(d.job_id, d.scope), self.key(d.job_id, "attempts", d.scope),
                      self.key(d.job_id, "message", d.scope)]
@@ -450,6 +476,37 @@ class JobStore:
     def message(self, job_id: str, scope: str) -> dict[str, Any] | None:
         raw = self.redis.get(self.key(job_id, "message", scope))
         return None if raw is None else json.loads(raw)
+
+    def queued(self, before: float, limit: int = 100) -> list[QueuedScope]:
+        """Queued scopes due for a look at ``before`` (marked then or earlier), oldest first, with
+        their job's state and pair, in two round trips."""
+        members = self.redis.zrangebyscore(QUEUED, "-inf", before, start=0, num=limit)
+        scopes = [tuple(m.rsplit("|", 1)) for m in members]
+        with self.redis.pipeline(transaction=False) as pipe:
+            for job_id, _ in scopes:
+                pipe.hmget(self.key(job_id), ["state", "src", "tgt"])
+            records = pipe.execute()
+        return [QueuedScope(job_id, scope, state or "unknown", src or "", tgt or "")
+                for (job_id, scope), (state, src, tgt) in zip(scopes, records)]
+
+    def is_queued(self, job_id: str, scope: str) -> bool:
+        """Whether the scope is still marked queued (no worker has admitted it)."""
+        return self.redis.zscore(QUEUED, _member(job_id, scope)) is not None
+
+    def touch_queued(self, scopes: list[tuple[str, str]], at: float) -> None:
+        """The sweep puts off its next look at queued (job id, scope)s until ``at``, in one round
+        trip (only those still marked: a scope admitted meanwhile is not marked again)."""
+        if scopes:
+            self.redis.zadd(QUEUED, {_member(*scope): at for scope in scopes}, xx=True)
+
+    def unqueue(self, job_id: str, scope: str, drop_message: bool) -> None:
+        """Take a scope out of the queued set; with ``drop_message`` its kept message goes too
+        (its job ended or has no record: nothing will send it again)."""
+        with self.redis.pipeline() as pipe:
+            pipe.zrem(QUEUED, _member(job_id, scope))
+            if drop_message:
+                pipe.delete(self.key(job_id, "message", scope))
+            pipe.execute()
 
     def lease_held(self, job_id: str, scope: str) -> bool:
         return bool(self.redis.exists(self.lease_key(job_id, scope)))

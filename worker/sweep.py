@@ -15,12 +15,25 @@ waits twice as long before the next re-send (no queue floods with copies of a jo
 backlog); after ``NMT_MAX_ATTEMPTS`` re-sends its job fails with the reason. Copies are harmless:
 a finished job or chunk is never run again, and a running one is guarded by its lease.
 
+A job no worker has started can lose its message too: kombu pops it off the queue list (BRPOP) and
+records it as unacknowledged in a second command, and a Redis master that dies between the two
+(SIGKILL, a Sentinel failover, the AOF's last second) keeps the pop and loses the record. So the
+client marks each job's document queued when it creates the job, with its message
+(``JobStore.create``), and admission removes the mark. For marks older than ``stale_after`` the
+sweep reads the pair's queue lists and kombu's ``unacked`` hash, and sends again the message of
+every job it finds in neither (the same backoff and cap); those it finds wait ``stale_after`` for
+the next look (not twice as long each time: their message can be lost whenever a worker pops it,
+however long they have waited, and one read serves every job due). The read is bounded: with more than ``MAX_SCANNED_MESSAGES`` messages (or
+``MAX_SCANNED_BYTES``) to read, the look waits until the backlog has drained below that.
+
 The same worker also removes results past ``NMT_RESULT_EXPIRES`` from the result store
 (``NMT_RESULT_STORE``: files or PostgreSQL rows; readers already skip them) at most every
 ``EXPIRE_SECONDS``, as Redis removes its own expired keys.
 """
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import os
 import socket
@@ -29,10 +42,12 @@ import time
 from typing import Any, Callable
 
 import redis
+from kombu.transport import redis as kombu_redis
 
 from queue_config.celery_config import RESTORE_INTERVAL
-from queue_config.jobstore import FINAL_STATES, JobStore
-from queue_config.names import KEY_PREFIX
+from queue_config.connection import redis_client
+from queue_config.jobstore import FINAL_STATES, JobStore, QueuedScope
+from queue_config.names import KEY_PREFIX, TRANSLATE_TASK, batch_queue_for, queue_for, queue_lists
 from queue_config.settings import QueueSettings
 
 from . import metrics
@@ -41,6 +56,13 @@ log = logging.getLogger(__name__)
 LOCK = f"{KEY_PREFIX}:sweep:lock"
 MARGIN = 20  # seconds beyond a redelivery's start before a scope counts as lost
 EXPIRE_SECONDS = 600  # at most this long between removals of expired results from the result store
+# Bounds of one look for queued jobs' messages: above either, the look waits for the backlog to drain.
+# 10,000 one-sentence messages are about 15 MB; the bytes bound caps a backlog of large documents.
+MAX_SCANNED_MESSAGES = 10_000  # queue-list items plus unacknowledged messages
+MAX_SCANNED_BYTES = 64 * 2 ** 20
+SCAN_PAGE = 500  # items per LRANGE / HSCAN round trip
+QUEUED_PER_PASS = 1_000  # queued jobs due for a look taken per pass, oldest first; the rest wait their turn
+UNACKED = kombu_redis.Channel.unacked_key  # kombu's hash of delivered, unacknowledged messages
 
 
 def stale_after(settings: QueueSettings) -> float:
@@ -51,12 +73,21 @@ def stale_after(settings: QueueSettings) -> float:
 
 
 def sweep_once(store: JobStore, settings: QueueSettings, send: Callable[[dict[str, Any]], None],
-               now: float | None = None) -> dict[str, int]:
-    """One pass: re-send or fail what is lost, forget what ended. Returns counts by action."""
+               now: float | None = None, broker: redis.Redis | None = None) -> dict[str, int]:
+    """One pass: re-send or fail what is lost, forget what ended, first of running scopes, then of
+    queued ones (their messages looked for on ``broker``, the broker's Redis; default: a client
+    for ``settings.broker_url``, made only when a queued scope is due). Returns counts by action
+    ("alive": left be, running or its message found, or the look put off by a long backlog)."""
     now = time.time() if now is None else now
-    after = stale_after(settings)
     counts = {"resent": 0, "failed": 0, "forgotten": 0, "alive": 0}
-    for job_id, scope in store.idle(now - after):
+    _sweep_running(store, settings, send, now, counts)
+    _sweep_queued(store, settings, send, now, counts, broker)
+    return counts
+
+
+def _sweep_running(store: JobStore, settings: QueueSettings, send: Callable[[dict[str, Any]], None],
+                   now: float, counts: dict[str, int]) -> None:
+    for job_id, scope in store.idle(now - stale_after(settings)):
         state = store.status(job_id).state
         if state in FINAL_STATES or state == "unknown":
             store.deactivate(job_id, scope)
@@ -66,23 +97,132 @@ def sweep_once(store: JobStore, settings: QueueSettings, send: Callable[[dict[st
             store.touch(job_id, scope, now)
             counts["alive"] += 1
             continue
-        message = store.message(job_id, scope)
-        resends = store.count_resend(job_id, scope)
-        if message is None or resends > settings.max_attempts:
-            why = ("its task message is gone" if message is None else
-                   f"it was sent again {resends - 1} times after its worker stopped reporting, and never finished")
-            store.fail(job_id, f"job lost: its {scope} task stopped without a live worker and {why} "
-                               f"(NMT_MAX_ATTEMPTS={settings.max_attempts}); submit it again")
-            store.deactivate(job_id, scope)
-            metrics.record_failure("lost")
-            counts["failed"] += 1
+        counts[_send_again(store, settings, send, job_id, scope, now, queued=False)] += 1
+
+
+def _sweep_queued(store: JobStore, settings: QueueSettings, send: Callable[[dict[str, Any]], None],
+                  now: float, counts: dict[str, int], broker: redis.Redis | None) -> None:
+    after = stale_after(settings)
+    due: list[QueuedScope] = []
+    for queued in store.queued(now - after, limit=QUEUED_PER_PASS):
+        if queued.state == "queued":
+            due.append(queued)
             continue
-        send(message)
-        store.touch(job_id, scope, now + after * (2 ** (resends - 1) - 1))  # the next re-send waits twice as long
+        # Started since (the running scopes' sweep watches it now), ended, or no record left.
+        store.unqueue(queued.job_id, queued.scope, drop_message=queued.state in (*FINAL_STATES, "unknown"))
+        counts["forgotten"] += 1
+    if not due:
+        return
+    queues = sorted({queue for q in due for queue in (queue_for(q.src, q.tgt), batch_queue_for(q.src, q.tgt))})
+    held = held_jobs(broker if broker is not None else redis_client(settings, settings.broker_url), queues)
+    if held is None:
+        log.info("sweep: %d queued job(s) not checked: more than %d messages (or %d MiB) wait on %s",
+                 len(due), MAX_SCANNED_MESSAGES, MAX_SCANNED_BYTES // 2 ** 20, ", ".join(queues))
+        counts["alive"] += len(due)
+        return
+    # Found: waiting or delivered. Looked at again after ``after``, not later: a message is lost
+    # when a worker pops it, so however long the job has waited, its loss is then found as soon.
+    store.touch_queued([(q.job_id, q.scope) for q in due if q.job_id in held], now)
+    for queued in due:
+        if queued.job_id in held:
+            counts["alive"] += 1
+        elif not store.is_queued(queued.job_id, queued.scope) or store.status(queued.job_id).state != "queued":
+            counts["alive"] += 1  # a worker took it while the lists were read
+        else:
+            counts[_send_again(store, settings, send, queued.job_id, queued.scope, now, queued=True)] += 1
+
+
+def _send_again(store: JobStore, settings: QueueSettings, send: Callable[[dict[str, Any]], None],
+                job_id: str, scope: str, now: float, queued: bool) -> str:
+    """Send a lost scope's kept message again, each next look twice as far off ("resent"), or fail
+    its job past ``NMT_MAX_ATTEMPTS`` re-sends or without a message ("failed"). Running and queued
+    re-sends of a scope share one count."""
+    after = stale_after(settings)
+    message = store.message(job_id, scope)
+    resends = store.count_resend(job_id, scope)
+    if message is None or resends > settings.max_attempts:
+        how = "message vanished from the broker before any worker started it" if queued else \
+            "task stopped without a live worker"
+        why = ("its task message is gone" if message is None else
+               f"it was sent again {resends - 1} times and no worker ever started it" if queued else
+               f"it was sent again {resends - 1} times after its worker stopped reporting, and never finished")
+        store.fail(job_id, f"job lost: its {scope} {how} and {why} "
+                           f"(NMT_MAX_ATTEMPTS={settings.max_attempts}); submit it again")
+        if queued:
+            store.unqueue(job_id, scope, drop_message=True)
+        else:
+            store.deactivate(job_id, scope)
+        metrics.record_failure("lost")
+        return "failed"
+    send(message)
+    at = now + after * (2 ** (resends - 1) - 1)  # the next re-send waits twice as long
+    if queued:
+        store.touch_queued([(job_id, scope)], at)
+        log.warning("job %s: queued for %.0f s or more and its message is on no queue list and not delivered; "
+                    "its message was sent again (%d of %d)", job_id, after, resends, settings.max_attempts)
+    else:
+        store.touch(job_id, scope, at)
         log.warning("job %s: %s had no live worker for %.0f s; its message was sent again (%d of %d)",
                     job_id, scope, after, resends, settings.max_attempts)
-        counts["resent"] += 1
-    return counts
+    return "resent"
+
+
+def held_jobs(broker: redis.Redis, queues: list[str]) -> set[str] | None:
+    """Ids of the jobs whose document message the broker holds: waiting on one of ``queues``' lists
+    (every priority step) or delivered and not yet acknowledged (kombu's ``unacked`` hash). None
+    when more than ``MAX_SCANNED_MESSAGES`` items (or ``MAX_SCANNED_BYTES``) would be read."""
+    lists = [name for queue in queues for name in queue_lists(queue)]
+    with broker.pipeline(transaction=False) as pipe:
+        for name in lists:
+            pipe.llen(name)
+        pipe.hlen(UNACKED)
+        if sum(pipe.execute()) > MAX_SCANNED_MESSAGES:
+            return None
+    jobs: set[str] = set()
+    count = size = 0
+    for item in _items(broker, lists):
+        count, size = count + 1, size + len(item)
+        if count > MAX_SCANNED_MESSAGES or size > MAX_SCANNED_BYTES:  # the backlog grew while it was read
+            return None
+        job_id = _job_of(item)
+        if job_id is not None:
+            jobs.add(job_id)
+    return jobs
+
+
+def _items(broker: redis.Redis, lists: list[str]) -> Any:
+    """Every item of ``lists``, then every unacknowledged message, a page per round trip. The lists
+    are read from the head: a message pushed meanwhile shifts the rest on (read twice, never
+    skipped), and one taken from the tail meanwhile is in ``unacked``, read last."""
+    for name in lists:
+        start = 0
+        while True:
+            page = broker.lrange(name, start, start + SCAN_PAGE - 1)
+            yield from page
+            if len(page) < SCAN_PAGE:
+                break
+            start += SCAN_PAGE
+    for _, value in broker.hscan_iter(UNACKED, count=SCAN_PAGE):
+        yield value
+
+
+def _job_of(item: bytes | str) -> str | None:
+    """The job id of a document message (a queue item, or an unacknowledged [message, exchange,
+    routing key]): the request in its body, which every copy shares (a copy the sweep sent again
+    has a task id of its own). None for another task or an item that is not a message."""
+    try:
+        envelope = json.loads(item)
+        if isinstance(envelope, list):
+            envelope = envelope[0]
+        if envelope["headers"]["task"] != TRANSLATE_TASK:
+            return None
+        body = envelope["body"]
+        if envelope["properties"].get("body_encoding") == "base64":
+            body = base64.b64decode(body)
+        job_id = json.loads(body)[0][0]["job_id"]
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+    return job_id if isinstance(job_id, str) else None
 
 
 class Sweeper:
@@ -91,6 +231,7 @@ class Sweeper:
 
     def __init__(self, store: JobStore, settings: QueueSettings, send: Callable[[dict[str, Any]], None]) -> None:
         self.store, self.settings, self.send = store, settings, send
+        self.broker = redis_client(settings, settings.broker_url)  # queue lists, read for queued jobs' messages
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="nmt-sweep", daemon=True)
@@ -108,7 +249,7 @@ class Sweeper:
         while not self._stop.wait(interval):
             try:
                 if self.store.redis.set(LOCK, self.owner, nx=True, ex=max(1, interval - 1)):
-                    counts = sweep_once(self.store, self.settings, self.send)
+                    counts = sweep_once(self.store, self.settings, self.send, broker=self.broker)
                     if counts["resent"] or counts["failed"]:
                         log.warning("sweep: %s", counts)
                     self._expire_results()
