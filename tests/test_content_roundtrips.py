@@ -12,6 +12,7 @@ each translated by ``nmt translate`` with the shipped model; for the catalogues 
 skips."""
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -73,3 +74,42 @@ def test_django_catalogues_keep_every_placeholder_and_pass_msgfmt(tmp_path):
         shutil.copyfile(catalogue, sources[-1])
     found = _findings("po", _translated(tmp_path, sources))
     assert not found, "\n".join(found)
+
+
+# Sphinx's entry head on Python's getpass page (python3.11-doc, library/getpass.html): the signature,
+# its parts in spans, and the headerlink's pilcrow; and Python-Markdown 3.7's docs/extensions/admonition.md,
+# whose "rST-style" names reStructuredText
+GETPASS_HEAD = ('<dl class="py function">\n<dt class="sig sig-object py" id="getpass.getpass">\n'
+                '<span class="sig-prename descclassname"><span class="pre">getpass.</span></span><span class="sig-name '
+                'descname"><span class="pre">getpass</span></span><span class="sig-paren">(</span><em class="sig-param">'
+                '<span class="n"><span class="pre">prompt</span></span><span class="o"><span class="pre">=</span></span>'
+                '<span class="default_value"><span class="pre">\'Password:</span> <span class="pre">\'</span></span></em>'
+                ', <em class="sig-param"><span class="n"><span class="pre">stream</span></span><span class="o"><span '
+                'class="pre">=</span></span><span class="default_value"><span class="pre">None</span></span></em><span '
+                'class="sig-paren">)</span><a class="headerlink" href="#getpass.getpass" title="Permalink to this '
+                'definition">\u00b6</a></dt>\n<dd><p>Prompt the user for a password without echoing.</p></dd></dl>\n')
+ADMONITION = ("The Admonition extension adds [rST-style][rST] admonitions to Markdown documents.\n\n"
+              "[rST]: http://docutils.sourceforge.net/docs/ref/rst/directives.html#specific-admonitions\n")
+
+
+@pytest.mark.parametrize("sentence, span", [
+    ("getpass.getpass(prompt='Password: ', stream=None)\u00b6", "getpass.getpass(prompt='Password: ', stream=None)"),
+    ("The Admonition extension adds rST-style admonitions to Markdown documents.", "rST"),
+])
+def test_a_python_signature_and_a_name_before_a_compound_are_spans(sentence, span):
+    from worker.text.spans import find_spans
+
+    assert span in [s.text for s in find_spans(sentence)]
+
+
+def test_a_sphinx_signature_beside_its_pilcrow_and_rst_in_markdown_come_back_unchanged(tmp_path):
+    page, markdown = tmp_path / "getpass.html", tmp_path / "admonition.md"
+    page.write_text(f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>getpass</title></head><body>\n'
+                    f"{GETPASS_HEAD}</body></html>\n", encoding="utf-8")
+    markdown.write_text(ADMONITION, encoding="utf-8")
+    outputs = _translated(tmp_path, [page, markdown])
+    found = _findings("html", {page: outputs[tmp_path / "in" / page.name]}) + \
+        _findings("markdown", {markdown: outputs[tmp_path / "in" / markdown.name]})
+    assert not found, "\n".join(found)
+    assert "getpass.getpass(prompt='Password: ', stream=None)" in \
+        re.sub(r"<[^>]*>", "", outputs[tmp_path / "in" / page.name].read_text(encoding="utf-8"))

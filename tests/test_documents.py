@@ -35,13 +35,19 @@ HELP = ("Usage: grep [OPTION]... PATTERNS [FILE]...\n"
 
 
 def test_columns_of_a_help_text_or_a_table_are_sentences_of_their_own_and_keep_their_padding():
+    """A table's cells and a help text's descriptions are sentences of their own; an option column
+    (``-E, --extended-regexp``) and the gap after it are never sent to the model."""
     layout = split_document(HELP, "en")
     assert [s.text for s in layout.sentences] == [
-        "Usage: grep [OPTION]...", "PATTERNS [FILE]...", "-E, --extended-regexp",
-        "PATTERNS are extended regular expressions", "-s, --no-messages", "suppress error messages",
+        "Usage: grep [OPTION]...", "PATTERNS [FILE]...",
+        "PATTERNS are extended regular expressions", "suppress error messages",
         "Name", "Age", "City", "Tom  is here.", "He waits."]  # two spaces in an unindented line: no column
     translated, _ = layout.reassemble([s.text.upper() for s in layout.sentences])
-    assert translated == HELP.upper()  # every TAB and run of spaces where it was
+    options = ("-E, --extended-regexp", "-s, --no-messages")
+    expected = HELP.upper()
+    for option in options:
+        expected = expected.replace(option.upper(), option)
+    assert translated == expected  # every TAB and run of spaces where it was, the options as written
 
 
 @pytest.mark.parametrize("text", ["", "\n", "   \n\n \t \n"])

@@ -127,6 +127,7 @@ class _Alignment:
     nests: Callable[[Tag, Tag], bool] | None = None
     respell: Callable[[Tag], Tag | None] | None = None
     spelled: dict[int, Tag] = field(default_factory=dict)  # tag index -> how it is written instead
+    joins: dict[tuple[int, int], str] = field(default_factory=dict)  # (point, next point of its list) -> between
 
     def can_be_empty(self, tag: Tag) -> bool:
         return self.empty_pairs if isinstance(self.empty_pairs, bool) else self.empty_pairs(tag)
@@ -179,7 +180,7 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     kept = _kept_link_texts(source, tags, root, notes) if keep_link_text else {}
     marked = [replace(tag, close=f"\ufdd0{i}\ufdd1{tag.close}") if i in kept else tag for i, tag in enumerate(written)]
     pieces, order = _pieces(translation, words, marked, events, _punctuation_outside(source, tags),
-                            _apart(source, tags))
+                            _apart(source, tags), alignment.joins)
     _check(order, tags, root)
     return (_with_kept_texts(pieces, kept, written) if kept else pieces), notes
 
@@ -380,6 +381,8 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
     for child in node.children:
         if not child.paired:
             child.lo = child.hi = _gap(child, node, tags[child.index], pairs, al)
+    for run in _lists(node, tags, al.source):
+        _in_list_order(run, tags, al)
 
 
 def _wanted(found: list[int], rule: str) -> CharRange:
@@ -598,6 +601,80 @@ def _gap(point: _Node, node: _Node, tag: Tag, pairs: list[_Node], al: _Alignment
     return gap
 
 
+# What may stand between the items of a list of codes in the source: whitespace, punctuation that ends no
+# sentence or clause, a conjunction
+_LIST_SEPARATOR = re.compile(r"[^\w.!?:]*(?:\b(?:and|or|nor|as well as)\b[^\w.!?:]*)?", re.I)
+_CONJUNCTION = re.compile(r"\b(?:and|or|nor|as well as)\b", re.I)
+_JOINING = frozenset(",;/|")  # the source's separators written between a list's items (markup needs no escape)
+_CLOSING_PUNCTUATION = frozenset(",;.:!?)]}")  # no space before it after a code (``LNAME ,``)
+_LINE_BREAK = re.compile(r"<(?:br|wbr)\b|<x\b[^>]*ctype=\"lb\"", re.I)
+
+
+def _lists(node: _Node, tags: Sequence[Tag], source: str) -> list[list[list[_Node]]]:
+    """``node``'s lists of point codes: runs of two or more places of points (the points at one
+    source position, in source order) that the source parts only by punctuation, whitespace and
+    a conjunction (``<code>USER</code>, <code>LNAME</code> and <code>USERNAME</code>``), no paired
+    sibling between them. Line breaks are no items."""
+    points = sorted((c for c in node.children if not c.paired and not _LINE_BREAK.match(tags[c.index].open)),
+                    key=lambda c: (c.start, c.index))
+    places: list[list[_Node]] = []
+    for point in points:
+        if places and places[-1][0].start == point.start:
+            places[-1].append(point)
+        else:
+            places.append([point])
+    runs: list[list[list[_Node]]] = []
+    for place in places:
+        if runs and _LIST_SEPARATOR.fullmatch(source, runs[-1][-1][0].start, place[0].start) and \
+                not any(c.paired and runs[-1][-1][0].start <= c.start < place[0].start for c in node.children):
+            runs[-1].append(place)
+        else:
+            runs.append([place])
+    return [run for run in runs if len(run) >= 2]
+
+
+def _in_list_order(run: list[list[_Node]], tags: Sequence[Tag], al: _Alignment) -> None:
+    """Put a list of codes (``_lists``) in source order: each item follows the word it is aligned
+    to, so a model that reorders the words around the items (``USER USERNAME, LNAME und``) would
+    reorder the list. Where only the list's separators stand between its items in the translation
+    (``_only_separators_between``), its places take the gaps they were given, sorted, in source order,
+    with a note; two items that come to share a gap are parted by the source's separator between
+    them (its ``,;/|``, no conjunction: ``USER, LNAME``), as the translation gives them no word."""
+    gaps = [place[0].lo for place in run]
+    if gaps != sorted(gaps) and _only_separators_between(min(gaps), max(gaps), run, al):
+        for place, gap in zip(run, sorted(gaps)):
+            for point in place:
+                point.lo = point.hi = gap
+        names = ", ".join(_named_point(tags[place[-1].index]) for place in run)
+        al.notes.append(f"codes placed in source order: {names} (the translation's word order changed)")
+    for before, after in zip(run, run[1:]):
+        between = al.source[before[0].start:after[0].start]
+        punctuation = "".join(ch for ch in _CONJUNCTION.sub(" ", between).strip() if ch in _JOINING)
+        al.joins[(before[-1].index, after[0].index)] = (punctuation + " " if punctuation else " ") \
+            if between[-1:].isspace() else punctuation
+
+
+def _only_separators_between(first: int, last: int, run: list[list[_Node]], al: _Alignment) -> bool:
+    """Whether the target words between gaps ``first`` and ``last`` are the list's own separators:
+    each aligned only to source words from its first item to the word right after its last, or,
+    unaligned, punctuation. Items spread over words of the sentence around the list are left where
+    their words put them."""
+    start, end = run[0][0].start, run[-1][0].start
+    sources: dict[int, set[int]] = defaultdict(set)  # target word -> the starts of the source words aligned to it
+    for s0, found in al.aligned.items():
+        for t in found:
+            sources[t].add(s0)
+    return all(all(start <= s0 <= end for s0 in sources[word]) if sources[word] else
+               not any(ch.isalnum() for ch in al.translation[slice(*al.words[word])])
+               for word in range(first, last))
+
+
+def _named_point(tag: Tag) -> str:
+    """A point tag as a note names it: its text without markup, else its markup."""
+    text = " ".join(re.sub(r"<[^>]*>", "", tag.open).split())
+    return f'"{text[:40]}"' if text else tag.open.strip()[:40]
+
+
 def _emit(node: _Node, events: dict[int, list[tuple[str, int]]]) -> None:
     """The markup of ``node``'s children, in document order, by the gap it goes in."""
     for child in sorted(node.children, key=lambda c: (c.lo, c.hi, c.index)):
@@ -639,7 +716,7 @@ def _apart(source: str, tags: Sequence[Tag]) -> dict[int, tuple[bool, bool]]:
 
 
 def _pieces(translation: str, words: list[CharRange], tags: Sequence[Tag], events,
-            outside, apart) -> tuple[list[Piece], list[tuple[str, int]]]:
+            outside, apart, joins: dict[tuple[int, int], str]) -> tuple[list[Piece], list[tuple[str, int]]]:
     """The translation with each gap's markup in it. Closing tags go right after the word before
     them, opening tags right before the word after them, with the gap's whitespace between; point
     tags replace that whitespace, with whitespace before and after them as they had in the source.
@@ -689,7 +766,7 @@ def _pieces(translation: str, words: list[CharRange], tags: Sequence[Tag], event
         end = words[gap][0] if gap < n else len(translation)
         beside = (translation[start - 1:start] if gap > 0 else "", translation[end:end + 1] if gap < n else "")
         _gap_markup(marks[closes:len(marks) - opens], translation[start:end], tags, (gap == 0, gap == n), beside,
-                    apart, add, put)
+                    apart, joins, add, put)
         if gap < n:
             begin, finish = words[gap]
             add(translation[begin:begin + lead[gap]], False)
@@ -729,11 +806,12 @@ def _markup(tags: Sequence[Tag], mark: tuple[str, int]) -> str:
 
 
 def _gap_markup(marks, whitespace: str, tags: Sequence[Tag], edges: tuple[bool, bool], beside: tuple[str, str],
-                apart: dict[int, tuple[bool, bool]], add, put) -> None:
+                apart: dict[int, tuple[bool, bool]], joins: dict[tuple[int, int], str], add, put) -> None:
     """One gap's markup with its whitespace: between the closing tags that lead it and the rest,
     or, where the gap holds point tags, replaced by the whitespace the first and last of them had
     around them in the source, outside the closing tags that lead and the opening tags that end it
-    (a tag's content never starts or ends with whitespace it did not have); and by a space where a
+    (a tag's content never starts or ends with whitespace it did not have; none before closing
+    punctuation, which a list's items put in source order may come to stand before); and by a space where a
     point set ``apart`` from the words on a side in the source would touch a letter or digit there
     (``beside``: the characters of the translation around the gap; ``edges``: the gap is the
     unit's first, its last)."""
@@ -748,12 +826,15 @@ def _gap_markup(marks, whitespace: str, tags: Sequence[Tag], edges: tuple[bool, 
         add(put(marks[closes:]), True)
         return
     before = " " if not first and (tags[points[0]].space[0] or apart[points[0]][0] and beside[0].isalnum()) else ""
-    after = " " if not last and (tags[points[-1]].space[1] or apart[points[-1]][1] and beside[1].isalnum()) else ""
+    after = " " if not last and (tags[points[-1]].space[1] and beside[1] not in _CLOSING_PUNCTUATION
+                                 or apart[points[-1]][1] and beside[1].isalnum()) else ""
     if first:
         add(whitespace, False)
     inner, previous = put(marks[:closes]) + before, None
-    for mark in middle:  # two point tags apart in the source stay apart (`a` `b`, not `a``b`)
-        if previous is not None and mark[0] == _POINT and (tags[previous].space[1] or tags[mark[1]].space[0]):
+    for mark in middle:  # two point tags apart in the source stay apart (`a` `b`, not `a``b`); a list's items
+        if previous is not None and mark[0] == _POINT and (previous, mark[1]) in joins:  # as its separator says
+            inner += joins[(previous, mark[1])]
+        elif previous is not None and mark[0] == _POINT and (tags[previous].space[1] or tags[mark[1]].space[0]):
             inner += " "
         inner += put([mark])
         previous = mark[1] if mark[0] == _POINT else None

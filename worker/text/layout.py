@@ -4,7 +4,8 @@ translations with the original paragraphs, line breaks, empty lines and surround
 Each line is its own unit (a line break is never moved or dropped), and so is each column of a
 line: text after a TAB, or after a run of spaces that lines it up (three or more; in an indented
 line also two that do not follow a sentence's end), as in ``--help`` texts and tables of plain
-text, whose padding is kept as it is. Inside a column, sentences come from ``sentencex``
+text, whose padding is kept as it is. The option part of a ``--help`` line (``  -a, --all``,
+``   [-]icanon``, before the gap to its description) is no sentence: it stays as it is. Inside a column, sentences come from ``sentencex``
 (Wikimedia's maintained rule-based segmenter, ~300 languages). sentencex 0.x
 panics on whitespace outside ASCII before a full stop ("I\u00a0."), so it reads each line with
 such whitespace as ASCII spaces (same offsets); a line it still cannot split is one unit.
@@ -25,6 +26,8 @@ _WIDE_SPACE = re.compile(r"[^\S \t\n\r\f\v]")  # whitespace outside ASCII
 # characters: 3 or more, or, in an indented line (a --help text's option lines), 2 that do not
 # follow a sentence's end (where two spaces are a typing habit, as in "Tom  is here").
 _COLUMN_GAP = re.compile(r"(?<=\S)(?:[ ]*\t[ \t]*|[ ]{3,})(?=\S)")
+# The option part of a --help line: indented, then -x, --long, [-]word (stty's, after its "* " too)
+_OPTION_COLUMN = re.compile(r"[ \t]+(?:\* )?(?:--?[A-Za-z0-9]|\[-\][A-Za-z])")
 _INDENTED_COLUMN_GAP = re.compile(r"(?<=\S)(?:[ ]*\t[ \t]*|[ ]{3,}|(?<![.!?:;])[ ]{2})(?=\S)")
 
 
@@ -69,9 +72,16 @@ def split_document(text: str, language: str) -> Layout:
     sentences: list[Sentence] = []
     gaps: list[str] = []
     cursor = 0  # end of the last sentence
+    lines = [_WIDE_SPACE.sub(" ", m.group().rstrip("\n")) for m in _LINE.finditer(text)]
+    described = {columns[1][0] for line in lines for columns in [_columns(line)]
+                 if len(columns) > 1 and _OPTION_COLUMN.match(line)}
     for line_number, match in enumerate(_LINE.finditer(text)):
-        line = _WIDE_SPACE.sub(" ", match.group().rstrip("\n"))
-        for column_start, column_end in _columns(line):
+        line = lines[line_number]
+        columns = _columns(line)
+        below = lines[line_number + 1] if line_number + 1 < len(lines) else ""
+        if _is_option_line(line, columns, described, len(below) - len(below.lstrip()) if below.strip() else 0):
+            columns = columns[1:]  # the option part stays as it is, with the gap after it (or alone on its line)
+        for column_start, column_end in columns:
             column = line[column_start:column_end]
             base = match.start() + column_start  # the column's offset in the document
             for piece in _sentences(language, column):
@@ -85,6 +95,21 @@ def split_document(text: str, language: str) -> Layout:
                 cursor = start + len(stripped)
     gaps.append(text[cursor:])
     return Layout(text, tuple(sentences), tuple(gaps))
+
+
+def _is_option_line(line: str, columns: list[tuple[int, int]], described: set[int], below: int) -> bool:
+    """Whether ``line`` is a line of a ``--help`` listing: indented, an option part (``-a, --all``,
+    ``[-]icanon``), a column gap and its description; or, in a text with such lines, one word
+    (stty's ``raw``, chcon's ``CONTEXT``) before a description that starts where theirs do; or an
+    option part alone on its line, left of every description or of the line below, which is indented
+    deeper (``  -s[CHAR], --separator[=CHAR]``). ``below``: the indentation of the line below."""
+    if not line[:1].isspace() or not columns:
+        return False
+    if len(columns) == 1:
+        indent = len(line) - len(line.lstrip())
+        return bool(_OPTION_COLUMN.match(line)) and (indent < min(described, default=0) or indent + 2 < below)
+    return bool(_OPTION_COLUMN.match(line)) or \
+        columns[1][0] in described and " " not in line[slice(*columns[0])].strip()
 
 
 def _columns(line: str) -> list[tuple[int, int]]:

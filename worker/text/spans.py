@@ -117,9 +117,14 @@ PATTERNS: dict[str, str] = {
     ),
     # command-line options (--no-messages, --binary-files=without-match, -s, -rf), one or several in a
     # row; ``find_spans`` adds the program name before them (ifconfig -a) when it is no English word
+    # A single-dash word of more than four letters is one only in a run of them (stty's settings,
+    # ``-ignbrk -brkint``) or written as optional (``[-]icanon``): alone, its dash may be a dash.
+    # ``-t a,``: a one-letter argument (od's types), where nothing but punctuation follows it.
     "option": (
-        r"(?<![\w-])(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3})(?![\w-])"
+        r"(?<![\w-])(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3}(?: [a-z](?=[,;]))?)(?![\w-])"
         r"(?:\s+(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3})(?![\w-]))*"
+        r"|(?<![\w\]-])-[A-Za-z][A-Za-z0-9]*(?:\s+-[A-Za-z][A-Za-z0-9]*)+(?![\w-])"
+        r"|(?<![\w-])\[-\][A-Za-z][A-Za-z0-9]*(?![\w-])"
     ),
     # phone numbers with spaces: +49 30 1234567, +49 (0)89 1234 5678, 0800 123 456, 0171 234 5678
     "phone": (
@@ -150,6 +155,8 @@ PATTERNS: dict[str, str] = {
              r"|(?<![\w.@/-])(?=[\w.]{0,120}?(?:[a-z0-9_][A-Z]|\.[A-Za-z_]\w+\.[A-Za-z_]|\.[A-Z][A-Z0-9_]*[a-z]))"
              r"[A-Z][A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]+)+(?![\w@/(-]|\.\w)"
              r"|(?<![\w.])(?=[\w.]{0,80}(?:[._][a-z]|[a-z][A-Z]))[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\((?:[\w.*, ]{0,120}[\w*])?\)"
+             # a Python signature, as Sphinx heads an entry (getpass.getpass(prompt='Password: ', stream=None))
+             r"|(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\((?:[\w.*, =]|'[^'\n]{0,60}'|\"[^\"\n]{0,60}\"){0,120}\)"
              # lower-case parts, the last one a class: java.lang.Object, getpass.GetPassWarning (not "end.Then")
              r"|(?<![\w.@/-])[a-z_][a-z0-9_]+(?:(?:\.[a-z_][A-Za-z0-9_]+)+(?:\.[A-Z][A-Za-z0-9_]+)?"
              r"|(?:\.[a-z_][A-Za-z0-9_]+)*\.[A-Z][a-z0-9]*[A-Z]\w*)(?![\w@/(-]|\.\w)"),
@@ -162,7 +169,8 @@ PATTERNS: dict[str, str] = {
         r"|(?<![\w-])(?!\d+(?:st|nd|rd|th)\b)(?=[\w-]*[0-9])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?![\w-])"
         r"|(?<![\w-])[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9](?![\w-])"
         r"|(?<![\w-])_+[A-Za-z][A-Za-z0-9_]*(?![\w-])"  # _private, __init__
-        r"|(?<![\w-])[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+(?![\w-])"  # lowerCamelCase: xslDropCall, getElementById, iPhone
+        # lowerCamelCase: xslDropCall, getElementById, iPhone, and before a compound's word: rST-style
+        r"|(?<![\w-])[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+(?!\w|-(?![A-Za-z]))"
     ),
     "number": (
         r"(?<![\w.,])[-+−]?[$€£¥]?(?:"
