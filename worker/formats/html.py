@@ -111,6 +111,16 @@ _REFERENCE = re.compile(r"&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
 _ESCAPED_ANYWAY = frozenset("&<>")
 
 
+def _follow(open_elements: list[str], kind: str, tag: str) -> None:
+    """Track the open elements named like the outermost one of ``open_elements`` (a code or
+    verbatim element whose content is kept whole) through one parser event: the element ends when
+    the list empties."""
+    if kind == "start" and tag == open_elements[0]:
+        open_elements.append(tag)
+    elif kind == "end" and tag == open_elements[0]:
+        open_elements.pop()
+
+
 def character_references(text: str) -> dict[str, str]:
     """Each character the page writes as a character reference (``&copy;``, ``&#8212;``), other
     than ``& < >``, with the reference it first appears as: the translation writes it the same way."""
@@ -253,17 +263,11 @@ def parse_html(text: str) -> Parsed:
                 any(attrs.get(name) for name in TRANSLATED_ATTRIBUTES) and attrs.get("translate") != "no":
             raw = translated_attributes(raw)
         if atom:
-            if kind == "start" and tag == atom[0]:
-                atom.append(tag)
-            elif kind == "end" and tag == atom[0]:
-                atom.pop()
+            _follow(atom, kind, tag)
             pending.append(("atom" if atom else "atom-end", tag, raw, ""))
             continue
         if verbatim:
-            if kind == "start" and tag == verbatim[0]:
-                verbatim.append(tag)
-            elif kind == "end" and tag == verbatim[0]:
-                verbatim.pop()
+            _follow(verbatim, kind, tag)
             skeleton.text(raw)
             continue
         untranslatable = tag in VERBATIM or attrs.get("translate") == "no" or \
@@ -325,10 +329,7 @@ def markup_items(text: str) -> list[tuple[str, str, str, str]]:
     for k, (start, kind, tag, attrs, data) in enumerate(events):
         raw = text[start:events[k + 1][0] if k + 1 < len(events) else len(text)]
         if atom:
-            if kind == "start" and tag == atom[0]:
-                atom.append(tag)
-            elif kind == "end" and tag == atom[0]:
-                atom.pop()
+            _follow(atom, kind, tag)
             items.append(("atom" if atom else "atom-end", tag, raw, ""))
             continue
         if kind == "start" and tag in CODE and attrs.get("translate") != "yes" and \
