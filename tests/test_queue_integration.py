@@ -130,12 +130,12 @@ def test_two_workers_200_documents_each_result_once_and_in_order(workers, client
 
 def test_worker_child_killed_mid_job_still_completes(workers, client):
     worker = workers(chunk_sentences=100000)
-    text, sentences = document(1500, seed=3)
+    text, sentences = document(500, seed=3)  # long enough to be killed mid-way, short enough to run twice
     job = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
     [child] = worker.children()
     os.kill(child, signal.SIGKILL)
-    result = job.wait(timeout=240)
+    result = job.wait(timeout=360)
     assert len(result.segments) == len(sentences)
     assert client.store.redis.get(client.store.key(job.id, "attempts", "document")) == "2"
 
@@ -173,14 +173,14 @@ def test_a_job_outliving_the_visibility_timeout_is_not_run_twice_at_the_same_tim
 
     workers("w1", chunk_sentences=100000)
     workers("w2", chunk_sentences=100000)
-    text, sentences = document(3000, seed=6)
+    text, sentences = document(800, seed=6)  # outlives the restore by tens of seconds on a fast CPU
     job = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
     time.sleep(1.2)
     with Connection(redis_server.url, transport_options={"visibility_timeout": 1}) as connection:
         connection.default_channel.qos.restore_visible(num=100, interval=1)
     assert job.status().state == "running", "the job ended before its message could be restored: lengthen it"
-    result = job.wait(timeout=240)
+    result = job.wait(timeout=360)
     assert len(result.segments) == len(sentences)
     received = sum((tmp_path / f"{w}.log").read_text().count(f"nmt.translate_document[{job.id}] received")
                    for w in ("w1", "w2"))
