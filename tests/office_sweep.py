@@ -38,7 +38,8 @@ tree):
   openpyxl load PPTX and XLSX, every XML part of an ODF package and every XHTML/OPF/NCX document of
   a book parses, and epubcheck (Debian's) passes the book (no error the source did not have);
   (2) content: numbers and formulas (every XLSX cell that is no string, and every ODF cell that is no
-  string or has a formula, byte for byte; a chart's number caches and formula references), fields
+  string or has a formula, byte for byte; a chart's number caches and formula references, and the
+  cells of its embedded workbook that its cached labels name, which must equal them), fields
   (ODF text fields, PPTX ``a:fld``) per paragraph, links (the same targets in the same order per
   paragraph, none left without text), no text lost (every paragraph, cell, comment or string with
   letters keeps letters), the same slides, sheets, cells, paragraphs, links and ids; every package
@@ -58,6 +59,7 @@ import fnmatch
 import io
 import json
 import os
+import posixpath
 import random
 import re
 import resource
@@ -493,6 +495,7 @@ C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
 R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 PPTX_TEXT_PARTS = re.compile(r"ppt/(slides/slide|notesSlides/notesSlide|slideLayouts/slideLayout"
                              r"|slideMasters/slideMaster|charts/chart|diagrams/(data|drawing))\d*\.xml$")
+PPTX_EMBEDDED = re.compile(r"ppt/embeddings/[^/]+\.xls[xm]$")  # a chart's workbook: its labels follow the chart's
 
 
 def _rels(entries: dict[str, bytes], part: str) -> dict[str, str]:
@@ -531,11 +534,50 @@ def _drawing_paragraph(p, rels: dict[str, str]) -> dict:
             "links": [(target, t) for target, t, _ in links]}
 
 
+def check_chart_workbooks(source: bytes, out: bytes, found: Findings) -> None:
+    """Each embedded workbook the writer changed passes the workbook check (numbers and formulas
+    byte for byte, no text lost), and each chart's cached labels equal the cells its ``c:f`` names."""
+    import openpyxl
+    from lxml import etree
+
+    a, b = zip_entries(source), zip_entries(out)
+    for name in [n for n in a if PPTX_EMBEDDED.match(n) and n in b and a[n] != b[n]]:
+        inner = Findings()
+        check_xlsx(a[name], b[name], inner)
+        for item in inner.items:
+            found.add(item["kind"], f"{name} {item['where']}", item["detail"])
+    for chart in [n for n in b if re.match(r"ppt/charts/chart\d*\.xml$", n)]:
+        target = next((t.split(":", 1)[1] for t in _rels(b, chart).values()
+                       if PPTX_EMBEDDED.match(posixpath.normpath(posixpath.join("ppt/charts", t.split(":", 1)[1])))),
+                      None)
+        if target is None:
+            continue
+        target = posixpath.normpath(posixpath.join("ppt/charts", target))
+        if a.get(target) == b.get(target):
+            continue
+        book = openpyxl.load_workbook(io.BytesIO(b[target]))
+        for ref in etree.fromstring(b[chart]).iter(f"{{{C}}}strRef"):
+            formula = ref.findtext(f"{{{C}}}f") or ""
+            match = re.fullmatch(r"'?(.+?)'?!\$?([A-Z]+)\$?(\d+)(?::\$?([A-Z]+)\$?(\d+))?", formula)
+            if match is None or match.group(1) not in book.sheetnames:
+                continue
+            sheet, first = book[match.group(1)], f"{match.group(2)}{match.group(3)}"
+            cells = [c for row in sheet[f"{first}:{match.group(4) or match.group(2)}{match.group(5) or match.group(3)}"]
+                     for c in (row if isinstance(row, tuple) else (row,))]
+            for point in ref.iter(f"{{{C}}}pt"):
+                k, v = int(point.get("idx", "0")), point.findtext(f"{{{C}}}v")
+                if k < len(cells) and isinstance(cells[k].value, str) and cells[k].value != v:
+                    found.add("count", f"{chart} {formula}",
+                              f"cached label {v!r}, workbook cell {cells[k].value!r}")
+
+
 def check_pptx(source: bytes, out: bytes, found: Findings) -> dict:
     import pptx
     from lxml import etree
 
-    same_entries(source, out, lambda name: PPTX_TEXT_PARTS.match(name) is not None, found)
+    same_entries(source, out, lambda name: PPTX_TEXT_PARTS.match(name) is not None
+                 or PPTX_EMBEDDED.match(name) is not None, found)
+    check_chart_workbooks(source, out, found)
     refused = library_refuses(lambda data: pptx.Presentation(io.BytesIO(data)), source, out, "python-pptx", found)
     if refused:
         return {}
@@ -836,7 +878,7 @@ def check_odf(kind: str, source: bytes, out: bytes, found: Findings) -> dict:
     for part in ("content.xml", "styles.xml"):
         if part not in a or part not in b:
             continue
-        old, new = etree.fromstring(a[part]), etree.fromstring(b[part])
+        old, new = etree.fromstring(a[part], safe), etree.fromstring(b[part], safe)  # no entity resolved (nasty.odt)
         before, after = keyed(old), keyed(new)
         if before.keys() != after.keys():
             lost, new_keys = sorted(set(before) - set(after), key=str), sorted(set(after) - set(before), key=str)

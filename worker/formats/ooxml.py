@@ -170,6 +170,7 @@ def serialized(root, original: bytes) -> bytes:
 # -- units of a package, and their render --------------------------------------------------------------
 Walk = Callable[[OfficePackage], tuple[dict[str, object], list[tuple[str, str, object]]]]
 Serialize = Callable[[OfficePackage, str, object, list], bytes]
+Companions = Callable[[OfficePackage, dict, set], dict]
 
 
 def whole_part(package: OfficePackage, part: str, root, _written: list) -> bytes:
@@ -178,12 +179,13 @@ def whole_part(package: OfficePackage, part: str, root, _written: list) -> bytes
 
 
 def package_parsed(data: bytes, open_package: Callable[[bytes], OfficePackage], walk: Walk,
-                   serialize: Serialize = whole_part) -> Parsed:
+                   serialize: Serialize = whole_part, companions: Companions | None = None) -> Parsed:
     """The units of a package's paragraphs and their render. ``walk(package)``: the roots of the parts
     it reads ({part name: root element}) and (part name, where, paragraph) for each paragraph, in a
     fixed order (the same for the same bytes: a render walks the package again).
     ``serialize(package, part, root, elements)``: the bytes of a part whose paragraph ``elements``
-    were written into."""
+    were written into. ``companions(package, roots, parts)``: other parts to write again so that they
+    agree with the written ``parts`` (a chart's embedded workbook, ``formats.xlsx``), {name: bytes}."""
     package = open_package(data)
     _roots, found = walk(package)
     units, chosen, around = [], [], []
@@ -213,7 +215,10 @@ def package_parsed(data: bytes, open_package: Callable[[bytes], OfficePackage], 
             if unit_notes:
                 notes[number] = unit_notes
             changed.setdefault(part, []).append(paragraph.element)
-        return package.write({part: serialize(package, part, roots[part], elements)
-                              for part, elements in changed.items()})
+        written = {part: serialize(package, part, roots[part], elements) for part, elements in changed.items()}
+        if companions is not None:
+            written.update({name: body for name, body in companions(package, roots, set(changed)).items()
+                            if name not in written})
+        return package.write(written)
 
     return Parsed(units, render, marked=True)

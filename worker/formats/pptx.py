@@ -20,7 +20,11 @@ Spelling marks on runs (``err``, ``dirty``) are dropped.
 Text that grows is allowed to: the boxes keep their size and each text body its autofit setting
 (``a:normAutofit``: the application shrinks the text when it next lays it out, as LibreOffice does
 on opening; ``a:spAutoFit``: the shape grows to the text; none: longer text may overflow the box).
-The chart's embedded workbook keeps its source labels (editing the chart's data brings them back).
+A chart's translated labels are also written into the cells of its embedded workbook that the
+chart's references name (``formats.xlsx.chart_workbooks``), so that editing the chart's data keeps
+them; the workbook's numbers, formulas and other parts stay byte for byte. A workbook linked from
+outside the package, and a multi-level axis's labels (a two-dimensional range), keep their source
+text there.
 
 Every part that holds no translated text is written back byte for byte: media, themes, the
 presentation part, a ``.pptm``'s ``vbaProject.bin`` (macros are kept, not run and not changed).
@@ -36,6 +40,7 @@ from .model import FormatError, Parsed
 from .ooxml import OfficePackage, package_parsed
 from .pptx_comments import comment_parts, comment_texts
 from .runs import Dialect, PlainText, RunParagraph
+from .xlsx import chart_workbooks
 
 A = "http://schemas.openxmlformats.org/drawingml/2006/main"
 P = "http://schemas.openxmlformats.org/presentationml/2006/main"
@@ -146,7 +151,7 @@ def _walk(package: OfficePackage) -> tuple[dict[str, object], list[tuple[str, st
 
 
 def parse_pptx(data: bytes) -> Parsed:
-    return package_parsed(data, _open, _walk)
+    return package_parsed(data, _open, _walk, companions=chart_workbooks)
 
 
 __all__ = ["parse_pptx", "FormatError"]

@@ -232,4 +232,164 @@ def parse_xlsx(data: bytes, translate_sheet_names: bool = False) -> Parsed:
     return with_sheet_names(parsed, data, _open, lambda package: _sheets(package)[0])
 
 
-__all__ = ["parse_xlsx", "FormatError"]
+# -- a chart's embedded workbook ------------------------------------------------------------------------
+# A chart part (of a presentation or a document) caches its series names and category labels
+# (``c:strRef``: a ``c:f`` reference and a ``c:strCache``) and keeps its data in an embedded workbook.
+# Where the cached labels are translated, the cells the references name are given the same text, or
+# "Edit data" (PowerPoint, LibreOffice) brings the source labels back. Only string cells that held
+# the cached source label are written; numbers, formulas and every other part stay byte for byte.
+C = "http://schemas.openxmlformats.org/drawingml/2006/chart"
+_XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
+# Sheet1!$A$2:$A$5, 'My data'!$B$1: one sheet of this workbook (no [1] of an external one)
+_RANGE = re.compile(r"(?:'((?:[^']|'')+)'|([^!'\[\]\s]+))!\$?([A-Z]{1,3})\$?(\d+)(?::\$?([A-Z]{1,3})\$?(\d+))?")
+
+
+def _c(name: str) -> str:
+    return f"{{{C}}}{name}"
+
+
+def _column_number(letters: str) -> int:
+    number = 0
+    for letter in letters:
+        number = number * 26 + ord(letter) - 64
+    return number
+
+
+def _column_letters(number: int) -> str:
+    letters = ""
+    while number:
+        number, rest = divmod(number - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+def _range_cells(formula: str) -> tuple[str, list[str]] | None:
+    """The sheet and the cells, in order, of a reference to one row or one column of cells; None for
+    anything else (a two-dimensional range of a multi-level axis, an external workbook, a name)."""
+    match = _RANGE.fullmatch(formula.strip())
+    if match is None:
+        return None
+    sheet = match.group(1).replace("''", "'") if match.group(1) else match.group(2)
+    first, top = _column_number(match.group(3)), int(match.group(4))
+    last, bottom = (_column_number(match.group(5)), int(match.group(6))) if match.group(5) else (first, top)
+    if first != last and top != bottom:
+        return None
+    return sheet, [f"{_column_letters(column)}{row}" for column in range(min(first, last), max(first, last) + 1)
+                   for row in range(min(top, bottom), max(top, bottom) + 1)]
+
+
+def chart_label_edits(original, translated) -> dict[tuple[str, str], tuple[str, str]]:
+    """(sheet, cell) -> (source label, translated label) for each cached string of a chart's
+    references (``c:strRef``) that the translation changed: ``original`` and ``translated`` are the
+    chart part's root before and after (the same elements, other text)."""
+    edits: dict[tuple[str, str], tuple[str, str]] = {}
+    for before, after in zip(original.iter(_c("strRef")), translated.iter(_c("strRef"))):
+        formula, old, new = before.find(_c("f")), before.find(_c("strCache")), after.find(_c("strCache"))
+        cells = _range_cells(formula.text or "") if formula is not None else None
+        if cells is None or old is None or new is None:
+            continue
+        sheet, refs = cells
+        for old_point, new_point in zip(old.iter(_c("pt")), new.iter(_c("pt"))):
+            index, old_value, new_value = old_point.get("idx", ""), old_point.find(_c("v")), new_point.find(_c("v"))
+            if index.isdigit() and int(index) < len(refs) and old_value is not None and new_value is not None and \
+                    (old_value.text or "") != (new_value.text or ""):
+                edits[(sheet, refs[int(index)])] = (old_value.text or "", new_value.text or "")
+    return edits
+
+
+def _set_text(holder, text: str) -> None:
+    """``holder`` (an ``si`` or ``is``) made one plain ``t`` of ``text``."""
+    for child in list(holder):
+        holder.remove(child)
+    t = etree.SubElement(holder, _s("t"))
+    t.text = text
+    if text != text.strip():
+        t.set(_XML_SPACE, "preserve")
+
+
+def with_cell_texts(data: bytes, edits: dict[tuple[str, str], tuple[str, str]]) -> bytes:
+    """The workbook ``data`` with each string cell of ``edits`` ((sheet, cell) -> (source, text))
+    that holds the source holding the text instead. A shared string every one of whose cells gets
+    the same text is edited in the shared strings; a cell sharing its string with other cells
+    becomes an inline string. Cells that hold no string, another string or a formula, and every
+    part that holds none of those cells, are kept byte for byte; a workbook this reader cannot open
+    is returned as it is."""
+    try:
+        package = _open(data)
+        _main, sheets = _sheets(package)
+        shared = package.parts("spreadsheetml.sharedStrings+xml")
+        shared_root = package.xml(shared[0]) if shared else None
+        roots = {part: package.xml(part) for _, part in sheets}
+    except FormatError:
+        return data
+    items = list(shared_root.iter(_s("si"))) if shared_root is not None else []
+    users: dict[int, list] = {}  # shared string index -> its cells
+    for root in roots.values():
+        for cell in root.iter(_s("c")):
+            value = cell.find(_s("v"))
+            if cell.get("t") == "s" and value is not None and (value.text or "").strip().isdigit():
+                users.setdefault(int(value.text), []).append(cell)
+    parts = dict(sheets)
+    wanted: dict[int, object] = {}  # id(cell) -> the text it is to hold
+    found = []  # (sheet part, cell, source, text)
+    for (sheet, ref), (source, text) in edits.items():
+        if sheet not in parts:
+            continue
+        cell = next((c for c in roots[parts[sheet]].iter(_s("c")) if c.get("r") == ref), None)
+        if cell is None or cell.find(_s("f")) is not None:
+            continue
+        wanted[id(cell)] = text
+        found.append((parts[sheet], cell, source, text))
+    changed: dict[str, list] = {}
+    shared_changed = False
+    for part, cell, source, text in found:
+        kind, value, inline = cell.get("t"), cell.find(_s("v")), cell.find(_s("is"))
+        if kind == "s" and value is not None and (value.text or "").strip().isdigit() and \
+                int(value.text) < len(items) and _plain(items[int(value.text)]) == source:
+            index = int(value.text)
+            if all(wanted.get(id(other)) == text for other in users[index]):
+                _set_text(items[index], text)  # every cell showing it says the same
+                shared_changed = True
+                continue
+            cell.remove(value)
+            cell.set("t", "inlineStr")
+            inline = etree.SubElement(cell, _s("is"))
+            _set_text(inline, text)
+            changed.setdefault(part, []).append(inline)
+        elif kind == "inlineStr" and inline is not None and _plain(inline) == source:
+            _set_text(inline, text)
+            changed.setdefault(part, []).append(inline)
+        elif kind == "str" and value is not None and (value.text or "") == source:
+            value.text = text
+            changed.setdefault(part, []).append(value)
+    replaced = {part: _written(package, part, roots[part], elements) for part, elements in changed.items()}
+    if shared_changed:
+        replaced[shared[0]] = serialized(shared_root, package.read(shared[0]))
+    return package.write(replaced) if replaced else data
+
+
+def chart_workbooks(package: OfficePackage, roots: dict, parts: set) -> dict[str, bytes]:
+    """The embedded workbooks (relationship type ``package``, named by ``c:externalData``) of the
+    chart parts among ``parts`` whose cached labels were translated, with those labels written into
+    the cells the charts' references name (``with_cell_texts``). A workbook linked outside the
+    package, or embedded as a legacy OLE object, is not changed."""
+    edits: dict[str, dict] = {}
+    for part in sorted(parts):
+        if not package.types.get(part, "").endswith("drawingml.chart+xml"):
+            continue
+        data_ref = roots[part].find(_c("externalData"))
+        rel_type, target = package.relationships(part).get(data_ref.get(f"{_R}id", ""), ("", "")) \
+            if data_ref is not None else ("", "")
+        if rel_type == "package" and target in package.names:
+            edits.setdefault(target, {}).update(chart_label_edits(package.xml(part), roots[part]))
+    written = {}
+    for target, cells in edits.items():
+        if cells:
+            original = package.read(target)
+            body = with_cell_texts(original, cells)
+            if body != original:
+                written[target] = body
+    return written
+
+
+__all__ = ["parse_xlsx", "FormatError", "chart_workbooks"]
