@@ -118,6 +118,8 @@ def export_bundle(checkpoint: Path, out: Path, options: ExportOptions) -> Export
 
 def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions) -> ExportReport:
     cfg = loaded.config
+    # The validation set first: a missing or unreadable corpus fails in a second, not after the graphs.
+    valid, valid_name = validation_set(loaded, options)
     # (1) fp32 graphs and their parity with torch.
     fp32_dir = staging / "fp32"
     fp32_dir.mkdir()
@@ -128,7 +130,6 @@ def _build(loaded: LoadedModel, staging: Path, out: Path, options: ExportOptions
     aligner = _aligner(loaded, fp32_dir, options)
 
     # (2) token-level parity and BLEU on the validation set.
-    valid, valid_name = validation_set(loaded, options)
     valid_ids = loaded.vocabs.encode_sources(valid.src)
     parity = search_parity(loaded.model, fp32, valid_ids[: options.parity_sentences], options.beam,
                            cfg.train.max_len_a, cfg.train.max_len_b)

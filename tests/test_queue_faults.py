@@ -387,8 +387,8 @@ def test_a_document_over_the_size_cap_is_refused_at_submit(redis_server, tmp_pat
 def test_a_small_job_is_not_queued_behind_a_big_documents_chunks(workers, client):
     """Chunks wait in a lower priority step than whole documents: a small job sent after a big
     document has been split is taken by the next free slot, before the document's remaining chunks."""
-    workers("w1", chunk_sentences=50)
-    text, _ = document(1000, seed=21)
+    workers("w1", chunk_sentences=25)
+    text, _ = document(500, seed=21)
     big = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: big.status().done > 0, 120, "the big document's first chunk")
     assert client.store.plan(big.id)["chunks"] >= 15
