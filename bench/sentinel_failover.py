@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -53,6 +54,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--writes", type=int, default=2000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--logs", metavar="DIR", help="copy the workers' and servers' logs here at the end")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         group = SentinelGroup(Path(tmp) / "sentinel").start()
@@ -70,6 +72,8 @@ def main() -> int:
             for worker in workers:
                 worker.stop()
             group.stop()
+            if args.logs:
+                shutil.copytree(tmp, args.logs, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.rdb", "*.aof"))
     report = {"failover": figures, "wait": costs}
     if args.json:
         print(json.dumps(report, indent=2))
