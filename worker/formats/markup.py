@@ -603,8 +603,8 @@ def _gap(point: _Node, node: _Node, tag: Tag, pairs: list[_Node], al: _Alignment
 
 # What may stand between the items of a list of codes in the source: whitespace, punctuation that ends no
 # sentence or clause, a conjunction
-_LIST_SEPARATOR = re.compile(r"[^\w.!?:]*(?:\b(?:and|or|nor|as well as)\b[^\w.!?:]*)?", re.I)
 _CONJUNCTION = re.compile(r"\b(?:and|or|nor|as well as)\b", re.I)
+_LIST_SEPARATOR = re.compile(rf"[^\w.!?:]*(?:{_CONJUNCTION.pattern}[^\w.!?:]*)?", re.I)
 _JOINING = frozenset(",;/|")  # the source's separators written between a list's items (markup needs no escape)
 _CLOSING_PUNCTUATION = frozenset(",;.:!?)]}")  # no space before it after a code (``LNAME ,``)
 _LINE_BREAK = re.compile(r"<(?:br|wbr)\b|<x\b[^>]*ctype=\"lb\"", re.I)

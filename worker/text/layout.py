@@ -72,12 +72,13 @@ def split_document(text: str, language: str) -> Layout:
     sentences: list[Sentence] = []
     gaps: list[str] = []
     cursor = 0  # end of the last sentence
-    lines = [_WIDE_SPACE.sub(" ", m.group().rstrip("\n")) for m in _LINE.finditer(text)]
-    described = {columns[1][0] for line in lines for columns in [_columns(line)]
+    matches = list(_LINE.finditer(text))
+    lines = [_WIDE_SPACE.sub(" ", m.group().rstrip("\n")) for m in matches]
+    columns_of = [_columns(line) for line in lines]
+    described = {columns[1][0] for line, columns in zip(lines, columns_of)
                  if len(columns) > 1 and _OPTION_COLUMN.match(line)}
-    for line_number, match in enumerate(_LINE.finditer(text)):
-        line = lines[line_number]
-        columns = _columns(line)
+    for line_number, match in enumerate(matches):
+        line, columns = lines[line_number], columns_of[line_number]
         below = lines[line_number + 1] if line_number + 1 < len(lines) else ""
         if _is_option_line(line, columns, described, len(below) - len(below.lstrip()) if below.strip() else 0):
             columns = columns[1:]  # the option part stays as it is, with the gap after it (or alone on its line)
