@@ -1,14 +1,24 @@
 """Celery configuration from ``QueueSettings``: JSON only, late acks with requeue on worker loss,
 prefetch 1, time limits, one visibility timeout everywhere, connection-loss handling, and the
-Sentinel master's name and the sentinels' options (``queue_config.connection``) for a Sentinel URL."""
+Sentinel master's name and the sentinels' options (``queue_config.connection``) for a Sentinel URL.
+
+With RabbitMQ as the broker (``amqp://``, ``amqps://``; ``amqp_config``) the queues are durable
+quorum queues, publishes wait for the broker's confirmation, and Celery keeps no task records: the
+Redis job store (``NMT_RESULT_BACKEND``) is the only record of a job."""
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 from .connection import transport_options, use_ssl
 from .settings import QueueSettings
 
 RESTORE_INTERVAL = 10  # seconds between sweeps for unacknowledged messages of dead workers
+# AMQP heartbeat (seconds) of worker connections to RabbitMQ: the broker closes a connection that
+# sent nothing for two of them (a host that died without closing its sockets) and hands the
+# connection's unacknowledged messages to other workers.
+AMQP_HEARTBEAT = 30
+QUORUM = {"x-queue-type": "quorum"}
 
 
 def celery_config(settings: QueueSettings) -> dict[str, Any]:
@@ -64,4 +74,47 @@ def celery_config(settings: QueueSettings) -> dict[str, Any]:
         tls = use_ssl(settings, url)
         if tls is not None:
             config[key] = tls
+    if settings.amqp_broker:
+        config.update(amqp_config(settings))
+    return config
+
+
+def amqp_config(settings: QueueSettings) -> dict[str, Any]:
+    """What changes with RabbitMQ as the broker (docs/scaling.md, "RabbitMQ with Redis state").
+
+    Queues are durable quorum queues (replicated; a message survives the loss of a minority of
+    nodes), declared alike by workers and clients (a client names a queue, Celery declares it as
+    quorum). Quorum queues have no global QoS: Celery detects them and applies the prefetch per
+    consumer, so a worker holds at most ``-c`` messages of each queue it consumes (multiplier 1,
+    the running ones included); the rest stay in the queue for other workers and for the batch
+    taker (``worker.taking``), which takes small jobs with ``basic_get`` up to a batch.
+
+    A delivered message stays unacknowledged until its job has ended (acks late); RabbitMQ hands it
+    to another worker as soon as the connection it was delivered on closes (a worker killed: at
+    once; a host gone: after two missed heartbeats), never after a timeout while the worker lives.
+    RabbitMQ's own ``consumer_timeout`` (server-wide, 30 min by default in 3.10) closes the channel of a
+    delivery unacknowledged for longer: keep it above ``NMT_TIME_LIMIT`` plus the lease.
+
+    Celery's task records are not written (``task_ignore_result``, no result backend): the job
+    store holds every job's state, progress and result, and nothing reads ``celery-task-meta-*``.
+    Retries with a countdown stay in the queue's direct exchange: the worker holds such a message
+    until it is due (Celery's native delayed delivery needs topic exchanges; its delay queues,
+    declared anyway by the worker, are classic and stay empty)."""
+    config: dict[str, Any] = {
+        "broker_transport_options": {"confirm_publish": True},  # a send returns once the broker has the message
+        "broker_heartbeat": AMQP_HEARTBEAT,
+        "result_backend": None,
+        "result_backend_transport_options": {},
+        "task_ignore_result": True,
+        "task_track_started": False,
+        "task_default_queue_type": "quorum",
+        "task_create_missing_queue_type": "quorum",
+        "broker_native_delayed_delivery_queue_type": "classic",
+        "worker_detect_quorum_queues": True,
+        "worker_prefetch_multiplier": 1,
+    }
+    if settings.broker_url.lower().startswith("amqps://"):
+        # py-amqp checks the certificate, and the host name only when it is given: None is
+        # replaced by kombu with the broker's host name from the URL.
+        config["broker_use_ssl"] = {"cert_reqs": ssl.CERT_REQUIRED, "server_hostname": None}
     return config

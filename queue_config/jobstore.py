@@ -22,8 +22,9 @@ connection, so a failover right after it does not lose it unless the replicas mi
     nmt:job:<id>:chunk:<i>  JSON results of chunk i;  nmt:job:<id>:chunks  set of finished chunks
     nmt:job:<id>:message:<scope>  the task message of a queued or running scope (document, chunk-<i>), to re-send
     nmt:active              sorted set "<id>|<scope>" -> when a worker last reported it alive (worker.sweep)
-    nmt:queued              sorted set "<id>|document" -> submission time, then when the sweep last looked, of a job
-                            no worker has started; its message is kept in message:document (worker.sweep); admission removes it
+    nmt:queued              sorted set "<id>|<scope>" -> when it was sent, then when the sweep last looked, of a job's
+                            document (from submission) or a chunk (from its fan-out) no worker has started; its message
+                            is kept in message:<scope> (worker.sweep); admission removes it
     nmt:pairs               hash "src-tgt" -> unix time a worker last announced it
     nmt:models              hash model name -> "src-tgt" (a multilingual model's pairs, comma-separated), as announced
 """
@@ -76,6 +77,17 @@ class Delivery:
     message: dict[str, Any]  # {"task", "args", "queue"}: what the sweep sends again if the scope is lost
 
 
+def chunk_scope(index: int) -> str:
+    """The scope of a chunked job's chunk ``index``: its lease, attempts and message are keyed by it."""
+    return f"chunk-{index}"
+
+
+def chunk_index(scope: str) -> int | None:
+    """The index of a chunk scope ("chunk-3": 3); None for any other scope."""
+    prefix, _, index = scope.partition("-")
+    return int(index) if prefix == "chunk" and index.isdigit() else None
+
+
 @dataclass(frozen=True)
 class QueuedScope:
     """A job scope sent but not started by any worker (``JobStore.queued``), with what its record
@@ -85,6 +97,15 @@ class QueuedScope:
     state: str  # the job's state now ("queued" unless it started or ended since; "unknown": no record)
     src: str
     tgt: str
+    stored: bool = False  # a chunk scope whose results are stored (a copy of its message ran it)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether its message still has work to start: a job's document while the job is queued;
+        a chunk while its job has not ended and its results are not stored."""
+        if chunk_index(self.scope) is None:
+            return self.state == "queued"
+        return self.state not in (*FINAL_STATES, "unknown") and not self.stored
 
 
 @dataclass(frozen=True)
@@ -120,6 +141,15 @@ if ARGV[7] ~= '' then
   redis.call('ZADD', KEYS[3], ARGV[4], ARGV[6])
 end
 return 1
+"""
+# Mark scopes sent (JobStore.mark_queued): KEYS[1] the queued set, then each scope's message key;
+# ARGV time, ttl, then per scope its queued-set member and message JSON.
+_MARK_QUEUED = """
+for i = 2, #KEYS do
+  redis.call('SET', KEYS[i], ARGV[2 * i], 'EX', ARGV[2])
+  redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2 * i - 1])
+end
+return #KEYS - 1
 """
 # Lua functions the scripts below share. finish: end a job unless it already ended (1 if this call
 # ended it). store: its result once (SET NX; 1 if stored now), and the job ends done with its count.
@@ -260,6 +290,7 @@ class JobStore:
         self.wait_ms = wait_ms
         self.unreplicated = 0  # job-state writes fewer replicas acknowledged within wait_ms than asked
         self._create = client.register_script(_CREATE)
+        self._mark_queued = client.register_script(_MARK_QUEUED)
         self._cancel = client.register_script(_CANCEL)
         self._fail = client.register_script(_FAIL)
         self._put_result = client.register_script(_PUT_RESULT)
@@ -479,15 +510,31 @@ class JobStore:
 
     def queued(self, before: float, limit: int = 100) -> list[QueuedScope]:
         """Queued scopes due for a look at ``before`` (marked then or earlier), oldest first, with
-        their job's state and pair, in two round trips."""
+        their job's state and pair (and for a chunk whether its results are stored), in two round trips."""
         members = self.redis.zrangebyscore(QUEUED, "-inf", before, start=0, num=limit)
         scopes = [tuple(m.rsplit("|", 1)) for m in members]
+        chunks = {at: chunk_index(scope) for at, (_, scope) in enumerate(scopes) if chunk_index(scope) is not None}
         with self.redis.pipeline(transaction=False) as pipe:
             for job_id, _ in scopes:
                 pipe.hmget(self.key(job_id), ["state", "src", "tgt"])
-            records = pipe.execute()
-        return [QueuedScope(job_id, scope, state or "unknown", src or "", tgt or "")
-                for (job_id, scope), (state, src, tgt) in zip(scopes, records)]
+            for at, index in chunks.items():
+                pipe.exists(self.key(scopes[at][0], "chunk", str(index)))
+            replies = pipe.execute()
+        stored = dict(zip(chunks, replies[len(scopes):]))
+        return [QueuedScope(job_id, scope, state or "unknown", src or "", tgt or "", bool(stored.get(at)))
+                for at, ((job_id, scope), (state, src, tgt)) in enumerate(zip(scopes, replies))]
+
+    def mark_queued(self, job_id: str, messages: dict[str, dict[str, Any]]) -> None:
+        """Mark a job's scopes queued, each with its message (``{scope: {"task", "args", "queue",
+        "priority"}}``), in one write, before they are sent: the sweep sends a message again if the
+        broker loses it before a worker admits its scope (a chunk's fan-out; ``create`` marks a
+        job's document). A scope marked again is looked at ``stale_after`` from now."""
+        if messages:
+            keys = [QUEUED, *(self.key(job_id, "message", scope) for scope in messages)]
+            args: list[Any] = [time.time(), self.ttl]
+            for scope, message in messages.items():
+                args += [_member(job_id, scope), _json(message)]
+            self._write(self._mark_queued, keys=keys, args=args)
 
     def is_queued(self, job_id: str, scope: str) -> bool:
         """Whether the scope is still marked queued (no worker has admitted it)."""

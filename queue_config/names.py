@@ -50,5 +50,13 @@ def batch_queue_for(src: str, tgt: str) -> str:
     return f"{queue_for(src, tgt)}.batch"
 
 
+def chunk_queue_for(src: str, tgt: str) -> str:
+    """With RabbitMQ (whose quorum queues have no priorities before 4.0), the queue of a pair's
+    chunks of big documents, consumed beside the pair's two job queues (``nmt.en-de.chunks``):
+    a worker holds at most its prefetch of each, so chunks never stand between a job and a free
+    worker. With Redis, chunks go to the pair's queue at ``CHUNK_PRIORITY``."""
+    return f"{queue_for(src, tgt)}.chunks"
+
+
 def valid_language(code: str) -> bool:
     return bool(_LANGUAGE.match(code))

@@ -3,8 +3,9 @@
 Invariants checked on load: the visibility timeout is at least twice the job lease (Redis redelivers
 a message still running after it; the lease keeps that copy from running while the job's worker
 lives), retry delays stay well below it, a
-``rediss://`` URL verifies certificates (kombu otherwise skips verification with a warning), and a
-``sentinel://`` URL list (``queue_config.connection``) comes with the master's name.
+``rediss://`` URL verifies certificates (kombu otherwise skips verification with a warning), a
+``sentinel://`` URL list (``queue_config.connection``) comes with the master's name, and an
+``amqp://`` (RabbitMQ) broker comes with a Redis job store in ``NMT_RESULT_BACKEND``.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 PREFIX = "NMT_"
 SENTINEL_SCHEME = "sentinel"
 DEFAULT_SENTINEL_PORT = 26379
+AMQP_SCHEMES = ("amqp", "amqps")  # RabbitMQ as the broker (docs/scaling.md); the job store stays in Redis
 
 
 class SettingsError(ValueError):
@@ -25,7 +27,9 @@ class SettingsError(ValueError):
 @dataclass(frozen=True)
 class QueueSettings:
     broker_url: str = "redis://127.0.0.1:6379/0"
-    result_backend: str = ""  # empty: the broker URL
+    # the Redis job store (state, progress, results, leases); empty: the broker URL. Required, as a
+    # Redis URL, when the broker is RabbitMQ (amqp://, amqps://)
+    result_backend: str = ""
     # Redis Sentinel (queue_config.connection): with sentinel://h1:26379;sentinel://h2:26379 URLs, the
     # name of the master the sentinels monitor, their own password, and TLS to sentinels and Redis
     # (certificates verified, against this CA file if given)
@@ -97,8 +101,23 @@ class QueueSettings:
     def bundle_paths(self) -> list[str]:
         return [b.strip() for b in self.bundles.split(",") if b.strip()]
 
+    @property
+    def amqp_broker(self) -> bool:
+        """Whether the broker is RabbitMQ (the job store is then ``result_backend``'s Redis)."""
+        return is_amqp(self.broker_url)
+
     def validate(self) -> "QueueSettings":
-        for url, name in ((self.broker_url, "BROKER_URL"), (self.backend_url, "RESULT_BACKEND")):
+        redis_urls = [(self.broker_url, "BROKER_URL"), (self.backend_url, "RESULT_BACKEND")]
+        if self.amqp_broker:
+            check_amqp_broker(self.broker_url, self.result_backend)
+            redis_urls = redis_urls[1:]
+            if self.cache_redis:
+                raise SettingsError(f"{PREFIX}CACHE_REDIS shares translated segments through the broker's Redis, and "
+                                    f"{PREFIX}BROKER_URL is RabbitMQ ({redacted(self.broker_url)!r}): turn it off")
+        for url, name in redis_urls:
+            if is_amqp(url):
+                raise SettingsError(f"{PREFIX}{name} names the Redis job store and must be a redis://, rediss://, "
+                                    f"unix:// or sentinel:// URL; RabbitMQ (amqp://) can only be {PREFIX}BROKER_URL")
             check_redis_url(url, PREFIX + name)
             if is_sentinel(url) and not self.redis_sentinel_master:
                 raise SettingsError(f"{PREFIX}{name} is a sentinel:// URL: set {PREFIX}REDIS_SENTINEL_MASTER to the "
@@ -190,6 +209,37 @@ def check_redis_url(url: str, variable: str) -> None:
         if reqs not in ("required", "cert_required"):
             raise SettingsError(f"{variable} uses rediss:// without ssl_cert_reqs=required: kombu would skip "
                                 "certificate verification; add ?ssl_cert_reqs=required (and ssl_ca_certs=... if needed)")
+
+
+def is_amqp(url: str) -> bool:
+    return url.split("://", 1)[0].lower() in AMQP_SCHEMES
+
+
+def check_amqp_broker(url: str, result_backend: str) -> None:
+    """An ``amqp://`` or ``amqps://`` broker URL (or kombu's failover list of them, separated by
+    ';'), with the Redis job store named by ``result_backend``: RabbitMQ carries the messages only."""
+    variable = PREFIX + "BROKER_URL"
+    if not result_backend:
+        raise SettingsError(f"{variable} must be a redis://, rediss://, unix:// or sentinel:// URL, or an amqp:// or "
+                            f"amqps:// URL (RabbitMQ) with {PREFIX}RESULT_BACKEND naming the Redis job store: "
+                            f"{variable} is {redacted(url)!r} and {PREFIX}RESULT_BACKEND is not set")
+    schemes = set()
+    for part in (p.strip() for p in url.split(";")):
+        if not part:
+            continue
+        parsed = urlparse(part)
+        schemes.add(parsed.scheme.lower())
+        if parsed.scheme.lower() not in AMQP_SCHEMES:
+            raise SettingsError(f"{variable}: every URL of a RabbitMQ list must be amqp:// or amqps://, "
+                                f"got {redacted(part)!r}")
+        try:
+            parsed.port
+        except ValueError:
+            raise SettingsError(f"{variable}: bad port in {redacted(part)!r}") from None
+        if not parsed.hostname:
+            raise SettingsError(f"{variable}: no host in {redacted(part)!r}")
+    if len(schemes) > 1:
+        raise SettingsError(f"{variable}: a RabbitMQ list is all amqp:// or all amqps://, got both")
 
 
 def redacted(url: str) -> str:

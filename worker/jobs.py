@@ -200,8 +200,11 @@ def checked_layout(request: JobRequest, text: str) -> Layout:
     return layout
 
 
-def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[str, int], None]) -> dict[str, Any]:
-    """Translate a document job, or plan it and fan out chunks. Returns a small summary."""
+def run_document(runtime: Runtime, request: JobRequest,
+                 send_chunks: Callable[[str, list[int]], None]) -> dict[str, Any]:
+    """Translate a document job, or plan it and fan out chunks: ``send_chunks(job id, indices)``
+    sends the chunks not yet stored (a redelivered document sends only those), each marked queued
+    with its message first (``worker.sweep`` sends one again if the broker loses it). Returns a small summary."""
     store, settings = runtime.store, runtime.settings
     translator = runtime.translator(request.src, request.tgt, request.model)
     fmt = job_format(request)
@@ -215,9 +218,7 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
     chunks = (total + settings.chunk_sentences - 1) // settings.chunk_sentences
     if chunks > 1:
         store.put_plan(request.job_id, {"request": request.to_json(), "layout": layout.to_json(), "chunks": chunks})
-        for index in range(chunks):
-            if not store.chunk_done(request.job_id, index):
-                send_chunk(request.job_id, index)
+        send_chunks(request.job_id, [index for index in range(chunks) if not store.chunk_done(request.job_id, index)])
         return {"job_id": request.job_id, "state": "running", "chunks": chunks}
     started = time.perf_counter()
     results: list[SegmentResult] = []
@@ -233,7 +234,8 @@ def run_document(runtime: Runtime, request: JobRequest, send_chunk: Callable[[st
     return store_completed(runtime, plain_completed(runtime, request, layout, results, provenance))
 
 
-def run_batch(runtime: Runtime, requests: list[JobRequest], send_chunk: Callable[[JobRequest], Callable[[str, int], None]]
+def run_batch(runtime: Runtime, requests: list[JobRequest],
+              send_chunks: Callable[[JobRequest], Callable[[str, list[int]], None]]
               ) -> dict[str, Completed | dict[str, Any] | Exception]:
     """Translate several small plain-text jobs with their sentences decoded together: one call of
     the engine per model, options and glossary, under its token budget. Each job is checked and
@@ -249,7 +251,7 @@ def run_batch(runtime: Runtime, requests: list[JobRequest], send_chunk: Callable
             translator = runtime.translator(request.src, request.tgt, request.model)
             layout = checked_layout(request, read_document(request, settings))
             if len(layout.sentences) > settings.chunk_sentences:
-                outcomes[request.job_id] = run_document(runtime, request, send_chunk(request))
+                outcomes[request.job_id] = run_document(runtime, request, send_chunks(request))
                 continue
             options = search_options(translator, request.options)
             key = (request.src, request.tgt, request.model, options, request.options.attention, request.glossary)

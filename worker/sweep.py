@@ -26,6 +26,13 @@ the next look (not twice as long each time: their message can be lost whenever a
 however long they have waited, and one read serves every job due). The read is bounded: with more than ``MAX_SCANNED_MESSAGES`` messages (or
 ``MAX_SCANNED_BYTES``) to read, the look waits until the backlog has drained below that.
 
+A chunk's message can be lost the same way after its document task has fanned it out (and the
+document's scope has ended, so nothing running stands for it). So the fan-out marks every chunk
+queued with its message in one write before sending them (``JobStore.mark_queued``), admission
+removes each mark, and the sweep treats a chunk's mark as a job's: while its job runs and its
+results are not stored it looks for the chunk's message (matched by job id and index) and sends it
+again if it is gone; past the cap the job fails, the reason naming the chunk.
+
 The same worker also removes results past ``NMT_RESULT_EXPIRES`` from the result store
 (``NMT_RESULT_STORE``: files or PostgreSQL rows; readers already skip them) at most every
 ``EXPIRE_SECONDS``, as Redis removes its own expired keys.
@@ -33,6 +40,7 @@ The same worker also removes results past ``NMT_RESULT_EXPIRES`` from the result
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 import os
@@ -46,8 +54,8 @@ from kombu.transport import redis as kombu_redis
 
 from queue_config.celery_config import RESTORE_INTERVAL
 from queue_config.connection import redis_client
-from queue_config.jobstore import FINAL_STATES, JobStore, QueuedScope
-from queue_config.names import KEY_PREFIX, TRANSLATE_TASK, batch_queue_for, queue_for, queue_lists
+from queue_config.jobstore import FINAL_STATES, JobStore, QueuedScope, chunk_scope
+from queue_config.names import CHUNK_TASK, KEY_PREFIX, TRANSLATE_TASK, batch_queue_for, queue_for, queue_lists
 from queue_config.settings import QueueSettings
 
 from . import metrics
@@ -105,31 +113,43 @@ def _sweep_queued(store: JobStore, settings: QueueSettings, send: Callable[[dict
     after = stale_after(settings)
     due: list[QueuedScope] = []
     for queued in store.queued(now - after, limit=QUEUED_PER_PASS):
-        if queued.state == "queued":
+        if queued.waiting:
             due.append(queued)
             continue
-        # Started since (the running scopes' sweep watches it now), ended, or no record left.
+        # Started since (the running scopes' sweep watches it now), a chunk a copy of its message
+        # has stored, ended, or no record left.
         store.unqueue(queued.job_id, queued.scope, drop_message=queued.state in (*FINAL_STATES, "unknown"))
         counts["forgotten"] += 1
     if not due:
         return
+    if settings.amqp_broker:
+        # RabbitMQ's queues cannot be read without taking their messages, and it loses none it has
+        # confirmed (durable quorum queues, publisher confirms; a dead consumer's are requeued): its
+        # queued scopes are only forgotten once started or ended, above, never sent again.
+        counts["alive"] += len(due)
+        return
     queues = sorted({queue for q in due for queue in (queue_for(q.src, q.tgt), batch_queue_for(q.src, q.tgt))})
-    held = held_jobs(broker if broker is not None else redis_client(settings, settings.broker_url), queues)
+    held = held_scopes(broker if broker is not None else redis_client(settings, settings.broker_url), queues)
     if held is None:
-        log.info("sweep: %d queued job(s) not checked: more than %d messages (or %d MiB) wait on %s",
+        log.info("sweep: %d queued job scope(s) not checked: more than %d messages (or %d MiB) wait on %s",
                  len(due), MAX_SCANNED_MESSAGES, MAX_SCANNED_BYTES // 2 ** 20, ", ".join(queues))
         counts["alive"] += len(due)
         return
     # Found: waiting or delivered. Looked at again after ``after``, not later: a message is lost
     # when a worker pops it, so however long the job has waited, its loss is then found as soon.
-    store.touch_queued([(q.job_id, q.scope) for q in due if q.job_id in held], now)
+    store.touch_queued([(q.job_id, q.scope) for q in due if (q.job_id, q.scope) in held], now)
     for queued in due:
-        if queued.job_id in held:
+        if (queued.job_id, queued.scope) in held:
             counts["alive"] += 1
-        elif not store.is_queued(queued.job_id, queued.scope) or store.status(queued.job_id).state != "queued":
-            counts["alive"] += 1  # a worker took it while the lists were read
+        elif not store.is_queued(queued.job_id, queued.scope) or not _still_waiting(store, queued):
+            counts["alive"] += 1  # a worker took it while the lists were read (or its job ended)
         else:
             counts[_send_again(store, settings, send, queued.job_id, queued.scope, now, queued=True)] += 1
+
+
+def _still_waiting(store: JobStore, queued: QueuedScope) -> bool:
+    """Whether a queued scope's message still has work to start, read again after the lists were."""
+    return dataclasses.replace(queued, state=store.status(queued.job_id).state).waiting
 
 
 def _send_again(store: JobStore, settings: QueueSettings, send: Callable[[dict[str, Any]], None],
@@ -158,8 +178,8 @@ def _send_again(store: JobStore, settings: QueueSettings, send: Callable[[dict[s
     at = now + after * (2 ** (resends - 1) - 1)  # the next re-send waits twice as long
     if queued:
         store.touch_queued([(job_id, scope)], at)
-        log.warning("job %s: queued for %.0f s or more and its message is on no queue list and not delivered; "
-                    "its message was sent again (%d of %d)", job_id, after, resends, settings.max_attempts)
+        log.warning("job %s: %s queued for %.0f s or more and its message is on no queue list and not delivered; "
+                    "its message was sent again (%d of %d)", job_id, scope, after, resends, settings.max_attempts)
     else:
         store.touch(job_id, scope, at)
         log.warning("job %s: %s had no live worker for %.0f s; its message was sent again (%d of %d)",
@@ -167,10 +187,11 @@ def _send_again(store: JobStore, settings: QueueSettings, send: Callable[[dict[s
     return "resent"
 
 
-def held_jobs(broker: redis.Redis, queues: list[str]) -> set[str] | None:
-    """Ids of the jobs whose document message the broker holds: waiting on one of ``queues``' lists
-    (every priority step) or delivered and not yet acknowledged (kombu's ``unacked`` hash). None
-    when more than ``MAX_SCANNED_MESSAGES`` items (or ``MAX_SCANNED_BYTES``) would be read."""
+def held_scopes(broker: redis.Redis, queues: list[str]) -> set[tuple[str, str]] | None:
+    """(job id, scope) of the document and chunk messages the broker holds: waiting on one of
+    ``queues``' lists (every priority step) or delivered and not yet acknowledged (kombu's
+    ``unacked`` hash). None when more than ``MAX_SCANNED_MESSAGES`` items (or ``MAX_SCANNED_BYTES``)
+    would be read."""
     lists = [name for queue in queues for name in queue_lists(queue)]
     with broker.pipeline(transaction=False) as pipe:
         for name in lists:
@@ -178,16 +199,16 @@ def held_jobs(broker: redis.Redis, queues: list[str]) -> set[str] | None:
         pipe.hlen(UNACKED)
         if sum(pipe.execute()) > MAX_SCANNED_MESSAGES:
             return None
-    jobs: set[str] = set()
+    scopes: set[tuple[str, str]] = set()
     count = size = 0
     for item in _items(broker, lists):
         count, size = count + 1, size + len(item)
         if count > MAX_SCANNED_MESSAGES or size > MAX_SCANNED_BYTES:  # the backlog grew while it was read
             return None
-        job_id = _job_of(item)
-        if job_id is not None:
-            jobs.add(job_id)
-    return jobs
+        scope = _scope_of(item)
+        if scope is not None:
+            scopes.add(scope)
+    return scopes
 
 
 def _items(broker: redis.Redis, lists: list[str]) -> Any:
@@ -206,23 +227,30 @@ def _items(broker: redis.Redis, lists: list[str]) -> Any:
         yield value
 
 
-def _job_of(item: bytes | str) -> str | None:
-    """The job id of a document message (a queue item, or an unacknowledged [message, exchange,
-    routing key]): the request in its body, which every copy shares (a copy the sweep sent again
-    has a task id of its own). None for another task or an item that is not a message."""
+def _scope_of(item: bytes | str) -> tuple[str, str] | None:
+    """The (job id, scope) of a document or chunk message (a queue item, or an unacknowledged
+    [message, exchange, routing key]): from the arguments in its body, which every copy shares (a
+    copy the sweep sent again has a task id of its own): a document's request, or a chunk's job id
+    and index. None for another task or an item that is not a message."""
     try:
         envelope = json.loads(item)
         if isinstance(envelope, list):
             envelope = envelope[0]
-        if envelope["headers"]["task"] != TRANSLATE_TASK:
+        task = envelope["headers"]["task"]
+        if task not in (TRANSLATE_TASK, CHUNK_TASK):
             return None
         body = envelope["body"]
         if envelope["properties"].get("body_encoding") == "base64":
             body = base64.b64decode(body)
-        job_id = json.loads(body)[0][0]["job_id"]
+        args = json.loads(body)[0]
+        if task == CHUNK_TASK:
+            job_id, index = args
+            scope = chunk_scope(index) if isinstance(index, int) and not isinstance(index, bool) else None
+        else:
+            job_id, scope = args[0]["job_id"], "document"
     except (ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
-    return job_id if isinstance(job_id, str) else None
+    return (job_id, scope) if isinstance(job_id, str) and scope is not None else None
 
 
 class Sweeper:
@@ -231,7 +259,8 @@ class Sweeper:
 
     def __init__(self, store: JobStore, settings: QueueSettings, send: Callable[[dict[str, Any]], None]) -> None:
         self.store, self.settings, self.send = store, settings, send
-        self.broker = redis_client(settings, settings.broker_url)  # queue lists, read for queued jobs' messages
+        # Queue lists, read for queued jobs' messages (none to read on RabbitMQ: sweep_once never looks).
+        self.broker = None if settings.amqp_broker else redis_client(settings, settings.broker_url)
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="nmt-sweep", daemon=True)

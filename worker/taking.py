@@ -17,6 +17,12 @@ stored. If the child or its host dies first, Redis hands the messages to another
 visibility timeout, as it does for Celery's own; the sweep (``worker.sweep``) resends any whose
 job was running. Celery's own task records do not list the
 jobs taken this way: the job store does (``nmt status``).
+
+With RabbitMQ (``amqp://``) the same loop takes with ``basic_get`` on the child's own connection
+(``worker.transport.AmqpChannel``), which sends heartbeats while the child decodes: the messages
+stay unacknowledged on that connection until their jobs are done, and RabbitMQ hands them to
+another worker as soon as the connection closes (the child or its host died). A channel that
+cannot take is said once in the log, at error level: each job then runs alone.
 """
 from __future__ import annotations
 
@@ -27,12 +33,15 @@ from functools import cached_property
 from typing import Any
 
 import redis
+from amqp.exceptions import AMQPError
 
+from queue_config.celery_config import AMQP_HEARTBEAT
 from queue_config.names import TRANSLATE_TASK
+from queue_config.settings import is_amqp
 
 log = logging.getLogger(__name__)
 _POLL = 0.005  # seconds between looks at an empty queue while a batch waits to fill
-TRANSIENT = (redis.ConnectionError, redis.TimeoutError, OSError)
+TRANSIENT = (redis.ConnectionError, redis.TimeoutError, OSError, AMQPError)
 
 class Taken:
     """One message taken from the batch queue: its job payload, and ack/requeue."""
@@ -99,6 +108,7 @@ class Taker:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.connection: Any = None
+        self._said_cannot_take = False
 
     def take(self, queue: str, limit: int, wait: float, budget: int = 0, held: int = 0) -> list[Taken]:
         """Up to ``limit`` messages from ``queue``, stopping once their jobs' text and the ``held``
@@ -111,9 +121,13 @@ class Taker:
         chars = held
         deadline = time.monotonic() + wait
         try:
-            if self.connection is None:
-                self.connection = self.app.connection_for_read()
-            channel = self.connection.default_channel
+            channel = self._channel()
+            if not hasattr(channel, "take"):
+                if not self._said_cannot_take:
+                    self._said_cannot_take = True
+                    log.error("the broker's channels (%s) cannot take messages for batches: every job runs alone "
+                              "(NMT_BATCH_JOBS has no effect)", type(channel).__module__ + "." + type(channel).__name__)
+                return []
             while True:
                 size = _round_size(limit - len(taken), budget, chars, 1 + len(taken))
                 got = [Taken(message) for message in channel.take(queue, size)]
@@ -129,6 +143,19 @@ class Taker:
             log.warning("could not take more jobs from %s for a batch: %s", queue, exc)
             self.connection = None
         return taken
+
+    def _channel(self) -> Any:
+        """The channel of this child's own broker connection, made on first use: over RabbitMQ with
+        heartbeats, sent from a thread (``AmqpChannel.keep_alive``) while the child decodes."""
+        if self.connection is None:
+            if is_amqp(self.app.conf.broker_url or ""):
+                self.connection = self.app.connection_for_read(heartbeat=AMQP_HEARTBEAT)
+                channel = self.connection.default_channel
+                if hasattr(channel, "keep_alive"):
+                    channel.keep_alive(AMQP_HEARTBEAT / 3)
+                return channel
+            self.connection = self.app.connection_for_read()
+        return self.connection.default_channel
 
     def close(self) -> None:
         """Give back what the connection still holds (kombu requeues it)."""

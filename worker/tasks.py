@@ -20,13 +20,13 @@ from typing import Any, Iterator
 import redis
 from celery import Celery, Task, signals
 from celery.exceptions import SoftTimeLimitExceeded
-from kombu import Queue
+from kombu import Exchange, Queue
 
-from queue_config.celery_config import celery_config
+from queue_config.celery_config import QUORUM, celery_config
 from queue_config.connection import is_sentinel
-from queue_config.jobstore import INPUT_FAILURE, Delivery, Ending, JobStore
+from queue_config.jobstore import INPUT_FAILURE, Delivery, Ending, JobStore, chunk_scope
 from queue_config.messages import JobRequest, MessageError, batchable
-from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, queue_for
+from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, chunk_queue_for, queue_for
 from queue_config.settings import QueueSettings, load_settings
 from worker.engine.bundle import BundleError
 
@@ -63,17 +63,29 @@ def _configuration() -> dict[str, Any]:
     is sent) rather than at import."""
     s = settings()
     conf = celery_config(s)
-    if s.broker_url.startswith(("redis://", "rediss://")):
+    if s.amqp_broker:
+        conf["broker_transport"] = "worker.transport:AmqpTransport"  # RabbitMQ, with channels that take batches
+    elif s.broker_url.startswith(("redis://", "rediss://")):
         conf["broker_transport"] = "worker.transport:Transport"  # drops poison items instead of dying on them
     elif is_sentinel(s.broker_url):
         conf["broker_transport"] = "worker.transport:SentinelTransport"  # the same, through the sentinels
-    if s.backend_url.startswith(("redis://", "rediss://")):
+    if s.amqp_broker:
+        pass  # no Celery result backend: the job store is the only record (queue_config.celery_config.amqp_config)
+    elif s.backend_url.startswith(("redis://", "rediss://")):
         conf["result_backend"] = f"worker.backend:ReasonOnlyRedisBackend+{s.backend_url}"  # no tracebacks stored
     elif is_sentinel(s.backend_url):
         conf["result_backend"] = f"worker.backend:ReasonOnlySentinelBackend+{s.backend_url}"
     # With no -Q, a worker consumes the queues of the language pairs its bundles serve.
-    # Each pair also has a batch queue for small plain-text jobs (worker.taking).
-    conf["task_queues"] = [Queue(name(*pair.split("-"))) for pair in served_pairs() for name in (queue_for, batch_queue_for)]
+    # Each pair also has a batch queue for small plain-text jobs (worker.taking), and with RabbitMQ a
+    # chunk queue (its quorum queues have no priorities), all three durable quorum queues.
+    if s.amqp_broker:
+        conf["task_queues"] = [Queue(name, Exchange(name, "direct"), routing_key=name, queue_arguments=QUORUM)
+                               for pair in served_pairs()
+                               for name in (queue_for(*pair.split("-")), batch_queue_for(*pair.split("-")),
+                                            chunk_queue_for(*pair.split("-")))]
+    else:
+        conf["task_queues"] = [Queue(name(*pair.split("-"))) for pair in served_pairs()
+                               for name in (queue_for, batch_queue_for)]
     # Retry limits from the settings, set on the job tasks as they are bound to the app.
     retries = {"max_retries": s.max_retries, "retry_backoff_max": s.retry_backoff_max}
     conf["task_annotations"] = {TRANSLATE_TASK: retries, CHUNK_TASK: retries}
@@ -141,7 +153,7 @@ def translate_document(self: JobTask, payload: Any) -> dict[str, Any]:
     if settings().batch_jobs > 1 and batchable(request, settings().batch_bytes):
         return _batch(self, request, _job_message(payload, batch_queue_for(request.src, request.tgt)))
     return _guarded(self, request.job_id, "document", _job_message(payload, queue_for(request.src, request.tgt)),
-                    lambda: run_document(self.runtime, request, _send_chunk(request)))
+                    lambda: run_document(self.runtime, request, _send_chunks(store, request)))
 
 
 @app.task(name=CHUNK_TASK, **RETRY)
@@ -154,7 +166,7 @@ def translate_chunk(self: JobTask, job_id: Any, index: Any) -> dict[str, Any]:
     if plan is None or not 0 <= index < int(plan.get("chunks", 0)):
         raise InvalidJobError(f"chunk message refused: job {job_id!r} has no chunk {index}")
     message = _chunk_message(job_id, index, plan["request"]["src"], plan["request"]["tgt"])
-    return _guarded(self, job_id, f"chunk-{index}", message, lambda: run_chunk(self.runtime, job_id, index, plan))
+    return _guarded(self, job_id, chunk_scope(index), message, lambda: run_chunk(self.runtime, job_id, index, plan))
 
 
 def _job_message(payload: Any, queue: str) -> dict[str, Any]:
@@ -164,7 +176,10 @@ def _job_message(payload: Any, queue: str) -> dict[str, Any]:
 
 def _chunk_message(job_id: str, index: int, src: str, tgt: str) -> dict[str, Any]:
     """The message of one chunk task. Chunks wait below whole documents: a small job sent after a
-    big one is taken before the big one's remaining chunks."""
+    big one is taken before the big one's remaining chunks (Redis: a lower priority step of the
+    pair's queue; RabbitMQ: the pair's chunk queue, of which a worker holds at most its prefetch)."""
+    if settings().amqp_broker:
+        return {"task": CHUNK_TASK, "args": [job_id, index], "queue": chunk_queue_for(src, tgt)}
     return {"task": CHUNK_TASK, "args": [job_id, index], "queue": queue_for(src, tgt), "priority": CHUNK_PRIORITY}
 
 
@@ -173,9 +188,15 @@ def _send(message: dict[str, Any], connection: Any = None) -> None:
                   connection=connection)
 
 
-def _send_chunk(request: JobRequest):
-    def send(job_id: str, index: int) -> None:
-        _send(_chunk_message(job_id, index, request.src, request.tgt))
+def _send_chunks(store: JobStore, request: JobRequest):
+    """The sender of a document's chunks: each chunk is marked queued with its message, all in one
+    write, before any is sent (``worker.sweep`` sends one again if the broker loses it before a
+    worker admits it; admission removes the mark)."""
+    def send(job_id: str, indices: list[int]) -> None:
+        messages = {chunk_scope(index): _chunk_message(job_id, index, request.src, request.tgt) for index in indices}
+        store.mark_queued(job_id, messages)
+        for message in messages.values():
+            _send(message)
     return send
 
 
@@ -311,7 +332,7 @@ def _run_admitted(task: JobTask, admitted: list[tuple[JobRequest, Taken | None]]
     store, jobs = task.runtime.store, [job for job, _ in admitted]
     try:
         with _heartbeat(store, [(job.job_id, "document") for job in jobs], owner):
-            outcomes = run_batch(task.runtime, jobs, _send_chunk)
+            outcomes = run_batch(task.runtime, jobs, functools.partial(_send_chunks, store))
     except TRANSIENT:
         # Nothing is acknowledged: Redis hands the taken messages out again, and the jobs stay
         # active for the sweep in case the retry of the delivered one cannot be published.
@@ -393,10 +414,12 @@ def _announce(**_: Any) -> None:
         store.announce_models({m.name: ",".join(m.pairs) for m in served().values()})
     except TRANSIENT as exc:
         log.warning("could not announce served pairs: %s", exc)
-    if settings().sweep_seconds:
+    if settings().sweep_seconds:  # on RabbitMQ without the look for queued messages (worker.sweep)
         Sweeper(store, settings(), _resend).start()
     if settings().metrics_port:
-        metrics.serve(settings().metrics_port, settings().metrics_host, store.redis, [q.name for q in app.conf.task_queues],
+        # Queue depths are read from Redis's lists: none with RabbitMQ (its own metrics have them).
+        queues = [] if settings().amqp_broker else [q.name for q in app.conf.task_queues]
+        metrics.serve(settings().metrics_port, settings().metrics_host, store.redis, queues,
                       {"models": ",".join(served()), "provider_setting": settings().provider})
 
 

@@ -16,6 +16,12 @@ For batches across jobs (``worker.taking``) a channel also takes up to N message
 round trip, each held unacknowledged exactly as kombu's ``basic_get`` holds one (in the unacked
 hash and index, so Redis restores it after the visibility timeout), and acknowledges many in one.
 kombu's ``basic_get`` and ``ack`` take two round trips and one for each message.
+
+With RabbitMQ as the broker (``amqp://``, ``amqps://``) the worker selects ``AmqpTransport``:
+kombu's py-amqp transport whose channels also ``take`` (``basic_get`` up to N messages, each held
+unacknowledged on the taking connection until its job is done) and ``ack_many``, and keep an idle
+taking connection alive with heartbeat frames (``keep_alive``), so that RabbitMQ can tell a dead
+host's connection from a busy one and hand the host's messages to other workers.
 """
 from __future__ import annotations
 
@@ -23,10 +29,12 @@ import base64
 import binascii
 import json
 import logging
+import threading
 import time
 from functools import cached_property
 from typing import Any
 
+from kombu.transport import pyamqp
 from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
 
@@ -182,3 +190,88 @@ def _envelope(item: Any, queue: str) -> dict[str, Any] | None:
         log.error("dropped an item on queue %s that is not a message (%s): %.200r", queue, problem, message)
         return None
     return message
+
+
+class AmqpChannel(pyamqp.Channel):
+    """kombu's py-amqp channel with what the batch taker (``worker.taking``) needs: ``take``,
+    ``ack_many``, ``closed``, and heartbeats from a thread while the worker child is busy decoding.
+    Every frame this channel's connection sends goes through ``lock`` (the heartbeat thread's too):
+    py-amqp, and OpenSSL under amqps://, must not write from two threads at once."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.lock = threading.RLock()
+        super().__init__(*args, **kwargs)
+
+    @property
+    def closed(self) -> bool:
+        return not self.is_open
+
+    def take(self, queue: str, limit: int) -> list[pyamqp.Message]:
+        """Up to ``limit`` messages from ``queue`` (``basic_get``, one round trip each), each
+        unacknowledged until ``ack_many`` (or the message's ack or requeue); RabbitMQ hands them to
+        another consumer if this connection closes first. Stops early when the broker says the
+        queue held no more than the one it gave."""
+        messages = []
+        with self.lock:
+            while len(messages) < limit:
+                raw = self.basic_get(queue)
+                if raw is None:
+                    break
+                messages.append(self.message_to_python(raw))
+                if not raw.delivery_info.get("message_count"):
+                    break
+        return messages
+
+    def ack_many(self, messages: list[pyamqp.Message]) -> bool:
+        """Acknowledge messages ``take`` took (one frame each, no round trip). Never through a closed
+        channel: RabbitMQ requeued what it held when it closed; False then, and their jobs run again
+        (finished ones are skipped by the job store)."""
+        if self.closed:
+            log.warning("not acknowledging %d taken message(s): their channel closed and RabbitMQ requeued them",
+                        len(messages))
+            return False
+        with self.lock:
+            for message in messages:
+                self.basic_ack(message.delivery_tag)
+        return True
+
+    def basic_ack(self, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return super().basic_ack(*args, **kwargs)
+
+    def basic_reject(self, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return super().basic_reject(*args, **kwargs)
+
+    def keep_alive(self, interval: float) -> threading.Thread:
+        """Send a heartbeat frame every ``interval`` seconds from a daemon thread while the channel
+        is open. A worker child reads its taking connection only when it takes or acknowledges, and
+        decodes for seconds in between: without these frames RabbitMQ would close the connection
+        (and requeue what it holds) after two heartbeat intervals, and without a heartbeat at all it
+        would keep a dead host's messages until the host's TCP connection timed out."""
+        def beat() -> None:
+            while not stop.wait(interval):
+                with self.lock:
+                    connection = self.connection
+                    if self.closed or connection is None:
+                        return
+                    try:
+                        connection.send_heartbeat()
+                    except Exception as exc:  # noqa: BLE001 - the next take finds the connection gone
+                        log.info("taking connection: heartbeat not sent (%s); stopping its heartbeats", exc)
+                        return
+
+        stop = threading.Event()
+        thread = threading.Thread(target=beat, name="amqp-keepalive", daemon=True)
+        thread.start()
+        return thread
+
+
+class AmqpConnection(pyamqp.Connection):
+    Channel = AmqpChannel
+
+
+class AmqpTransport(pyamqp.Transport):
+    """kombu's py-amqp transport (amqp:// and amqps://, TLS from ``broker_use_ssl``) with
+    ``AmqpChannel``s."""
+    Connection = AmqpConnection

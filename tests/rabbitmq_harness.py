@@ -1,0 +1,156 @@
+"""A RabbitMQ node of the tests' own, on free loopback ports, for the RabbitMQ broker tests.
+
+Never the machine's RabbitMQ (127.0.0.1:5672): the node has its own name (``nmt-test-<port>@localhost``),
+AMQP and distribution ports, database, logs, plugins file (none enabled), configuration, environment
+file (the system's ``/etc/rabbitmq/rabbitmq-env.conf`` is not read) and Erlang cookie (``HOME`` is its
+directory); only the system's epmd (port 4369) is shared. It is started from
+``/usr/lib/rabbitmq/bin/rabbitmq-server`` (Debian's ``/usr/sbin`` wrapper would switch to the
+``rabbitmq`` user), waited for until it accepts AMQP logins, and stopped by the pid this harness
+started (SIGTERM: the script stops the Erlang VM and waits for it; SIGKILL after 30 s).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import amqp
+import pytest
+
+from .queue_harness import free_port, wait_for
+
+SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"
+USER = "nmt"
+PASSWORD = "rabbit-secret"
+
+
+class RabbitNode:
+    """One RabbitMQ node in ``directory``; ``url`` reaches its default virtual host as ``USER``."""
+
+    def __init__(self, directory: Path, consumer_timeout_ms: int = 1_800_000) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.dist_port = free_port()
+        self.name = f"nmt-test-{self.port}@localhost"
+        self.consumer_timeout_ms = consumer_timeout_ms
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"amqp://{USER}:{PASSWORD}@127.0.0.1:{self.port}//"
+
+    @property
+    def log(self) -> Path:
+        return self.directory / "log" / f"{self.name}.log"
+
+    def start(self, timeout: float = 90) -> "RabbitNode":
+        if not os.access(SERVER, os.X_OK):
+            pytest.fail(f"{SERVER} not found: install Debian's rabbitmq-server (apt-get install rabbitmq-server)")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        config = self.directory / "rabbitmq.conf"
+        config.write_text(f"listeners.tcp.default = 127.0.0.1:{self.port}\n"
+                          f"default_user = {USER}\ndefault_pass = {PASSWORD}\n"
+                          f"consumer_timeout = {self.consumer_timeout_ms}\n"
+                          "log.console = false\nlog.file.level = info\n")
+        (self.directory / "enabled_plugins").write_text("[].\n")
+        (self.directory / "rabbitmq-env.conf").write_text("")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))} | {
+            "HOME": str(self.directory),  # its own Erlang cookie
+            "RABBITMQ_NODENAME": self.name,
+            "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1",
+            "RABBITMQ_NODE_PORT": str(self.port),
+            "RABBITMQ_DIST_PORT": str(self.dist_port),
+            "RABBITMQ_MNESIA_BASE": str(self.directory / "mnesia"),
+            "RABBITMQ_LOG_BASE": str(self.directory / "log"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.directory / "enabled_plugins"),
+            "RABBITMQ_CONFIG_FILE": str(config),
+            "RABBITMQ_ADVANCED_CONFIG_FILE": str(self.directory / "advanced.config"),  # absent: none
+            "RABBITMQ_CONF_ENV_FILE": str(self.directory / "rabbitmq-env.conf"),
+            "RABBITMQ_PID_FILE": str(self.directory / "rabbitmq.pid"),
+            # distribution on loopback only; two schedulers are enough for a test node on 2 cores
+            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1} +S 2:2",
+            "ERL_EPMD_ADDRESS": "127.0.0.1",
+        }
+        self.process = subprocess.Popen([SERVER], cwd=self.directory, env=env, start_new_session=True,
+                                        stdout=open(self.directory / "server.out", "ab"), stderr=subprocess.STDOUT)
+        try:
+            wait_for(lambda: self._accepts() or self.process.poll() is not None, timeout, f"RabbitMQ node {self.name}",
+                     interval=0.2)
+        except TimeoutError:
+            self.stop()
+            raise
+        if self.process.poll() is not None:
+            raise RuntimeError(f"RabbitMQ node {self.name} exited: {self._output()}")
+        return self
+
+    def _accepts(self) -> bool:
+        try:
+            connection = amqp.Connection(f"127.0.0.1:{self.port}", userid=USER, password=PASSWORD, connect_timeout=2)
+            connection.connect()
+            connection.close()
+            return True
+        except (OSError, amqp.exceptions.AMQPError):
+            return False
+
+    def _output(self) -> str:
+        text = (self.directory / "server.out").read_text(errors="replace")[-3000:]
+        return text + (self.log.read_text(errors="replace")[-3000:] if self.log.exists() else "")
+
+    def queue_depths(self, *queues: str) -> dict[str, tuple[int, int]]:
+        """``{queue: (messages ready, consumers)}`` by a passive declare (an absent queue: (0, 0))."""
+        depths = {}
+        connection = amqp.Connection(f"127.0.0.1:{self.port}", userid=USER, password=PASSWORD)
+        connection.connect()
+        try:
+            for queue in queues:
+                channel = connection.channel()
+                try:
+                    _, ready, consumers = channel.queue_declare(queue, passive=True)
+                    depths[queue] = (ready, consumers)
+                    channel.close()
+                except amqp.exceptions.NotFound:
+                    depths[queue] = (0, 0)
+        finally:
+            connection.close()
+        return depths
+
+    def stop(self) -> None:
+        """SIGTERM to the script this harness started (it stops the VM and waits); SIGKILL to the
+        script and its VM (its only child) if that takes over 30 s."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        children = subprocess.run(["pgrep", "-P", str(self.process.pid)], capture_output=True, text=True).stdout.split()
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            for pid in [self.process.pid, *map(int, children)]:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.process.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        for pid in map(int, children):  # the VM this script started, if it outlived the script
+            while time.monotonic() < deadline and _alive(pid):
+                time.sleep(0.1)
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def rabbit_node(tmp_path_factory):
+    """One node for a test file (a node takes seconds to start)."""
+    node = RabbitNode(tmp_path_factory.mktemp("rabbitmq")).start()
+    yield node
+    node.stop()
