@@ -176,7 +176,8 @@ class TranslationClient:
                job_id: str | None = None, model: str | None = None,
                glossary: str | Path | Mapping[str, str] | Iterable[Sequence[str]] | None = None,
                format: str | None = None) -> Job:
-        """Validate and enqueue one document (its text, or a path on storage the workers share).
+        """Validate and enqueue one document (its text, or a path on storage the workers share: see
+        ``shared_path``).
         ``model`` names a bundle the workers serve (e.g. "multi30k-en-de"); None: the pair's default.
         ``format``: "html", "markdown", "xliff", "srt", "vtt", "po", "docx" or "txt"; None: plain text, or a
         path's extension. The result's ``text`` is then the translated file in that format; a DOCX file
@@ -184,12 +185,37 @@ class TranslationClient:
         ``glossary`` forces translations of terms: a TSV file here (``source<TAB>target`` lines), a
         {source: target} mapping, or [source, target] pairs; each segment's ``details["glossary"]``
         says which were applied."""
+        path = None if path is None else self.shared_path(path)
         [job] = self._send([self._request(src, tgt, text, path, options, name, job_id, model, glossary, format)])
         return job
 
     def submit_many(self, documents: Iterable[Mapping[str, Any]]) -> list[Job]:
         """Submit each mapping of ``submit`` keyword arguments; all are validated before any is sent."""
-        return self._send([self._request(**document) for document in documents])
+        return self._send([self._request(**(document if document.get("path") is None else
+                                             {**document, "path": self.shared_path(document["path"])}))
+                           for document in documents])
+
+    def shared_path(self, path: str | Path) -> str:
+        """The path a job by path carries. With this client's NMT_INPUT_ROOT set (where the shared
+        storage is mounted here), the file's path relative to that root, in ``/`` form: each worker
+        reads it under its own NMT_INPUT_ROOT, so the mounts may differ between hosts. An absolute
+        path must lie under the root (symbolic links resolved first); a relative one is taken as
+        relative to the root already and may not climb out of it. ``MessageError`` otherwise.
+        Without a client root the path is sent as given (one host: the worker reads an absolute
+        path only under its own root)."""
+        if not self.settings.input_root:
+            return str(path)
+        root = Path(self.settings.input_root).resolve()
+        given = Path(path)
+        if "\x00" in str(path):
+            raise MessageError(f"'path' must not contain NUL characters, got {str(path)[:80]!r}")
+        resolved = (given if given.is_absolute() else root / given).resolve()
+        if not resolved.is_relative_to(root):
+            raise MessageError(f"path {path} is outside NMT_INPUT_ROOT ({root}), the directory this client shares "
+                               "with the workers: jobs by path can only name files under it")
+        if resolved == root:
+            raise MessageError(f"path {path} is NMT_INPUT_ROOT itself ({root}), not a file under it")
+        return resolved.relative_to(root).as_posix()
 
 
     @staticmethod
@@ -223,7 +249,8 @@ class TranslationClient:
     def _send(self, requests: list[JobRequest]) -> list[Job]:
         limit = self.settings.max_document_bytes
         for request in requests:  # the workers' cap, refused here before anything is sent
-            size = len(request.text.encode("utf-8")) if request.text is not None else _local_size(request.path)
+            size = (len(request.text.encode("utf-8")) if request.text is not None
+                    else _local_size(request.path, self.settings.input_root))
             if size > limit:
                 raise MessageError(f"document {request.name!r} of {size} bytes exceeds the limit of {limit} bytes "
                                    "(NMT_MAX_DOCUMENT_BYTES); split it")
@@ -286,10 +313,11 @@ def _glossary_pairs(glossary: str | Path | Mapping[str, str] | Iterable[Sequence
     return [list(pair) if isinstance(pair, (list, tuple)) else pair for pair in glossary]
 
 
-def _local_size(path: str | None) -> int:
-    """The size of a job's file when this machine sees it too; 0 when it does not (the worker checks)."""
+def _local_size(path: str | None, root: str = "") -> int:
+    """The size of a job's file when this machine sees it too (a relative path: under this client's
+    NMT_INPUT_ROOT); 0 when it does not (the worker checks)."""
     try:
-        return Path(path).stat().st_size if path else 0
+        return (Path(root) / path).stat().st_size if path and (root or Path(path).is_absolute()) else 0
     except OSError:
         return 0
 

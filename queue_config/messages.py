@@ -104,7 +104,9 @@ class JobRequest:
     src: str
     tgt: str
     text: str | None = None  # the document itself, or
-    path: str | None = None  # a path on storage the workers share
+    # a path on storage the workers share: relative to each worker's NMT_INPUT_ROOT (a client with a
+    # root of its own sends it so), or absolute (read only if under the worker's root)
+    path: str | None = None
     name: str = "document"  # output stem
     options: JobOptions = field(default_factory=JobOptions)
     version: int = MESSAGE_VERSION
@@ -152,8 +154,8 @@ class JobRequest:
                 check_text(text)
             except DocumentError as exc:
                 raise MessageError(f"'text' {exc}") from None
-        if path is not None and (not isinstance(path, str) or not path):
-            raise MessageError(f"'path' must be a non-empty string, got {path!r}")
+        if path is not None and (not isinstance(path, str) or not path or "\x00" in path):
+            raise MessageError(f"'path' must be a non-empty string without NUL characters, got {str(path)[:80]!r}")
         name = raw.get("name", "document")
         if (not isinstance(name, str) or not _NAME.fullmatch(name) or name.startswith(".")
                 or len(name.encode("utf-8")) > 2 * MAX_NAME):

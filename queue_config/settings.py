@@ -47,7 +47,10 @@ class QueueSettings:
     # comma-separated bundle directories a worker serves; per language pair, the first is the default
     bundles: str = "models/en-de,models/multi30k-en-de"
     output_dir: str = ""  # also write <job>.txt/.json here (shared storage); empty: Redis only
-    input_root: str = ""  # jobs given by path must lie under this directory; empty: no job by path
+    # where the storage shared for jobs by path is mounted on this host. Workers read a job's path
+    # under it (a relative path is resolved against it; nothing outside it is read); empty: no job by
+    # path. Clients send paths relative to theirs, so hosts may mount the storage at different places
+    input_root: str = ""
     soft_time_limit: int = 600  # seconds; the job fails cleanly after this
     time_limit: int = 660  # seconds; hard kill
     # seconds a delivered message may stay unacknowledged before Redis hands it to another worker:

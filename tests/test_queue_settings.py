@@ -112,3 +112,36 @@ def test_the_job_tasks_take_their_retry_limits_from_the_settings():
                   {"NMT_MAX_RETRIES": "7", "NMT_RETRY_BACKOFF_MAX": "13"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["7", "13", "7", "13"]
+
+
+def test_a_clients_input_root_makes_jobs_by_path_relative_to_it(tmp_path):
+    """NMT_INPUT_ROOT on a client: paths travel relative to it (each worker reads them under its own
+    root, mounted wherever that host mounts the storage); a path outside it is refused before
+    anything is sent; without it a path is sent as given (one host)."""
+    from client.client import TranslationClient
+
+    root = tmp_path / "mnt" / "shared"
+    (root / "in").mkdir(parents=True)
+    (root / "in" / "a.txt").write_text("A dog.\n", encoding="utf-8")
+    (root / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (tmp_path / "secret.txt").write_text("no\n", encoding="utf-8")
+    client = TranslationClient(settings=load_settings({"NMT_INPUT_ROOT": str(root)}))
+    assert client.shared_path(root / "in" / "a.txt") == "in/a.txt"
+    assert client.shared_path(str(root / "in" / ".." / "in" / "a.txt")) == "in/a.txt"
+    assert client.shared_path("in/a.txt") == "in/a.txt"  # relative: to the root already
+    for outside in (tmp_path / "secret.txt", "../secret.txt", root / "link.txt", "/etc/hostname"):
+        with pytest.raises(MessageError, match="outside NMT_INPUT_ROOT"):
+            client.shared_path(outside)
+    with pytest.raises(MessageError, match="NMT_INPUT_ROOT itself"):
+        client.shared_path(root)
+    with pytest.raises(MessageError, match="NUL"):
+        client.shared_path("in/a\x00.txt")
+    plain = TranslationClient(settings=load_settings({}))
+    assert plain.shared_path(root / "in" / "a.txt") == str(root / "in" / "a.txt")
+    assert plain.shared_path("in/a.txt") == "in/a.txt"
+
+
+def test_job_paths_with_nul_are_refused_in_the_message():
+    with pytest.raises(MessageError, match="'path' must be a non-empty string without NUL"):
+        JobRequest.from_json({"job_id": "j", "src": "en", "tgt": "de", "path": "a\x00b.txt"})
+    assert JobRequest.from_json({"job_id": "j", "src": "en", "tgt": "de", "path": "in/a.txt"}).path == "in/a.txt"

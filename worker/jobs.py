@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import socket
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,8 +111,21 @@ class Runtime:
         if model is None:
             return own[0]
         if model not in self.models or pair not in self.models[model].pairs:
-            raise JobError(f"unknown model {model!r} for {pair}: this worker serves {', '.join(m.name for m in own)}")
+            raise JobError(f"unknown model {model!r} for {pair}: this worker ({socket.gethostname()}) does not have "
+                           f"that bundle, it serves {', '.join(m.name for m in own)}; refused before any of the job "
+                           "was translated" + self._elsewhere(model, pair))
         return self.models[model]
+
+    def _elsewhere(self, model: str, pair: str) -> str:
+        """Whether other workers announced ``model`` for ``pair`` (a fleet whose hosts hold different
+        bundles but consume the same pair's queue), for the refusal's message."""
+        try:
+            announced = pair in self.store.served_models().get(model, "").split(",")
+        except Exception:  # noqa: BLE001 - only the message depends on it
+            return ""
+        return (" (other workers announce it: a job naming a model only some of the pair's workers have can "
+                "reach any of them; give every worker of the pair that bundle, or submit without --model)"
+                if announced else " (no worker announces it)")
 
     def translator(self, src: str, tgt: str, model: str | None = None) -> Translator:
         served = self.model_for(src, tgt, model)

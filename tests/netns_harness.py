@@ -1,0 +1,277 @@
+"""Hosts that share nothing but the network, on one machine: a broker host and worker hosts, each in
+a network namespace of its own (``ip netns``), joined by veth pairs. The test process stays in the
+machine's namespace and reaches the broker host through a veth pair of its own; each worker host
+has one veth pair to the broker host and nothing else, so ``cut(host)`` (``ip link set DEV down``
+inside that host's namespace) leaves it with no network at all.
+
+    10.R.S.1 (this process) --- 10.R.S.2 broker host 10.R.S.5 --- 10.R.S.6 worker host 1
+                                                     10.R.S.9 --- 10.R.S.10 worker host 2 ...
+
+redis-server runs in the broker namespace bound to its veth addresses; each worker is
+``ip netns exec NS celery -A worker worker``. Namespace and interface names carry this process's
+pid; ``close()`` stops only the processes this harness started (by pid) and deletes only the
+namespaces it created.
+
+Where namespaces cannot be made (no CAP_SYS_ADMIN, no ``ip``), ``Hosts`` runs the same topology on
+loopback ports instead, says so (``Hosts.note``), and a cut is a SIGSTOP of the worker's process
+group (its pid's session) for the same time: the broker sees a host that answers nothing.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from .conftest import REPO_ROOT
+from .queue_harness import PASSWORD, CeleryWorker, RedisProcess, RedisServer, wait_for
+
+REDIS_PORT = 6379  # the broker host's own namespace: nothing else listens there
+
+
+def ip(*args: str, namespace: str | None = None) -> str:
+    """Run ``ip ARGS`` (inside ``namespace`` if given); CalledProcessError with ip's message."""
+    command = ["ip", "netns", "exec", namespace, "ip", *args] if namespace else ["ip", *args]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:
+        raise subprocess.CalledProcessError(done.returncode, command, done.stdout, done.stderr)
+    return done.stdout
+
+
+def _subnet(pid: int) -> str:
+    """A 10.R.S.0/24 for this run's links, from its pid, that no address of this machine is in."""
+    for step in range(256):
+        second, third = 200 + ((pid >> 8) + step) % 50, (pid + step) % 256
+        prefix = f"10.{second}.{third}"
+        if not ip("-o", "-4", "addr", "show", "to", f"{prefix}.0/24").strip():
+            return prefix
+    raise RuntimeError("no free 10.200-249.x.0/24 subnet for the test namespaces")
+
+
+@dataclass
+class Host:
+    """One host: its namespace (None on loopback), its link's device inside it, and the address
+    the broker is reached at from it."""
+
+    name: str
+    namespace: str | None
+    device: str | None
+    broker_address: str
+    own_address: str = "127.0.0.1"
+    stopped: bool = False  # loopback: its processes are SIGSTOPped (its "link" is down)
+    workers: list[CeleryWorker] = field(default_factory=list)
+
+
+class NetnsRedis(RedisProcess):
+    """redis-server in the broker namespace, bound to its veth addresses, with AOF and a password."""
+
+    def __init__(self, directory: Path, namespace: str, addresses: list[str], client_address: str) -> None:
+        self.directory, self.namespace, self.addresses = directory, namespace, addresses
+        self.client_address = client_address
+        self.port = REDIS_PORT
+        self.process: subprocess.Popen | None = None
+
+    def url_from(self, address: str) -> str:
+        return f"redis://:{PASSWORD}@{address}:{self.port}/0"
+
+    @property
+    def url(self) -> str:
+        """The broker's URL from the test process."""
+        return self.url_from(self.client_address)
+
+    def client(self) -> redis.Redis:
+        return redis.Redis.from_url(self.url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5)
+
+    def start(self) -> "NetnsRedis":
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            ["ip", "netns", "exec", self.namespace, "redis-server", "--port", str(self.port),
+             "--bind", *self.addresses, "--requirepass", PASSWORD, "--dir", str(self.directory),
+             "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--maxmemory-policy", "noeviction"],
+            stdout=open(self.directory / "redis.log", "ab"), stderr=subprocess.STDOUT)
+        wait_for(self._ping, 10, f"redis-server in namespace {self.namespace}")
+        return self
+
+
+class NetnsCeleryWorker(CeleryWorker):
+    """``celery -A worker worker`` inside a namespace (``ip netns exec`` execs it: the pid is Celery's)."""
+
+    def __init__(self, namespace: str, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.namespace = namespace
+
+    def start(self, wait: bool = True) -> "NetnsCeleryWorker":
+        env = os.environ.copy() | self.env | {"PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+        self.process = subprocess.Popen(
+            ["ip", "netns", "exec", self.namespace, sys.executable, "-m", "celery", "-A", "worker", "worker",
+             "--loglevel=INFO", "-c", str(self.concurrency), "-n", f"{self.name}@%h", "--without-gossip",
+             "--without-mingle"],
+            cwd=self.cwd, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, start_new_session=True)
+        if wait:
+            wait_for(lambda: self.ready or self._died(), 60, f"worker {self.name} to be ready")
+            assert self.ready, self.log.read_text()[-3000:]
+        return self
+
+
+class Hosts:
+    """A broker host and worker hosts on a network of their own (or on loopback: ``netns`` False)."""
+
+    made = 0  # sets of hosts this process has made
+
+    def __init__(self, directory: Path, force_loopback: bool = False) -> None:
+        self.directory = directory
+        self.pid = os.getpid()
+        self.namespaces: list[str] = []  # created by this harness, deleted by close()
+        self.hosts: list[Host] = []
+        self.broker: RedisProcess | None = None
+        self.note = ""
+        self.netns = not force_loopback and self._try_netns()
+        if not self.netns:
+            self.note = self.note or ("network namespaces asked off: the broker and workers run on loopback ports, and "
+                                      "a worker host's network cut is a SIGSTOP of its processes")
+
+    # -- set-up -----------------------------------------------------------------------------
+    def _try_netns(self) -> bool:
+        Hosts.made += 1
+        self.serial = Hosts.made  # a namespace's teardown finishes after `ip netns del` returns: new names each time
+        name = f"nmtb{self.serial}-{self.pid}"
+        try:
+            ip("netns", "add", name)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            why = getattr(exc, "stderr", None) or str(exc)
+            self.note = (f"ip netns add failed ({why.strip()[:200]}): the broker and workers run on loopback ports "
+                         "instead, and a worker host's network cut is a SIGSTOP of its processes")
+            return False
+        self.namespaces.append(name)
+        self.prefix = _subnet(self.pid)
+        self.broker_ns = name
+        ip("link", "set", "lo", "up", namespace=name)
+        # this process's link to the broker host: 10.R.S.1 here, 10.R.S.2 there
+        self.root_device = f"nr{self.pid}{self.serial}a"
+        self._link(self.root_device, None, f"nr{self.pid}{self.serial}b", name, 0)
+        return True
+
+    def _link(self, near: str, near_ns: str | None, far: str, far_ns: str, index: int) -> None:
+        """A veth pair ``near`` (10.R.S.4i+1, in ``near_ns`` or here) -- ``far`` (10.R.S.4i+2, in ``far_ns``)."""
+        ip("link", "add", near, "type", "veth", "peer", "name", far)
+        ip("link", "set", far, "netns", far_ns)
+        if near_ns:
+            ip("link", "set", near, "netns", near_ns)
+        ip("addr", "add", f"{self.prefix}.{4 * index + 1}/30", "dev", near, namespace=near_ns)
+        ip("addr", "add", f"{self.prefix}.{4 * index + 2}/30", "dev", far, namespace=far_ns)
+        ip("link", "set", near, "up", namespace=near_ns)
+        ip("link", "set", far, "up", namespace=far_ns)
+
+    def add_worker_host(self, name: str) -> Host:
+        """A worker host: its own namespace with one veth pair to the broker host. Hosts are added
+        before ``start_broker`` (redis-server binds to the broker's end of every link)."""
+        assert self.broker is None, "add worker hosts before starting the broker"
+        index = len(self.hosts) + 1
+        if not self.netns:
+            host = Host(name, None, None, "127.0.0.1")
+        else:
+            namespace = f"nmtw{self.serial}.{index}-{self.pid}"
+            ip("netns", "add", namespace)
+            self.namespaces.append(namespace)
+            ip("link", "set", "lo", "up", namespace=namespace)
+            device = f"nw{self.pid}{self.serial}.{index}"
+            self._link(f"nb{self.pid}{self.serial}.{index}", self.broker_ns, device, namespace, index)
+            host = Host(name, namespace, device, f"{self.prefix}.{4 * index + 1}", f"{self.prefix}.{4 * index + 2}")
+        self.hosts.append(host)
+        return host
+
+    def start_broker(self) -> RedisProcess:
+        """redis-server on the broker host, bound to its end of each link (``url``: the test
+        process's way to it)."""
+        directory = self.directory / "broker"
+        if self.netns:
+            addresses = [f"{self.prefix}.2"] + [host.broker_address for host in self.hosts]
+            self.broker = NetnsRedis(directory, self.broker_ns, addresses, f"{self.prefix}.2").start()
+        else:
+            self.broker = RedisServer(directory).start()
+        return self.broker
+
+    def broker_url(self, host: Host) -> str:
+        """The broker's URL as seen from ``host``."""
+        assert self.broker is not None
+        if isinstance(self.broker, NetnsRedis):
+            return self.broker.url_from(host.broker_address)
+        return self.broker.url
+
+    def start_worker(self, host: Host, name: str, env: dict[str, str], concurrency: int = 1) -> CeleryWorker:
+        """``celery -A worker worker`` on ``host``, with the broker's URL from there and ``env``."""
+        env = {"NMT_BROKER_URL": self.broker_url(host)} | env
+        if host.namespace:
+            worker = NetnsCeleryWorker(host.namespace, name, env, self.directory, concurrency, REPO_ROOT)
+        else:
+            worker = CeleryWorker(name, env, self.directory, concurrency, REPO_ROOT)
+        host.workers.append(worker)
+        return worker.start()
+
+    # -- faults -----------------------------------------------------------------------------
+    def link_down(self, host: Host) -> None:
+        """The host's network cut: ``ip link set DEV down`` in its namespace (loopback: SIGSTOP)."""
+        if host.namespace:
+            ip("link", "set", host.device, "down", namespace=host.namespace)
+        else:
+            for worker in host.workers:
+                os.killpg(worker.process.pid, signal.SIGSTOP)  # its own session: the worker and its children
+            host.stopped = True
+
+    def link_up(self, host: Host) -> None:
+        if host.namespace:
+            ip("link", "set", host.device, "up", namespace=host.namespace)
+        else:
+            for worker in host.workers:
+                os.killpg(worker.process.pid, signal.SIGCONT)
+            host.stopped = False
+
+    def cut(self, host: Host, seconds: float) -> None:
+        self.link_down(host)
+        try:
+            time.sleep(seconds)
+        finally:
+            self.link_up(host)
+
+    def can_reach_broker(self, host: Host) -> bool:
+        """Whether ``host`` reaches the broker's port now (a TCP connect from inside its namespace)."""
+        if not host.namespace:
+            return not host.stopped
+        probe = ("import socket,sys; s=socket.socket(); s.settimeout(1); "
+                 f"sys.exit(s.connect_ex(({host.broker_address!r}, {REDIS_PORT})))")
+        return subprocess.run(["ip", "netns", "exec", host.namespace, sys.executable, "-c", probe],
+                              capture_output=True).returncode == 0
+
+    # -- tear-down --------------------------------------------------------------------------
+    def close(self) -> None:
+        for host in self.hosts:
+            if not host.namespace:
+                for worker in host.workers:  # a stopped worker must run again to hear SIGTERM
+                    if worker.process and worker.process.poll() is None:
+                        os.killpg(worker.process.pid, signal.SIGCONT)
+            for worker in host.workers:
+                worker.stop()
+        if self.broker is not None:
+            self.broker.stop()
+        if self.netns:  # this end now, with its peer: the namespace's own teardown is asynchronous
+            try:
+                ip("link", "del", self.root_device)
+            except subprocess.CalledProcessError:
+                pass
+        for namespace in reversed(self.namespaces):  # their veth ends go with them, and the peers too
+            try:
+                ip("netns", "del", namespace)
+            except subprocess.CalledProcessError:
+                pass
+        self.namespaces.clear()
+
+    def __enter__(self) -> "Hosts":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
