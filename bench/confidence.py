@@ -1,17 +1,19 @@
 """Confidence per segment: fit each bundle's quality model on dev sets of some domains, and
 measure it on a domain the fit did not see: Spearman correlation with sentence chrF (goal >= 0.6)
 and AUROC for finding translations below chrF 30 (goal >= 0.80). Beside it, in the same run: the
-fit over the eleven features of earlier fits (``BASE_FEATURES``) and the mean token
-log-probability alone.
+fits over the other feature sets (``FEATURE_SETS``: ``all``, the default fit's ``FEATURES``;
+``base``, the eleven of earlier fits; ``agreement``, ``FEATURES`` and the agreement within the
+beam's n-best list, ``worker.text.agreement``), the fit over the n-best agreement alone, and the
+mean token log-probability alone.
 
 Every set is decoded once per bundle (default decoding, spans, case and language check on, as
 users get it) and its features and sentence chrF are cached in --cache (keyed by the bundle and
 the engine's feature list), so fits can be rerun cheaply. The seconds spent computing the
-features are timed apart from the decoding. --write stores the fit (--features) in the bundle's
-manifest (``quality``).
+features are timed apart from the decoding, and of them the n-best agreement's. --write stores
+the fit (--features) in the bundle's manifest (``quality``).
 
     python bench/confidence.py --bundle models/en-de --fit newstest2013 software-dev docs-dev \
-        --check tatoeba-test [--lines 500] [--features all|base] [--write] [--json]
+        --check tatoeba-test [--lines 500] [--features all|base|agreement] [--write] [--json]
 """
 from __future__ import annotations
 
@@ -26,16 +28,24 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from bench.test_sets import SETS, SHARED, path as _path  # noqa: E402
+from worker.text.agreement import AGREEMENT_FEATURES  # noqa: E402
+from worker.text.quality import BASE_FEATURES, FEATURES  # noqa: E402
+
+# The fits the bench makes, by --features name: the one chosen is reported first and --write stores it.
+FEATURE_SETS = {"all": FEATURES, "base": BASE_FEATURES, "agreement": FEATURES + AGREEMENT_FEATURES}
 
 
 class FeatureClock:
-    """Seconds spent in ``decoder_facts`` (the features) while the engine decodes: the engine's
-    own function, timed where the translator calls it."""
+    """Seconds spent in ``decoder_facts`` (the features) while the engine decodes, and of them in
+    ``agreement_features`` (the n-best agreement): the engine's own functions, timed where they
+    are called."""
 
     def __init__(self) -> None:
         import worker.engine.translator as engine
+        import worker.text.quality as quality
 
-        self.seconds, self.calls, self._engine, self._facts = 0.0, 0, engine, engine.decoder_facts
+        self.seconds = self.agreement_seconds = 0.0
+        self.calls, self._engine, self._facts, self._agreement = 0, engine, engine.decoder_facts, quality.agreement_features
 
         def timed(*args, **kwargs):
             started = time.perf_counter()
@@ -45,32 +55,39 @@ class FeatureClock:
                 self.seconds += time.perf_counter() - started
                 self.calls += 1
 
-        engine.decoder_facts = timed
+        def timed_agreement(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return self._agreement(*args, **kwargs)
+            finally:
+                self.agreement_seconds += time.perf_counter() - started
+
+        engine.decoder_facts, quality.agreement_features = timed, timed_agreement
 
 
 def load_samples(translator, name: str, data: Path, lines: int, cache: Path, clock: FeatureClock):
     """The set's samples for this bundle, decoded now or read from the cache; and the seconds
-    the decoding took and, of them, the features (0, 0 from the cache)."""
+    the decoding took and, of them, the features and the n-best agreement (0, 0, 0 from the cache)."""
     import hashlib
 
     from worker.engine.evaluation import read_lines
     from worker.local.calibrate import Sample, samples
-    from worker.text.quality import FEATURES
+    from worker.text.quality import COMPUTED
 
-    features = hashlib.sha256(" ".join(FEATURES).encode()).hexdigest()[:8]
+    features = hashlib.sha256(" ".join(COMPUTED).encode()).hexdigest()[:8]
     file = cache / f"{translator.bundle.signature}.{features}.{name}.{lines}.jsonl"
     if file.exists():
-        return [Sample(**json.loads(line)) for line in file.read_text().splitlines()], 0.0, 0.0
+        return [Sample(**json.loads(line)) for line in file.read_text().splitlines()], 0.0, 0.0, 0.0
     src, ref = (_path(p, data) for p in SETS[name])
     sources, references = read_lines(src)[:lines], read_lines(ref)[:lines]
-    clock.seconds = 0.0
+    clock.seconds = clock.agreement_seconds = 0.0
     started = time.perf_counter()
     results = translator.translate_sentences([s.strip() for s in sources])
     seconds = time.perf_counter() - started
     out = samples(results, references)
     cache.mkdir(parents=True, exist_ok=True)
     file.write_text("".join(json.dumps({"features": s.features, "chrf": s.chrf}) + "\n" for s in out))
-    return out, seconds, clock.seconds
+    return out, seconds, clock.seconds, clock.agreement_seconds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument("--data", default=str(SHARED), help="the shared data directory")
     parser.add_argument("--cache", default="/tmp/nmt-confidence-cache")
-    parser.add_argument("--features", choices=("all", "base"), default="all",
-                        help="the fit to report first and --write: over all features, or the eleven of earlier fits")
+    parser.add_argument("--features", choices=tuple(FEATURE_SETS), default="all",
+                        help="the fit to report first and --write: over FEATURES, the eleven of earlier fits, "
+                             "or FEATURES and the n-best agreement")
     parser.add_argument("--write", action="store_true", help="store the fit in the bundle's manifest")
     parser.add_argument("--json", action="store_true", help="print a JSON object as the last line")
     args = parser.parse_args(argv)
@@ -98,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     from worker.engine.settings import EngineSettings, local_cpu_settings
     from worker.engine.translator import Translator
     from worker.local.calibrate import evaluate, fit, write_to_bundle
-    from worker.text.quality import BASE_FEATURES, DEFAULT_MODEL, FEATURES
+    from worker.text.quality import DEFAULT_MODEL
 
     translator = Translator(args.bundle, local_cpu_settings(EngineSettings(provider="cpu")))
     data, cache, clock = Path(args.data), Path(args.cache), FeatureClock()
@@ -106,18 +124,20 @@ def main(argv: list[str] | None = None) -> int:
     fit_data = [s for name in args.fit for s in loaded[name][0]]
     info = {"sets": {name: len(loaded[name][0]) for name in args.fit}, "target": "sentence chrF / 100",
             "l2": args.l2, "command": "python bench/" + Path(__file__).name + " " + " ".join(argv or sys.argv[1:])}
-    chosen, other = (FEATURES, BASE_FEATURES) if args.features == "all" else (BASE_FEATURES, FEATURES)
-    model = fit(fit_data, args.l2, fit_info=info, features=chosen)
-    other_model = fit(fit_data, args.l2, features=other)
-    other_name = "base features" if args.features == "all" else "all features"
+    model = fit(fit_data, args.l2, fit_info=info, features=FEATURE_SETS[args.features])
+    others = {f"{label} features": fit(fit_data, args.l2, features=FEATURE_SETS[label])
+              for label in FEATURE_SETS if label != args.features}
+    others["n-best agreement alone"] = fit(fit_data, args.l2, features=AGREEMENT_FEATURES)
     rows = {"fit (" + "+".join(args.fit) + ")": evaluate(model, fit_data)}
     for name in args.check:
         rows[name] = evaluate(model, loaded[name][0])
-        rows[f"{name} ({other_name})"] = evaluate(other_model, loaded[name][0])
+        for label, other in others.items():
+            rows[f"{name} ({label})"] = evaluate(other, loaded[name][0])
         rows[name + " (mean log-prob alone)"] = evaluate(DEFAULT_MODEL, loaded[name][0])
     decoded = {n: loaded[n][1:] for n in loaded if loaded[n][1]}
-    print(f"bundle {translator.bundle.signature}; CPU {cpu_model()}; decode seconds (of them features) "
-          + (", ".join(f"{n} {s:.1f} ({f:.2f})" for n, (s, f) in decoded.items()) or "all from the cache"))
+    print(f"bundle {translator.bundle.signature}; CPU {cpu_model()}; decode seconds (of them features; of them "
+          "n-best agreement) " + (", ".join(f"{n} {s:.1f} ({f:.2f}; {a:.2f})" for n, (s, f, a) in decoded.items())
+                                  or "all from the cache"))
     print(f"{'set':45} {'n':>5} {'Spearman':>9} {'AUROC':>7} {'bad':>6} {'flagged':>8} {'precision':>9} {'recall':>7}")
     for name, row in rows.items():
         print(f"{name:45} {row['sentences']:5d} {row['spearman']:9.3f} {row['auroc']:7.3f} {row['bad_share']:6.2f} "

@@ -11,7 +11,8 @@ from collections import Counter
 from typing import Any, Iterable, Mapping
 
 # The order flags are listed in: what most often needs a reader first.
-FLAG_ORDER = ("low_confidence", "language", "untranslated_span", "repetition", "restored_span", "glossary_miss")
+FLAG_ORDER = ("low_confidence", "language", "span_mismatch", "untranslated_span", "repetition", "restored_span",
+              "glossary_miss")
 
 
 class FlagSummary:

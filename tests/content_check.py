@@ -285,9 +285,13 @@ def tags_of(text: str) -> list[str]:
     return tags
 
 
+_ORDINAL = re.compile(r"(?<=[\d}])(?:st|nd|rd|th)\b")  # 82nd, Django's {}nd: German writes {}.
+
+
 def plain_words(prose: str) -> str:
-    """Prose without tags and machine-readable spans: the natural-language words left."""
-    text, kept, last = _TAG.sub(" ", prose), [], 0
+    """Prose without tags and machine-readable spans: the natural-language words left. An English
+    ordinal's ending on a number or a placeholder (``{}nd``) is no word: German writes ``{}.``."""
+    text, kept, last = _ORDINAL.sub("", _TAG.sub(" ", prose)), [], 0
     for start, end, _ in _span_matches(text):
         kept.append(text[last:start])
         last = end
@@ -729,9 +733,10 @@ def _xliff_inline(el, unit: UnitBuilder, local: Callable) -> None:
 # ---------------------------------------------------------------------------------------------------- DOCX
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _R_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
-_MONO = re.compile(r"courier|consolas|menlo|monaco|lucida console|lucida sans typewriter|inconsolata|mono|code",
+# "code" not inside "Unicode": LibreOffice's headings are set in "Liberation Sans Unicode MS"
+_MONO = re.compile(r"courier|consolas|menlo|monaco|lucida console|lucida sans typewriter|inconsolata|mono|(?<!uni)code",
                    re.I)
-_CODE_STYLE = re.compile(r"code|source ?text|preformatted|verbatim|teletype|macro ?text|quelltext|"
+_CODE_STYLE = re.compile(r"(?<!uni)code|source ?text|preformatted|verbatim|teletype|macro ?text|quelltext|"
                          r"html ?(keyboard|sample|typewriter|variable)", re.I)
 _DOCX_PARTS = re.compile(r"word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml")
 

@@ -24,9 +24,11 @@ from worker.text.casing import vocabulary_capitals
 from worker.text.truecase import CaseTable
 from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
-from worker.text.pipeline import Prepared, TextOptions, prepare, restore
+from worker.text.consistency import span_consistent
+from worker.text.pipeline import Prepared, TextOptions, prepare, restore, restored_text
 from worker.text.quality import DecodedChunk, assess, decoder_facts, model_for
-from worker.text.segment import DROPPED_TEXT, KEPT_SOURCE, LOW_CONFIDENCE, TIME_BUDGET, WORD_MARKER, Alignment, DocumentResult, SegmentResult, word_at, word_spans
+from worker.text.segment import (DROPPED_TEXT, KEPT_SOURCE, LOW_CONFIDENCE, SPAN_MISMATCH, TIME_BUDGET, WORD_MARKER,
+                                 Alignment, DocumentResult, SegmentResult, word_at, word_spans)
 
 from .alignment import align
 from .bundle import SHORTLIST, TARGET_TOKENS, TRANSFORMER, Bundle, BundleError, load_bundle
@@ -46,6 +48,23 @@ NO_CONTENT = "sentence has no translatable content (no subword tokens): left unt
 # Characters with no visible form (control, format, unassigned, separators): SentencePiece drops
 # most of them and maps the rest to unk, so they give the decoder nothing to translate.
 _INVISIBLE = {"Cc", "Cf", "Cs", "Cn", "Zs", "Zl", "Zp"}
+
+
+@dataclass(frozen=True)
+class _Decoded:
+    """One sentence decoded: its units, each with every hypothesis the beam finished (best first),
+    its warnings, and (seconds, parts decoded, parts) when it ran over its time budget."""
+
+    units: list
+    warnings: tuple[str, ...]
+    over: tuple[float, int, int] | None = None
+
+
+class _Decodings(list):
+    """``Translator._decode``'s results, one per sentence, and ``hypotheses``: each sentence's
+    ``_Decoded``, every hypothesis its beam finished."""
+
+    hypotheses: list[_Decoded]
 
 
 @dataclass(frozen=True)
@@ -138,7 +157,7 @@ class Translator:
             max_sentence_tokens=self.settings.max_sentence_tokens,
             text={"protect_spans": text_options.protect_spans, "restore_case": text_options.restore_case,
                   "check_language": text_options.check_language, "keep_names": text_options.keep_names,
-                  "retry_dropped": text_options.retry_dropped,
+                  "retry_dropped": text_options.retry_dropped, "pick_consistent": text_options.pick_consistent,
                   "glossary": [list(t) for t in text_options.glossary.terms] if text_options.glossary else None})
         keys = [self.cache.key(context, sentence) for sentence in sentences]
         found = self.cache.get_many(keys)
@@ -169,17 +188,56 @@ class Translator:
         time budget did not: it is kept as it is, flagged, and never cached)."""
         prepared = [prepare(sentence, text_options, self.bundle.source_language, self.stand_ins,
                             self.capitalised, self.represented) for sentence in sentences]
-        decoded = iter(self._decode([p.text for p in prepared if p.decode], options, with_attention, progress))
+        decodings = self._decode([p.text for p in prepared if p.decode], options, with_attention, progress)
+        decoded = iter(zip(decodings, decodings.hypotheses))
+        pick = text_options.protect_spans and text_options.pick_consistent
         results = []
         for p in prepared:
-            result = next(decoded) if p.decode else _undecoded(p)
-            result = _kept(p, result) if TIME_BUDGET in result.flags else restore(p, result)
-            result = assess(result, p, self.confidence_model)
+            if p.decode:
+                best, hypotheses = next(decoded)
+                result = self._finished(p, best)
+                if pick:
+                    result = self._consistent(p, hypotheses, result, with_attention, options)
+            else:
+                result = self._finished(p, _undecoded(p))
             if p.decode and DROPPED_TEXT in result.flags and text_options.protect_spans and text_options.retry_dropped \
                     and options.n_best == 1 and not options.max_length:  # an n-best list, a length cap: the model's
                 result = self._retry(p, result, options, with_attention)
             results.append(result)
         return results, [p.decode and TIME_BUDGET not in r.flags for p, r in zip(prepared, results)]
+
+    def _finished(self, prepared: Prepared, result: SegmentResult) -> SegmentResult:
+        """An engine result restored (case, spans) and assessed; one over its time budget keeps its source."""
+        result = _kept(prepared, result) if TIME_BUDGET in result.flags else restore(prepared, result)
+        return assess(result, prepared, self.confidence_model)
+
+    def _consistent(self, prepared: Prepared, decoded: "_Decoded", first: SegmentResult, with_attention: bool,
+                    options: SearchOptions) -> SegmentResult:
+        """``first`` (the best hypothesis, finished) if it keeps its spans (``span_consistent``) and
+        carries its source (no ``dropped_text``); else the best-scoring other hypothesis of the
+        beam that does both, put first; else ``first``, flagged ``span_mismatch`` where no
+        hypothesis kept its spans. A sentence decoded in parts keeps its best."""
+        if decoded.over is not None or len(decoded.units) != 1 or prepared.masked is None:
+            return first
+        unit, hyps = decoded.units[0]
+        kept = span_consistent(prepared.masked, self.target_sp.decode(list(hyps[0].tokens)), first.translation)
+        if kept and DROPPED_TEXT not in first.flags:
+            return first
+        for k in range(1, len(hyps)):
+            text = self.target_sp.decode(list(hyps[k].tokens))
+            if not span_consistent(prepared.masked, text, restored_text(prepared, text)):
+                continue
+            ordered = [(unit, [hyps[k], *hyps[:k], *hyps[k + 1:]])]
+            result = self._finished(prepared, self._segment(prepared.text, ordered, decoded.warnings, with_attention,
+                                                            options.n_best))
+            if DROPPED_TEXT not in result.flags:
+                why = "dropped text" if kept else "changed its spans"
+                return replace(result, warnings=result.warnings + (
+                    f"the best hypothesis {why} ({first.translation!r}): hypothesis {k + 1} of the beam is taken",))
+        if kept:
+            return first
+        return replace(first, flags=first.flags + (SPAN_MISMATCH,), warnings=first.warnings + (
+            "no hypothesis of the beam keeps the source's spans as they are: the best is kept",))
 
     def _retry(self, prepared: Prepared, first: SegmentResult, options: SearchOptions,
                with_attention: bool) -> SegmentResult:
@@ -204,10 +262,27 @@ class Translator:
                            f"the translation dropped text ({first.translation!r}), also when decoded again: "
                            "its source text is kept",))
 
+    def _built(self, sentence: str, decoded: "_Decoded", with_attention: bool, options: SearchOptions) -> SegmentResult:
+        """The model's translation of one sentence, as it is, from its ``_decode`` entry (the best
+        hypothesis of each unit); a sentence whose parts took longer than ``settings.segment_seconds``
+        comes back empty, flagged TIME_BUDGET."""
+        if decoded.over is not None:
+            return _over_budget(sentence, decoded.over, decoded.warnings, self.settings.segment_seconds)
+        return self._segment(sentence, decoded.units, decoded.warnings, with_attention, options.n_best)
+
     def _decode(self, sentences: Sequence[str], options: SearchOptions, with_attention: bool,
-                progress: Callable[[int], None] | None) -> list[SegmentResult]:
-        """The model's translations of ``sentences``, as they are; a sentence whose parts take
-        longer than ``settings.segment_seconds`` comes back empty, flagged TIME_BUDGET."""
+                progress: Callable[[int], None] | None) -> "_Decodings":
+        """The model's translations of ``sentences``, as they are (``_built``), with each one's
+        hypotheses (``_Decodings.hypotheses``) for ``_consistent``."""
+        decodings = _Decodings()
+        decodings.hypotheses = self._hypotheses(sentences, options, progress)
+        decodings += [self._built(sentence, decoded, with_attention, options)
+                      for sentence, decoded in zip(sentences, decodings.hypotheses)]
+        return decodings
+
+    def _hypotheses(self, sentences: Sequence[str], options: SearchOptions,
+                    progress: Callable[[int], None] | None) -> list["_Decoded"]:
+        """Each sentence's units with every hypothesis the beam finished for them, best first."""
         units, warnings = self._units(sentences)
         own: dict[int, list[_SourceChunk]] = defaultdict(list)
         for unit in units:
@@ -224,16 +299,17 @@ class Translator:
                 if len(decoded) < len(parts):
                     over[segment] = (seconds, len(decoded), len(parts))
                 by_segment[segment] = decoded
-        budget = self.settings.segment_seconds
-        return [_over_budget(sentence, over[index], warnings.get(index, ()), budget) if index in over
-                else self._segment(sentence, by_segment[index], warnings.get(index, ()), with_attention)
-                for index, sentence in enumerate(sentences)]
+        return [_Decoded(by_segment[index], warnings.get(index, ()), over.get(index))
+                for index in range(len(sentences))]
 
     def _search(self, sources: list[tuple[int, ...]], options: SearchOptions,
                 progress: Callable[[int], None] | None) -> list[list[Hypothesis]]:
         """``search_in_batches`` over source ids, with the bundle's source prefix (a target-language
-        token) in front; the prefix's attention columns are dropped again, so columns are the ids'."""
-        found = search_in_batches(self.model, [(*self.source_prefix, *ids) for ids in sources], options,
+        token) in front; the prefix's attention columns are dropped again, so columns are the ids'.
+        Every finished hypothesis comes back (up to the beam), not only ``options.n_best``: how far
+        they agree with the best is a confidence feature (worker.text.agreement)."""
+        found = search_in_batches(self.model, [(*self.source_prefix, *ids) for ids in sources],
+                                  replace(options, n_best=options.beam),
                                   self.settings.max_batch_sentences, self.settings.max_batch_tokens,
                                   self.settings.batch_workers, progress)
         if not self.source_prefix:
@@ -355,9 +431,10 @@ class Translator:
         return _SourceChunk(segment, text, start, tuple(pieces), (*ids, self.model.special.eos))
 
     def _segment(self, sentence: str, units: list[tuple[_SourceChunk, list[Hypothesis]]], warnings: tuple[str, ...],
-                 with_attention: bool) -> SegmentResult:
-        """One sentence's result from its units' hypotheses (none: nothing to translate). The
-        translation is the units' texts joined with single spaces, empty ones skipped."""
+                 with_attention: bool, listed: int = 1) -> SegmentResult:
+        """One sentence's result from its units' hypotheses (every finished one, best first; none:
+        nothing to translate), the ``listed`` best of them as its n-best list. The translation is the units' texts
+        joined with single spaces, empty ones skipped."""
         source_spans = tuple(word_spans(sentence))
         if not units:
             return SegmentResult(sentence, "", 0.0, Alignment((), source_spans, ()), warnings=warnings)
@@ -382,13 +459,15 @@ class Translator:
         if with_attention:
             # Columns past a unit's own ids are its batch's padding.
             attention = _block_diagonal([best.attention[:, : len(unit.ids)] for (unit, _), best in zip(units, bests)])
+        shown = units[0][1][:listed]
         n_best = ()
-        if len(units) == 1 and len(units[0][1]) > 1:
-            n_best = tuple((self.target_sp.decode(list(h.tokens)), h.score) for h in units[0][1])
+        if len(units) == 1 and len(shown) > 1:
+            n_best = tuple((self.target_sp.decode(list(h.tokens)), h.score) for h in shown)
         score = sum(best.score for best in bests) / len(bests)
         facts = decoder_facts([DecodedChunk(unit.pieces, unit.ids[:-1], pieces, best.token_log_probs, best.attention,
-                                    unit.start, unit.text)
-                               for (unit, _), best, pieces in zip(units, bests, target_pieces)])
+                                    unit.start, unit.text, hyps)
+                               for (unit, hyps), best, pieces in zip(units, bests, target_pieces)],
+                              piece=self.target_sp.id_to_piece)
         return SegmentResult(sentence, translation, score, alignment, n_best, attention, warnings, facts=facts)
 
 

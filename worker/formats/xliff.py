@@ -8,7 +8,9 @@ alignment (``formats.markup``); a new 1.2 target gets ``state="needs-review-tran
 A unit whose source has no words (numbers, codes, spaces) gets a target that copies the source's
 content as written, with ``state="final"`` in 1.2. Units marked ``translate="no"``, units that
 already have a target, and every other byte of the file (header, notes, contexts, attributes,
-whitespace) are kept as they are.
+whitespace) are kept as they are. A unit that translate-toolkit's html2po took from an element a
+page never translates (its location ``getopt.html+html.body.div.pre:252-75``: a ``pre``, as
+``formats.html.VERBATIM`` lists them) is code: its target copies its source, as a page keeps it.
 
 A unit under ``xml:space="preserve"`` (on the unit, its source, or an element around them) keeps
 its whitespace: line breaks and runs of spaces go to the translation as they are, and the
@@ -33,7 +35,7 @@ from xml.parsers import expat
 from xml.sax.saxutils import escape
 
 from .declared import utf8_xml
-from .html import apart, as_written, character_references, fixed_characters, markup_items
+from .html import VERBATIM, apart, as_written, character_references, fixed_characters, markup_items
 from .inline import inline_unit
 from .markup import Link, Piece, transfer
 from .model import FormatError, OutputError, Parsed, Skeleton, TextUnit
@@ -122,6 +124,9 @@ class _Reader:
                 self.point = [at, self.in_source]
         elif local == "target":
             self.container["target"] = [at, None]
+        elif local == "context" and attrs.get("context-type") == "sourcefile":
+            self.container["location"] = ""
+            self.container["in_location"] = True
 
     def end(self, name: str) -> None:
         local, at = _local(name), self.at()
@@ -150,6 +155,8 @@ class _Reader:
             empty = self.data[opened - 2:opened] == b"/>"
             self.container["target"][1] = opened if empty else _tag_end(self.data, at)
             self.container["target_empty_tag"] = empty
+        elif local == "context":
+            self.container["in_location"] = False
         elif local in ("trans-unit", "segment"):
             self.units.append(self.container)
             self.container = None
@@ -157,6 +164,8 @@ class _Reader:
     def chars(self, text: str) -> None:
         if self.container is not None and self.in_source and not self.skip and not self.point:
             self.container["items"].append(("data", "", _escaped(text), text))
+        elif self.container is not None and self.container.get("in_location"):
+            self.container["location"] += text
 
     def default(self, data: str) -> None:
         if data.startswith("&") and data.endswith(";"):  # an external entity's reference
@@ -193,6 +202,8 @@ def parse_xliff(text: str, languages: tuple[str, str] | None = None) -> Parsed:
         if container["source_end"] is None or (target and not _target_is_empty(data, target, container)):
             continue
         unit, edges, html_references = _unit(container)
+        if _VERBATIM_LOCATION.search(container.get("location", "")):
+            unit = None  # code a page never translates: copied as it is
         copied = _source_content(data, container) if unit is None else None
         if unit is None and not (copied or "").strip():
             continue  # an empty source: nothing to put in a target
@@ -248,6 +259,10 @@ def parse_xliff(text: str, languages: tuple[str, str] | None = None) -> Parsed:
 
 # Where each version names the languages: the element and its (source, target) attributes.
 _LANGUAGE_ATTRIBUTES = {"1": ("file", ("source-language", "target-language")), "2": ("xliff", ("srcLang", "trgLang"))}
+
+
+# html2po's location of a unit: the page, "+", the element path, and its line and column
+_VERBATIM_LOCATION = re.compile(r"\+(?:[\w-]+\.)*(?:" + "|".join(sorted(VERBATIM)) + r")(?::\d+-\d+)?\s*$")
 
 
 def _primary(tag: str) -> str:

@@ -13,17 +13,24 @@ gap of at most ``GAP_WORDS`` words between aligned ones counts in full.
 
 ``too_short``: a word or two come back as under half their letters (``Aug`` -> ``A``).
 
+``halved``: a sentence of ``HALVED_WORDS`` words or more comes back with under half of its letters
+outside its spans: ``With only 80,000 lines of /usr/share/dict/linux.words, the following`` ->
+``Mit 80,000 nur aus /usr/share/dict/linux.words,`` (German takes more letters than English, not half).
+
 ``words_lost``: the words around what is copied are gone. ``%(value)s million`` -> ``%(value)s``
 carries 9 of 16 characters, yet its only word to translate is lost.
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import defaultdict
 
 from .segment import Alignment
+from .spans import find_spans
 
 ALIGNED_RATIO = 2
+HALVED_WORDS = 5  # words of two letters or more, outside spans, that a sentence needs for ``halved``
 DROPPED_BELOW = 0.5
 GAP_WORDS = 3
 GAP_WORD = 12
@@ -100,3 +107,20 @@ def too_short(source: str, translation: str) -> bool:
     words = [w for w in source.split() if any(c.isalpha() for c in w)]
     letters = sum(c.isalpha() for c in source)
     return 1 <= len(words) <= 2 and letters >= 3 and 2 * sum(c.isalpha() for c in translation) < letters
+
+
+def halved(source: str, translation: str) -> bool:
+    """Whether ``source``, of ``HALVED_WORDS`` words (two letters or more) or more outside its
+    spans, comes back with under half of those letters outside the translation's spans."""
+    words = re.findall(r"[^\W\d_]{2,}", _outside_spans(source))
+    if len(words) < HALVED_WORDS:
+        return False
+    return 2 * sum(map(str.isalpha, _outside_spans(translation))) < sum(map(len, words))
+
+
+def _outside_spans(text: str) -> str:
+    parts, cursor = [], 0
+    for span in find_spans(text):
+        parts.append(text[cursor:span.start])
+        cursor = span.end
+    return " ".join(parts + [text[cursor:]])

@@ -114,9 +114,15 @@ def _is_option_line(line: str, columns: list[tuple[int, int]], described: set[in
 
 
 def _columns(line: str) -> list[tuple[int, int]]:
-    """[start, end) of each column of ``line`` (the whole line when it has one)."""
-    bounds, start = [], 0
+    """[start, end) of each column of ``line`` (the whole line when it has one). Two spaces inside
+    a verbatim span other than options do not part columns (sed's ``'s/  *|$//'``)."""
+    bounds, start, inside = [], 0, None
     for gap in (_INDENTED_COLUMN_GAP if line[:1].isspace() else _COLUMN_GAP).finditer(line):
+        if gap.group() == "  ":
+            if inside is None:
+                inside = [(s.start, s.end) for s in find_spans(line) if s.kind != "option"]
+            if any(a < gap.start() and gap.end() < b for a, b in inside):
+                continue
         bounds.append((start, gap.start()))
         start = gap.end()
     return bounds + [(start, len(line))]

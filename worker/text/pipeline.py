@@ -26,6 +26,8 @@ from .verbatim import not_prose
 
 _NOTHING_ELSE = re.compile(r"[\W_]*")
 _WORD_CHAR = re.compile(r"\w")
+_ASCII_DASH = re.compile(r"(?<=\s)--(?=\s)")
+_GAP = re.compile(r"(?<=[^\s.!?:;]) {2,}(?=\S)")  # two spaces or more inside a sentence (worker.text.reinsert)
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,10 @@ class TextOptions:
     # decode a dropped_text segment again, and keep its source if it is short again; with
     # protect_spans only (off, the model's own output comes back: the parity tests compare it)
     retry_dropped: bool = True
+    # prefer, among the beam's finished hypotheses, the best one that keeps every masked span once
+    # and makes up no span-like word, and carries its source (worker.text.consistency); with
+    # protect_spans only
+    pick_consistent: bool = True
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,7 @@ class Prepared:
     terms: tuple[Span, ...] = ()  # glossary terms found in the source (kind GLOSSARY), masked or not
     not_prose: str | None = None  # why the segment is copied through as it is (worker.text.verbatim)
     names: tuple[Span, ...] = ()  # names found in the source (kind KEPT_NAME), kept in the text
+    dashes: bool = False  # the source's spaced ASCII dashes (" -- ") were decoded as single hyphens
 
 
 def prepare(sentence: str, options: TextOptions = TextOptions(), source_language: str | None = None,
@@ -73,6 +80,7 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
     ranges = [(s.start, s.end) for s in spans]
     case = casing.detect(sentence, ranges) if options.restore_case else None
     text = casing.normalise(sentence, case, ranges, capitalised)
+    text, dashes = _ascii_dashes(text, ranges) if options.protect_spans else (text, False)
     terms = _glossary_terms(sentence, options, ranges, case)
     if not options.protect_spans and not terms:
         return Prepared(sentence, text, True, spans, None, case)
@@ -81,7 +89,18 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
     names = _names(sentence, spans, terms, options, case)
     masked = mask(text, _to_mask(spans, terms + names, options), stand_ins)
     return Prepared(sentence, masked.text, True, spans, replace(masked, source=sentence), case, terms=terms,
-                    names=names)
+                    names=names, dashes=dashes)
+
+
+def _ascii_dashes(text: str, ranges: Sequence[tuple[int, int]]) -> tuple[str, bool]:
+    """``text`` with each spaced ASCII dash outside the spans (GNU's ``a filter -- deleting``) as a
+    hyphen and a space (same length): before a word, the model reads ``--`` as an option's and
+    makes one up (``--filterle``); an en dash it reads alike (``Filter - -l``). ``_recase`` puts
+    them back."""
+    found = [m.start() for m in _ASCII_DASH.finditer(text) if not any(a <= m.start() < b for a, b in ranges)]
+    for start in found:
+        text = text[:start] + "- " + text[start + 2:]
+    return text, bool(found)
 
 
 def restore(prepared: Prepared, result: SegmentResult) -> SegmentResult:
@@ -99,7 +118,8 @@ def restore(prepared: Prepared, result: SegmentResult) -> SegmentResult:
             protected += carried_ranges(name, translation)
         masked = replace(masked, slots=tuple(s for s in masked.slots
                                              if s.span.kind != KEPT_NAME or not carried(s.span, translation)))
-    if masked is None or not (masked.slots or _extra_placeholders(prepared.source, translation)):
+    if masked is None or not (masked.slots or _extra_placeholders(prepared.source, translation)
+                              or _GAP.search(prepared.source)):
         if masked is not None and masked.unmasked:
             details["spans"] = [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
         alignment = Alignment(result.alignment.pairs, tuple(word_spans(prepared.source)), tuple(word_spans(translation)))
@@ -128,6 +148,16 @@ def restore(prepared: Prepared, result: SegmentResult) -> SegmentResult:
     return _with_glossary(prepared, restored.placements, replace(
         result, source=prepared.source, translation=restored.translation, alignment=alignment,
         n_best=n_best, flags=flags, details=details))
+
+
+def restored_text(prepared: Prepared, decoded: str) -> str:
+    """``decoded`` (a hypothesis for ``prepared.text``) with its case and spans back, placed as
+    ``restore`` places them without an alignment (as in the n-best list)."""
+    translation = _recase(decoded, prepared)
+    masked = prepared.masked
+    if masked is None or not (masked.slots or _extra_placeholders(prepared.source, translation)):
+        return translation
+    return restore_spans(masked, translation, (), None if masked.slots else (PLACEHOLDER,)).translation
 
 
 # -- names -------------------------------------------------------------------------------------------
@@ -194,7 +224,10 @@ def _with_glossary(prepared: Prepared, placements: Sequence[Placement], result: 
 
 
 def _recase(translation: str, prepared: Prepared) -> str:
-    """The translation in the source's case, stand-ins left alone (they are matched exactly)."""
+    """The translation in the source's case, stand-ins left alone (they are matched exactly), and
+    with the source's ASCII dashes where it has spaced hyphens (``_ascii_dashes``)."""
+    if prepared.dashes:
+        translation = translation.replace(" - ", " -- ")
     if prepared.case is None:
         return translation
     protected = []

@@ -10,7 +10,7 @@ attention) into ``DecoderFacts``: the features below plus source words that got 
 
 fitted to sentence chrF / 100 on development data (``nmt calibrate``, ``worker.local.calibrate``),
 so a confidence of 0.4 reads "expected chrF about 40". The fit lives in the bundle's manifest
-under ``quality`` and names the features it weighs (any of ``FEATURES``: fits made before the
+under ``quality`` and names the features it weighs (any of ``COMPUTED``: fits made before the
 features past ``BASE_FEATURES`` existed name those eleven and still load); a bundle without one
 gets ``DEFAULT_MODEL`` (the mean token log-probability alone), and its segments say so in
 ``details["confidence_model"]``.
@@ -20,11 +20,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .coverage import DROPPED_BELOW, coverage, too_short, words_lost
+from .agreement import AGREEMENT_FEATURES, Finished, agreement_features
+from .coverage import DROPPED_BELOW, coverage, halved, too_short, words_lost
 from .pipeline import Prepared
 from .segment import (
     DROPPED_TEXT,
@@ -63,6 +64,10 @@ FEATURES = BASE_FEATURES + (
     "eos_log_prob",  # log-probability of the end of sentence: how sure the model was that it was done
     "log_prob_spread",  # standard deviation of the token log-probabilities
 )
+# Every feature ``decoder_facts`` computes, and so every one a fit may name: ``FEATURES`` (the
+# default fit's) and the agreement within the beam's n-best list (worker.text.agreement), which
+# did not carry across domains well enough to join the default fit (docs/quality.md).
+COMPUTED = FEATURES + AGREEMENT_FEATURES
 UNATTENDED = 0.3  # summed attention below which a source piece counts as unattended
 UNTRANSLATED_MIN_LETTERS = 3  # a word reported untranslated holds at least this many letters
 REPEAT_RUN = 3  # an n-gram (n <= 4) of output pieces this many times in a row is a loop
@@ -81,10 +86,15 @@ class DecodedChunk:
     attention: np.ndarray  # float [T + 1, >= S + 1]: rows per output token and eos, columns per source piece and eos
     start: int  # character offset of the unit's text within the decoded sentence
     text: str  # the unit's text
+    # every hypothesis the beam finished for the unit, the one read above first
+    alternatives: Sequence[Finished] = ()
 
 
-def decoder_facts(units: Sequence[DecodedChunk], unk_id: int = 1) -> DecoderFacts:
-    """Features and unattended words of a sentence decoded as ``units``."""
+def decoder_facts(units: Sequence[DecodedChunk], unk_id: int = 1,
+                  piece: Callable[[int], str] | None = None) -> DecoderFacts:
+    """Features (``COMPUTED``) and unattended words of a sentence decoded as ``units``.
+    ``piece(id)``: a target id's piece, to read the units' ``alternatives``; without it each
+    unit's best counts as the only hypothesis its beam finished."""
     lps = np.concatenate([np.asarray(u.token_log_probs, dtype=np.float64) for u in units])
     source = [p for u in units for p in u.source_pieces]
     ids = [i for u in units for i in u.source_ids]
@@ -131,6 +141,7 @@ def decoder_facts(units: Sequence[DecodedChunk], unk_id: int = 1) -> DecoderFact
         "eos_log_prob": float(np.mean([u.token_log_probs[-1] for u in units])),
         "log_prob_spread": float(lps.std()),
     }
+    features |= agreement_features([(u.target_pieces, u.alternatives if piece else ()) for u in units], piece or str)
     return DecoderFacts(features, tuple(unattended), _loop(target))
 
 
@@ -162,7 +173,7 @@ def _loop(pieces: Sequence[str]) -> str | None:
 
 @dataclass(frozen=True)
 class ConfidenceModel:
-    """A logistic model over ``features`` (names from ``FEATURES``, one weight, mean and scale
+    """A logistic model over ``features`` (names from ``COMPUTED``, one weight, mean and scale
     each); ``threshold``: below it a segment is low_confidence."""
 
     weights: tuple[float, ...]
@@ -175,9 +186,9 @@ class ConfidenceModel:
     features: tuple[str, ...] = FEATURES
 
     def __post_init__(self) -> None:
-        unknown = [f for f in self.features if f not in FEATURES]
+        unknown = [f for f in self.features if f not in COMPUTED]
         if unknown:
-            raise ValueError(f"quality model features {unknown} are not among this engine's {list(FEATURES)}")
+            raise ValueError(f"quality model features {unknown} are not among this engine's {list(COMPUTED)}")
         sizes = {len(self.features), len(self.weights), len(self.mean), len(self.scale)}
         if len(sizes) != 1:
             raise ValueError(f"quality model of {len(self.features)} features has {len(self.weights)} weights, "
@@ -220,7 +231,8 @@ def assess(result: SegmentResult, prepared: Prepared, model: ConfidenceModel) ->
     A segment that was not decoded is as good as its source: confidence 1 for one made of
     verbatim spans (or nothing to translate), 0 for one copied through in another language or
     over its time budget. A decoded one that carries less than half of its source's visible
-    characters, or none of the words around what it copies (``coverage.words_lost``), is flagged
+    characters, or none of the words around what it copies (``coverage.words_lost``), or a sentence
+    of five words or more under half of its letters (``coverage.halved``), is flagged
     ``dropped_text``, its confidence at most ``DROPPED_CONFIDENCE``.
     """
     facts: DecoderFacts | None = result.facts
@@ -248,7 +260,7 @@ def _with_coverage(result: SegmentResult, model: ConfidenceModel) -> SegmentResu
     """``result`` flagged ``dropped_text`` (and ``low_confidence``) when it carries too little of its source."""
     covered = coverage(result.source, result.translation, result.alignment)
     if covered >= DROPPED_BELOW and not words_lost(result.source, result.translation, result.alignment) \
-            and not too_short(result.source, result.translation):
+            and not too_short(result.source, result.translation) and not halved(result.source, result.translation):
         return result
     confidence = min(result.confidence if result.confidence is not None else 1.0, DROPPED_CONFIDENCE)
     flags = result.flags + (DROPPED_TEXT,)

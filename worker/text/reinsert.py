@@ -28,6 +28,12 @@ from .spans import PLACEHOLDER, find_spans
 _CLOSING = ".,;:!?\"')]»”’"
 _OPENING = "\"'([«„“‘"
 _FINAL = ".!?"
+_QUOTED_BEFORE = "\"'`([{«»„“‘‚‹›"  # what may stand between a span and the gap before it
+_QUOTED_AFTER = "\"'`)]}»«“”’‘‹›,"  # ... and after it
+_SENTENCE_END = ".!?:;"
+_GAP_BEFORE = re.compile(r"(?<=[^\s.!?:;]) {2,}")
+_GAP_AFTER = re.compile(r" {2,}(?=\S)")
+_GAP_ENDING = re.compile(r"(?<=[^\s.!?:;]) {2,}\Z")
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,56 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
             claimed |= {j for j, (a, b) in enumerate(target) if edit.start <= a < edit.end}
         edits.append(edit)
     edits += _invented(masked, translation, target, edits, invented)
+    edits += _gaps(masked, translation, target, edits, targets_of)
     return _apply(masked, translation, target, pairs, _resolve(edits, translation))
+
+
+def _gaps(masked: Masked, translation: str, target: list[tuple[int, int]], edits: list[_Edit],
+          targets_of: dict[int, set[int]]) -> list[_Edit]:
+    """A run of two or more spaces between a span (with the quotes and brackets around it) and
+    a word of the source comes back where the model wrote one space on that side of the copied
+    span: ``or  '--test-label'``, stat's ``(%04a/%10.10A)  Uid:``; one between two words, before
+    the translation of the word after it (else after that of the word before it), as the alignment
+    has them: ``package name  followed by``. Two spaces after a sentence's end are a typing habit,
+    not a gap."""
+    source, out = masked.source, []
+    slotted = {i for slot in masked.slots if not slot.kept for i in slot_words(masked, slot)}
+    starts = [a for a, _ in word_spans(masked.text)]
+    for gap in _GAP_BEFORE.finditer(masked.text):
+        if not masked.text[gap.end():gap.end() + 1].strip():
+            continue
+        after = word_at(starts, gap.end())
+        if after in slotted or after - 1 in slotted:
+            continue  # beside a span: placed by the span, below
+        if targets_of[after]:
+            j = target[min(targets_of[after])][0]
+            if j >= 2 and translation[j - 1] == " " and translation[j - 2].strip():
+                out.append(_Edit(j - 1, j, gap.group()))
+        elif after and targets_of[after - 1]:
+            j = target[max(targets_of[after - 1])][1]
+            if translation[j:j + 1] == " " and translation[j + 1:j + 2].strip():
+                out.append(_Edit(j, j + 1, gap.group()))
+    for edit in edits:
+        if edit.slot is None or edit.slot.kept or edit.method != "copied":
+            continue
+        k, j = edit.slot.span.start, edit.start  # before the span, and before its stand-in
+        while k and source[k - 1] in _QUOTED_BEFORE:
+            k -= 1
+        while j and translation[j - 1] in _QUOTED_BEFORE:
+            j -= 1
+        gap = _GAP_ENDING.search(source[:k])
+        if gap and j >= 2 and translation[j - 1] == " " and not translation[j - 2].isspace():
+            out.append(_Edit(j - 1, j, gap.group()))
+        k, j = edit.slot.span.end, edit.end  # after them
+        while k < len(source) and source[k] in _QUOTED_AFTER:
+            k += 1
+        while j < len(translation) and translation[j] in _QUOTED_AFTER:
+            j += 1
+        gap = _GAP_AFTER.match(source, k)
+        if gap and source[k - 1] not in _SENTENCE_END and translation[j:j + 1] == " " \
+                and translation[j + 1:j + 2].strip():
+            out.append(_Edit(j, j + 1, gap.group()))
+    return out
 
 
 def _anchored(masked: Masked, translation: str, target: list[tuple[int, int]], pairs: Sequence[tuple[int, int]],

@@ -59,8 +59,10 @@ NOT_PROSE = "not_prose"  # identifiers, a command line or code: copied through u
 KEPT_SOURCE = "kept_source"  # the model gave no words for a segment with words: its source text is kept
 DROPPED_TEXT = "dropped_text"  # the translation covers less than half of the source's visible characters
 TIME_BUDGET = "time_budget"  # decoding would take longer than the segment's time budget: its source is kept
+# no hypothesis of the beam kept the masked spans once each and made up no span-like word (worker.text.consistency)
+SPAN_MISMATCH = "span_mismatch"
 FLAGS = (RESTORED_SPAN, LOW_CONFIDENCE, UNTRANSLATED_SPAN, REPETITION, LANGUAGE, GLOSSARY_MISS, NOT_PROSE, KEPT_SOURCE,
-         DROPPED_TEXT, TIME_BUDGET)
+         DROPPED_TEXT, TIME_BUDGET, SPAN_MISMATCH)
 
 
 @dataclass(frozen=True)

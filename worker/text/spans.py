@@ -66,7 +66,10 @@ _BARE = r"(?!(?:" + _STOP + r")(?![\w-]))[a-z][\w.+-]*(?=\s|$|[.,;!?)](?:\s|$))"
 # closed on the line runs to its end
 _ASSIGNMENT = (r"[A-Z][A-Za-z0-9_]*=(?:'[^'\n]{0,80}(?:'|$)|\"[^\"\n]{0,80}(?:\"|$)"
                r"|[^\s'\"`<>,;]*[^\s'\"`<>,;.:!?)])")
-_COMMAND_ARG = r"(?:" + _ASSIGNMENT + r"|" + _OPTION + r"|(?:" + _SUBCOMMANDS + r")(?![\w-])|" + _ARG_LIKE + r")"
+# a quoted argument (sed 's/ *|$//'): one with a slash, a dollar or a star, or a sed script
+_QUOTED_ARG = r"'(?=[^'\n]{0,200}?[/$*\\^])[^'\n]{1,200}'|\"(?=[^\"\n]{0,200}?[/$*\\^])[^\"\n]{1,200}\""
+_COMMAND_ARG = (r"(?:" + _ASSIGNMENT + r"|" + _OPTION + r"|(?:" + _SUBCOMMANDS + r")(?![\w-])|" + _QUOTED_ARG + r"|"
+                + _ARG_LIKE + r")")
 
 PATTERNS: dict[str, str] = {
     "placeholder": (
@@ -108,10 +111,15 @@ PATTERNS: dict[str, str] = {
         r"|Gemfile|Procfile|Rakefile|CMakeLists\.txt)(?![\w.]\w|\w)"
         r"|(?<![\w/*])\*(?:\.[\w-]+)+(?![\w.]\w|\w)"  # *.o, *.tar.gz
         r"|(?<![\w./-])\.[a-z][\w-]*(?:\.[\w-]+)*(?![\w.]\w|\w)"  # .venv .gitignore .env.local
+        # a regular expression between slashes, with its operators: /%(-_)?\d*N/
+        r"|(?<![\w/])/(?=[^\s/]{0,80}?[\\()\[\]*?+^$|])[^\s/]{1,80}/(?![\w/])"
     ),
     # a command in backticks; a command line: a command word, then options, subcommands, paths
     "command": (
-        r"`[^`\n]+`"
+        r"``[^`\n]+``"  # reStructuredText's literal: ``==``
+        r"|`(?:[^`'\n]|'(?=[\w`]))+`"  # (an apostrophe inside before a word or the backtick only)
+        # a word in GNU's old quotes, a backtick closed by an apostrophe: wget's `-n%c', `%s'
+        r"|`[^`'\s]{1,80}'(?!\w)"
         r"|(?<![\w./-])(?:sudo\s+)?(?:" + _COMMANDS + r")(?=\s+" + _COMMAND_ARG + r"(?![\w-]))"
         r"(?:\s+" + _COMMAND_ARG + r"(?:\s+" + _BARE + r"){0,3})+(?<![.,;:!?])"
     ),
@@ -123,8 +131,11 @@ PATTERNS: dict[str, str] = {
     "option": (
         r"(?<![\w-])(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3}(?: [a-z](?=[,;]))?)(?![\w-])"
         r"(?:\s+(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3})(?![\w-]))*"
-        r"|(?<![\w\]-])-[A-Za-z][A-Za-z0-9]*(?:\s+-[A-Za-z][A-Za-z0-9]*)+(?![\w-])"
+        # a run of single-dash settings, bare ones between them (stty's ``-ignbrk brkint -inlcr``)
+        r"|(?<![\w\]-])-[A-Za-z][A-Za-z0-9]*(?:\s+(?:(?!(?:" + _STOP + r")\s)[a-z][a-z0-9]*\s+)?-[A-Za-z][A-Za-z0-9]*)+"
+        r"(?![\w-])"
         r"|(?<![\w-])\[-\][A-Za-z][A-Za-z0-9]*(?![\w-])"
+        r"|(?<![\w-])-[A-Z][A-Z0-9_]+(?![\w-])"  # a metavariable as an option: kill's -SIGNAL
     ),
     # phone numbers with spaces: +49 30 1234567, +49 (0)89 1234 5678, 0800 123 456, 0171 234 5678
     "phone": (
@@ -242,6 +253,7 @@ def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> l
                 end = _trim(text, start, end)
             if kind == "option":
                 start = _program_before(text, start)
+                end = _setting_after(text, start, end)
             if end > start:
                 candidates.append((start, -(end - start), rank, Span(kind, start, end, text[start:end])))
     candidates += [(a, a - b, 0, Span(PLACEHOLDER, a, b, text[a:b])) for a, b in _icu_arguments(text)]
@@ -268,6 +280,22 @@ def _program_before(text: str, start: int) -> int:
     if found and (found.group(1) in COMMAND_WORDS or found.group(1) not in COMMON):
         return found.start(1)
     return start
+
+
+_SETTINGS_RUN = re.compile(r"-[A-Za-z][A-Za-z0-9]*\s+(?:\S+\s+)*?-[A-Za-z][A-Za-z0-9]*")
+_WORD_AFTER = re.compile(r"\s+([a-z][a-z0-9]*)(?=$|\s|[.,;:!?)](?:\s|$))")
+_STOP_WORDS = frozenset(_STOP.split("|"))
+
+
+def _setting_after(text: str, start: int, end: int) -> int:
+    """Where a run of single-dash settings ends once a bare setting after it is taken in
+    (stty's ``-inlcr -igncr icrnl``): a lower-case word that is no common English word."""
+    if "--" in text[start:end] or not _SETTINGS_RUN.search(text, start, end):
+        return end
+    found = _WORD_AFTER.match(text, end)
+    if found and found.group(1) not in COMMON and found.group(1) not in _STOP_WORDS:
+        return found.end(1)
+    return end
 
 
 def _icu_arguments(text: str) -> list[tuple[int, int]]:
