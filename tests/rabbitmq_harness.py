@@ -7,6 +7,11 @@ directory); only the system's epmd (port 4369) is shared. It is started from
 ``/usr/lib/rabbitmq/bin/rabbitmq-server`` (Debian's ``/usr/sbin`` wrapper would switch to the
 ``rabbitmq`` user), waited for until it accepts AMQP logins, and stopped by the pid this harness
 started (SIGTERM: the script stops the Erlang VM and waits for it; SIGKILL after 30 s).
+
+``kill`` crashes the node (SIGKILL to the script and every process of its process group and pid
+tree: the Erlang VM and its helpers, never the shared epmd, which runs in a session of its own) and
+``restart`` starts it again on the same ports, name and database directory: what it had written
+to disk (quorum queues, durable exchanges and bindings, users) is all that comes back.
 """
 from __future__ import annotations
 
@@ -29,12 +34,13 @@ PASSWORD = "rabbit-secret"
 class RabbitNode:
     """One RabbitMQ node in ``directory``; ``url`` reaches its default virtual host as ``USER``."""
 
-    def __init__(self, directory: Path, consumer_timeout_ms: int = 1_800_000) -> None:
+    def __init__(self, directory: Path, consumer_timeout_ms: int = 1_800_000, heartbeat: int | None = None) -> None:
         self.directory = directory
         self.port = free_port()
         self.dist_port = free_port()
         self.name = f"nmt-test-{self.port}@localhost"
         self.consumer_timeout_ms = consumer_timeout_ms
+        self.heartbeat = heartbeat  # the heartbeat (s) the node proposes; None: RabbitMQ's default (60)
         self.process: subprocess.Popen | None = None
 
     @property
@@ -53,7 +59,8 @@ class RabbitNode:
         config.write_text(f"listeners.tcp.default = 127.0.0.1:{self.port}\n"
                           f"default_user = {USER}\ndefault_pass = {PASSWORD}\n"
                           f"consumer_timeout = {self.consumer_timeout_ms}\n"
-                          "log.console = false\nlog.file.level = info\n")
+                          "log.console = false\nlog.file.level = info\n"
+                          + (f"heartbeat = {self.heartbeat}\n" if self.heartbeat is not None else ""))
         (self.directory / "enabled_plugins").write_text("[].\n")
         (self.directory / "rabbitmq-env.conf").write_text("")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))} | {
@@ -116,6 +123,39 @@ class RabbitNode:
             connection.close()
         return depths
 
+    def processes(self) -> list[int]:
+        """Pids of the node's processes: the script this harness started, its process group (the
+        script runs in a session of its own) and its pid tree (the VM, ``erl_child_setup``, ...)."""
+        if self.process is None:
+            return []
+        root = self.process.pid
+        pids = {root} | {int(p) for p in _pgrep("-g", str(root))}
+        todo = [root]
+        while todo:
+            for child in map(int, _pgrep("-P", str(todo.pop()))):
+                if child not in pids:
+                    pids.add(child)
+                    todo.append(child)
+        return sorted(pid for pid in pids if _alive(pid) and _command(pid) != "epmd")
+
+    def kill(self, timeout: float = 15) -> list[int]:
+        """Crash the node: SIGKILL to every process of ``processes`` at once, waited for until all
+        are gone (no clean shutdown: nothing is flushed or closed). Returns the pids killed."""
+        pids = self.processes()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.process.wait(timeout=timeout)
+        wait_for(lambda: not any(_alive(pid) for pid in pids), timeout, f"the processes of {self.name} to end")
+        return pids
+
+    def restart(self, timeout: float = 90) -> "RabbitNode":
+        """Start the node again after ``kill`` or ``stop``: the same ports, name and database."""
+        assert self.process is None or self.process.poll() is not None, "the node is still running"
+        return self.start(timeout)
+
     def stop(self) -> None:
         """SIGTERM to the script this harness started (it stops the VM and waits); SIGKILL to the
         script and its VM (its only child) if that takes over 30 s."""
@@ -141,11 +181,27 @@ class RabbitNode:
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped by its parent, does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _pgrep(*args: str) -> list[str]:
+    return subprocess.run(["pgrep", *args], capture_output=True, text=True).stdout.split()
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 @pytest.fixture(scope="module")

@@ -198,7 +198,7 @@ def test_a_worker_killed_mid_job_has_its_messages_run_by_another_worker(rabbit_n
     os.killpg(first.process.pid, signal.SIGKILL)
     first.process.wait(timeout=10)
     wait_for(lambda: _ready(rabbit_node, batch_queue_for("en", "de")) == len(smalls)
-             and sum(_ready(rabbit_node, q) for q in QUEUES) == 1, 30, "RabbitMQ to requeue the dead worker's messages")
+             and _ready(rabbit_node, queue_for("en", "de")) == 1, 30, "RabbitMQ to requeue the dead worker's messages")
 
     fleet("w2", batch_wait_ms=50)
     assert len(doc.wait(timeout=240).segments) == 100

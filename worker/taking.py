@@ -108,6 +108,7 @@ class Taker:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.connection: Any = None
+        self._beating: Any = None  # the channel whose heartbeats a thread sends
         self._said_cannot_take = False
 
     def take(self, queue: str, limit: int, wait: float, budget: int = 0, held: int = 0) -> list[Taken]:
@@ -146,22 +147,26 @@ class Taker:
 
     def _channel(self) -> Any:
         """The channel of this child's own broker connection, made on first use: over RabbitMQ with
-        heartbeats, sent from a thread (``AmqpChannel.keep_alive``) while the child decodes."""
+        heartbeats, sent from a thread (``AmqpChannel.keep_alive``) while the child decodes. kombu
+        makes the connection again by itself, with a new channel, when it finds it lost (a heartbeat
+        that could not be sent while the broker was down ends the thread and marks it so): the new
+        channel gets a heartbeat thread of its own, or the broker would close it two heartbeats later
+        and requeue what it took."""
         if self.connection is None:
-            if is_amqp(self.app.conf.broker_url or ""):
-                self.connection = self.app.connection_for_read(heartbeat=AMQP_HEARTBEAT)
-                channel = self.connection.default_channel
-                if hasattr(channel, "keep_alive"):
-                    channel.keep_alive(AMQP_HEARTBEAT / 3)
-                return channel
-            self.connection = self.app.connection_for_read()
-        return self.connection.default_channel
+            amqp = is_amqp(self.app.conf.broker_url or "")
+            self.connection = self.app.connection_for_read(**({"heartbeat": AMQP_HEARTBEAT} if amqp else {}))
+        channel = self.connection.default_channel
+        if channel is not self._beating and hasattr(channel, "keep_alive"):
+            channel.keep_alive(AMQP_HEARTBEAT / 3)
+            self._beating = channel
+        return channel
 
     def close(self) -> None:
         """Give back what the connection still holds (kombu requeues it)."""
         if self.connection is not None:
             self.connection.release()
             self.connection = None
+            self._beating = None
 
 
 def _round_size(room: int, budget: int, chars: int, jobs: int) -> int:

@@ -248,7 +248,12 @@ class AmqpChannel(pyamqp.Channel):
         is open. A worker child reads its taking connection only when it takes or acknowledges, and
         decodes for seconds in between: without these frames RabbitMQ would close the connection
         (and requeue what it holds) after two heartbeat intervals, and without a heartbeat at all it
-        would keep a dead host's messages until the host's TCP connection timed out."""
+        would keep a dead host's messages until the host's TCP connection timed out. At most a third
+        of the heartbeat the connection negotiated (a broker's ``heartbeat`` below the client's wins)."""
+        negotiated = getattr(self.connection, "heartbeat", 0) or 0
+        if negotiated:
+            interval = min(interval, negotiated / 3)
+
         def beat() -> None:
             while not stop.wait(interval):
                 with self.lock:
