@@ -17,6 +17,18 @@ round trip, each held unacknowledged exactly as kombu's ``basic_get`` holds one 
 hash and index, so Redis restores it after the visibility timeout), and acknowledges many in one.
 kombu's ``basic_get`` and ``ack`` take two round trips and one for each message.
 
+A channel also honours ``unacked_restore_interval`` (seconds between restores of messages past the
+visibility timeout; ``queue_config.celery_config`` sets it), which kombu 5.6 ignores: its worker
+loop calls ``restore_visible`` every 10 s and restores on every 10th call only, so a message held
+by a worker that lost its broker (a dead host, a Sentinel failover) came back up to 100 s after
+its visibility timeout instead of 10 s.
+
+kombu takes a Sentinel URL list (``sentinel://...;sentinel://...``) for failover alternates, and on
+every reconnect switches to the next by its scheme (``Connection.switch``): to kombu's own Sentinel
+transport, not the worker's ``broker_transport``. So importing this module makes the ``sentinel``
+alias name ``SentinelTransport``: a worker that reconnected after a failover keeps this module's
+channels (the restore interval, batches, poison items dropped, a demoted master's refusals).
+
 With RabbitMQ as the broker (``amqp://``, ``amqps://``) the worker selects ``AmqpTransport``:
 kombu's py-amqp transport whose channels also ``take`` (``basic_get`` up to N messages, each held
 unacknowledged on the taking connection until its job is done) and ``ack_many``, and keep an idle
@@ -34,6 +46,7 @@ import time
 from functools import cached_property
 from typing import Any
 
+from kombu import transport as kombu_transport
 from kombu.transport import pyamqp
 from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
@@ -86,7 +99,17 @@ def envelope_problem(message: Any) -> str | None:
     return None
 
 
+# Seconds between kombu's calls of ``QoS.restore_visible`` in the worker loop (``call_repeatedly(10, ...)``).
+RESTORE_TICK = 10
+
+
 class QoS(kombu_redis.QoS):
+    def restore_visible(self, start: int = 0, num: int = 10, interval: int = 10) -> None:
+        """kombu's restore of messages past the visibility timeout, every ``unacked_restore_interval``
+        seconds of the channel (rounded to kombu's 10 s tick) rather than every 10th tick."""
+        every = max(1, round(self.channel.unacked_restore_interval / RESTORE_TICK))
+        super().restore_visible(start=start, num=num, interval=every)
+
     def hold(self, message: virtual.Message) -> None:
         """Record a message ``Channel.take`` took as delivered and unacknowledged (kombu's
         ``append`` less its round trip, which the take script did)."""
@@ -103,8 +126,9 @@ class QoS(kombu_redis.QoS):
 
 class TakingChannel:
     """What this project adds to kombu's Redis channels (plain and Sentinel): ``take`` and
-    ``ack_many`` for batches, and poison items dropped."""
+    ``ack_many`` for batches, poison items dropped, and ``unacked_restore_interval`` honoured."""
     QoS = QoS
+    unacked_restore_interval = 10 * RESTORE_TICK  # kombu's own period; the worker's settings set 10
 
     @cached_property
     def _take(self) -> Any:
@@ -149,12 +173,13 @@ class TakingChannel:
 
 
 class Channel(TakingChannel, kombu_redis.Channel):
-    pass
+    from_transport_options = kombu_redis.Channel.from_transport_options + ("unacked_restore_interval",)
 
 
 class SentinelChannel(TakingChannel, kombu_redis.SentinelChannel):
     """kombu's Sentinel channel (``master_name`` and ``sentinel_kwargs`` from the transport
     options), on connections that take a demoted master's refusals for a lost connection."""
+    from_transport_options = kombu_redis.SentinelChannel.from_transport_options + ("unacked_restore_interval",)
     connection_class = FailoverAwareConnection
     connection_class_ssl = FailoverAwareSSLConnection
 
@@ -176,6 +201,11 @@ class Transport(DroppingPoison, kombu_redis.Transport):
 
 class SentinelTransport(DroppingPoison, kombu_redis.SentinelTransport):
     Channel = SentinelChannel
+
+
+# The transport a reconnect's switch to the next sentinel:// URL resolves (kombu caches resolved names).
+kombu_transport.TRANSPORT_ALIASES["sentinel"] = f"{__name__}:SentinelTransport"
+kombu_transport._transport_cache.pop("sentinel", None)
 
 
 def _envelope(item: Any, queue: str) -> dict[str, Any] | None:
