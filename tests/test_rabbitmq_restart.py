@@ -19,9 +19,9 @@ from kombu.exceptions import OperationalError
 from client.client import TranslationClient
 from queue_config.names import batch_queue_for, chunk_queue_for, queue_for
 
-from .queue_harness import CeleryWorker, wait_for
+from .queue_harness import CeleryWorker, RedisServer, wait_for
 from .rabbitmq_harness import RabbitNode
-from .test_rabbitmq import BUNDLE, document, job_store  # noqa: F401 (fixture)
+from .test_rabbitmq import BUNDLE, document
 
 QUEUES = (queue_for("en", "de"), batch_queue_for("en", "de"), chunk_queue_for("en", "de"))
 OUTAGE = 3.0  # seconds the node stays down
@@ -40,6 +40,13 @@ def node(tmp_path_factory):
     node = RabbitNode(tmp_path_factory.mktemp("rabbitmq-restart"), heartbeat=HEARTBEAT).start()
     yield node
     node.stop()
+
+
+@pytest.fixture(scope="module")
+def job_store(tmp_path_factory):
+    server = RedisServer(tmp_path_factory.mktemp("jobstore")).start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture
