@@ -3,17 +3,20 @@ measure it on a domain the fit did not see: Spearman correlation with sentence c
 and AUROC for finding translations below chrF 30 (goal >= 0.80). Beside it, in the same run: the
 fits over the other feature sets (``FEATURE_SETS``: ``all``, the default fit's ``FEATURES``;
 ``base``, the eleven of earlier fits; ``agreement``, ``FEATURES`` and the agreement within the
-beam's n-best list, ``worker.text.agreement``), the fit over the n-best agreement alone, and the
-mean token log-probability alone.
+beam's n-best list, ``worker.text.agreement``; ``char``, the log-probability per output character
+alone; ``char-ratio``, it and the character length ratio), the fit over the n-best agreement
+alone, and the mean token log-probability alone.
 
 Every set is decoded once per bundle (default decoding, spans, case and language check on, as
-users get it) and its features and sentence chrF are cached in --cache (keyed by the bundle and
-the engine's feature list), so fits can be rerun cheaply. The seconds spent computing the
+users get it) and what the engine decoded (each sentence's pieces, token log-probabilities,
+attention and finished hypotheses) is cached in --cache with the sentence chrF, keyed by the
+bundle's signature; the features are computed from the cache by the engine's ``decoder_facts``, so
+fits, and features added later, are rerun without decoding again. The seconds spent computing the
 features are timed apart from the decoding, and of them the n-best agreement's. --write stores
 the fit (--features) in the bundle's manifest (``quality``).
 
     python bench/confidence.py --bundle models/en-de --fit newstest2013 software-dev docs-dev \
-        --check tatoeba-test [--lines 500] [--features all|base|agreement] [--write] [--json]
+        --check tatoeba-test [--lines 500] [--features all|base|agreement|char|char-ratio] [--write] [--json]
 """
 from __future__ import annotations
 
@@ -21,7 +24,10 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
@@ -29,16 +35,18 @@ if str(REPO_ROOT) not in sys.path:
 
 from bench.test_sets import SETS, SHARED, path as _path  # noqa: E402
 from worker.text.agreement import AGREEMENT_FEATURES  # noqa: E402
-from worker.text.quality import BASE_FEATURES, FEATURES  # noqa: E402
+from worker.text.quality import BASE_FEATURES, CHAR_FEATURES, FEATURES  # noqa: E402
 
 # The fits the bench makes, by --features name: the one chosen is reported first and --write stores it.
-FEATURE_SETS = {"all": FEATURES, "base": BASE_FEATURES, "agreement": FEATURES + AGREEMENT_FEATURES}
+FEATURE_SETS = {"all": FEATURES, "base": BASE_FEATURES, "agreement": FEATURES + AGREEMENT_FEATURES,
+                "char": CHAR_FEATURES, "char-ratio": CHAR_FEATURES + ("char_length_ratio",)}
 
 
 class FeatureClock:
     """Seconds spent in ``decoder_facts`` (the features) while the engine decodes, and of them in
     ``agreement_features`` (the n-best agreement): the engine's own functions, timed where they
-    are called."""
+    are called. It also keeps what each call was given (``units``, by the id of the facts it
+    returned), so that the decoded units can be cached and their features computed again."""
 
     def __init__(self) -> None:
         import worker.engine.translator as engine
@@ -46,11 +54,14 @@ class FeatureClock:
 
         self.seconds = self.agreement_seconds = 0.0
         self.calls, self._engine, self._facts, self._agreement = 0, engine, engine.decoder_facts, quality.agreement_features
+        self.units: dict[int, tuple[object, list]] = {}
 
         def timed(*args, **kwargs):
             started = time.perf_counter()
             try:
-                return self._facts(*args, **kwargs)
+                facts = self._facts(*args, **kwargs)
+                self.units[id(facts)] = (facts, list(args[0] if args else kwargs["units"]))
+                return facts
             finally:
                 self.seconds += time.perf_counter() - started
                 self.calls += 1
@@ -65,29 +76,88 @@ class FeatureClock:
         engine.decoder_facts, quality.agreement_features = timed, timed_agreement
 
 
-def load_samples(translator, name: str, data: Path, lines: int, cache: Path, clock: FeatureClock):
-    """The set's samples for this bundle, decoded now or read from the cache; and the seconds
-    the decoding took and, of them, the features and the n-best agreement (0, 0, 0 from the cache)."""
-    import hashlib
+@dataclass(frozen=True)
+class Ended:
+    """A finished hypothesis as the cache keeps it (``worker.text.agreement.Finished``)."""
+
+    tokens: tuple[int, ...]
+    score: float
+
+
+def unit_json(unit) -> dict:
+    """A decoded unit (``DecodedChunk``) as the cache stores it: its attention cut to the columns
+    ``decoder_facts`` reads (source pieces and eos), float32 values kept exactly."""
+    s = len(unit.source_pieces)
+    return {"source_pieces": list(unit.source_pieces), "source_ids": [int(i) for i in unit.source_ids],
+            "target_pieces": list(unit.target_pieces),
+            "token_log_probs": [float(v) for v in np.asarray(unit.token_log_probs, dtype=np.float32)],
+            "attention": np.asarray(unit.attention, dtype=np.float32)[:, : s + 1].tolist(),
+            "start": unit.start, "text": unit.text,
+            "alternatives": [[[int(t) for t in h.tokens], float(h.score)] for h in unit.alternatives]}
+
+
+def unit_from_json(raw: dict):
+    from worker.text.quality import DecodedChunk
+
+    return DecodedChunk(tuple(raw["source_pieces"]), tuple(raw["source_ids"]), tuple(raw["target_pieces"]),
+                        np.asarray(raw["token_log_probs"], dtype=np.float32),
+                        np.asarray(raw["attention"], dtype=np.float32).reshape(len(raw["token_log_probs"]), -1),
+                        raw["start"], raw["text"], tuple(Ended(tuple(t), s) for t, s in raw["alternatives"]))
+
+
+def load_decoded(translator, name: str, data: Path, lines: int, cache: Path, clock: FeatureClock):
+    """The set as this bundle decodes it, decoded now or read from the cache: per decoded sentence
+    (copied-through ones are left out) its source, translation, reference, sentence chrF and
+    decoded units (``unit_json``); and the seconds the decoding took and, of them, the features
+    and the n-best agreement (0, 0, 0 from the cache). The cache holds what the engine decoded,
+    not features, so features added later are computed from it without decoding again."""
+    import gzip
+
+    from sacrebleu.metrics import CHRF
 
     from worker.engine.evaluation import read_lines
-    from worker.local.calibrate import Sample, samples
-    from worker.text.quality import COMPUTED
 
-    features = hashlib.sha256(" ".join(COMPUTED).encode()).hexdigest()[:8]
-    file = cache / f"{translator.bundle.signature}.{features}.{name}.{lines}.jsonl"
+    file = cache / f"{translator.bundle.signature}.{name}.{lines}.decoded.jsonl.gz"
     if file.exists():
-        return [Sample(**json.loads(line)) for line in file.read_text().splitlines()], 0.0, 0.0, 0.0
+        with gzip.open(file, "rt", encoding="utf-8") as f:
+            return [json.loads(line) for line in f], 0.0, 0.0, 0.0
     src, ref = (_path(p, data) for p in SETS[name])
     sources, references = read_lines(src)[:lines], read_lines(ref)[:lines]
     clock.seconds = clock.agreement_seconds = 0.0
+    clock.units.clear()
     started = time.perf_counter()
     results = translator.translate_sentences([s.strip() for s in sources])
     seconds = time.perf_counter() - started
-    out = samples(results, references)
+    chrf = CHRF()
+    out = [{"source": r.source, "translation": r.translation, "reference": ref,
+            "chrf": float(chrf.sentence_score(r.translation, [ref]).score),
+            "units": [unit_json(u) for u in clock.units[id(r.facts)][1]]}
+           for r, ref in zip(results, references) if r.facts is not None]
+    clock.units.clear()
     cache.mkdir(parents=True, exist_ok=True)
-    file.write_text("".join(json.dumps({"features": s.features, "chrf": s.chrf}) + "\n" for s in out))
+    partial = file.with_suffix(".part")
+    with gzip.open(partial, "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(d) + "\n" for d in out)
+    partial.replace(file)
     return out, seconds, clock.seconds, clock.agreement_seconds
+
+
+def samples_of(decoded: list[dict], piece) -> list:
+    """Samples (``worker.local.calibrate.Sample``) with the features ``decoder_facts`` computes
+    now from the decoded units. ``piece(id)``: a target id's piece."""
+    from worker.local.calibrate import Sample
+    from worker.text.quality import decoder_facts
+
+    return [Sample(dict(decoder_facts([unit_from_json(u) for u in d["units"]], piece=piece).features), d["chrf"])
+            for d in decoded]
+
+
+def load_samples(translator, name: str, data: Path, lines: int, cache: Path, clock: FeatureClock):
+    """The set's samples for this bundle (features from the decoded units, decoded now or read from
+    the cache); and the seconds the decoding took and, of them, the features and the n-best
+    agreement (0, 0, 0 from the cache)."""
+    decoded, *seconds = load_decoded(translator, name, data, lines, cache, clock)
+    return (samples_of(decoded, translator.target_sp.id_to_piece), *seconds)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default="/tmp/nmt-confidence-cache")
     parser.add_argument("--features", choices=tuple(FEATURE_SETS), default="all",
                         help="the fit to report first and --write: over FEATURES, the eleven of earlier fits, "
-                             "or FEATURES and the n-best agreement")
+                             "FEATURES and the n-best agreement, the log-probability per output character "
+                             "alone, or it and the character length ratio")
     parser.add_argument("--write", action="store_true", help="store the fit in the bundle's manifest")
     parser.add_argument("--json", action="store_true", help="print a JSON object as the last line")
     args = parser.parse_args(argv)

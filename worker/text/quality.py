@@ -64,10 +64,18 @@ FEATURES = BASE_FEATURES + (
     "eos_log_prob",  # log-probability of the end of sentence: how sure the model was that it was done
     "log_prob_spread",  # standard deviation of the token log-probabilities
 )
+# The log-probability counted per character of the output rather than per piece: the sum of the
+# token log-probabilities (eos included) over the output's characters (word markers left out).
+# Pieces are longer in some domains than in others, and a made-up word splits into many short
+# ones, so per piece the same text scores differently by domain; per character it ranks every
+# domain measured better than the mean log-probability, and alone it ranks domains a fit did not
+# see better than a fit over ``FEATURES`` (docs/quality.md, "Across domains").
+CHAR_FEATURES = ("log_prob_per_char",)
 # Every feature ``decoder_facts`` computes, and so every one a fit may name: ``FEATURES`` (the
-# default fit's) and the agreement within the beam's n-best list (worker.text.agreement), which
-# did not carry across domains well enough to join the default fit (docs/quality.md).
-COMPUTED = FEATURES + AGREEMENT_FEATURES
+# default fit's), the agreement within the beam's n-best list (worker.text.agreement), which
+# did not carry across domains well enough to join the default fit, and ``CHAR_FEATURES``
+# (docs/quality.md).
+COMPUTED = FEATURES + AGREEMENT_FEATURES + CHAR_FEATURES
 UNATTENDED = 0.3  # summed attention below which a source piece counts as unattended
 UNTRANSLATED_MIN_LETTERS = 3  # a word reported untranslated holds at least this many letters
 REPEAT_RUN = 3  # an n-gram (n <= 4) of output pieces this many times in a row is a loop
@@ -140,6 +148,7 @@ def decoder_facts(units: Sequence[DecodedChunk], unk_id: int = 1,
         "copied_pieces": sum(1 for p in lettered if p in source_set) / max(1, len(lettered)),
         "eos_log_prob": float(np.mean([u.token_log_probs[-1] for u in units])),
         "log_prob_spread": float(lps.std()),
+        "log_prob_per_char": float(lps.sum()) / max(1, target_chars),
     }
     features |= agreement_features([(u.target_pieces, u.alternatives if piece else ()) for u in units], piece or str)
     return DecoderFacts(features, tuple(unattended), _loop(target))
