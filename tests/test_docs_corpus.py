@@ -280,7 +280,7 @@ def test_a_source_builds_from_its_packages_with_a_data_card(tmp_path, libreoffic
              for name in ("train.en.gz", "train.de.gz", "train.tagged.en.gz", "train.tagged.de.gz")}
     assert len({len(v) for v in lines.values()}) == 1 and len(lines["train.en.gz"]) == len(corpus.pairs) == 5
     assert lines["train.tagged.en.gz"][lines["train.en.gz"].index("Choose File - Open.")] == "Choose <menu>File - Open</menu>."
-    card = json.loads((tmp_path / "out" / CARD_JSON).read_text())
+    card = json.loads((tmp_path / "out" / CARD_JSON).read_text())["sources"]
     assert card[0]["packages"] == [{"name": "libreoffice-help-en-us", "version": "1:7.4-1", "license": "MPL-2.0"},
                                    {"name": "libreoffice-help-de", "version": "1:7.4-1", "license": "MPL-2.0"}]
     assert card[0]["pairs"] == 5 and card[0]["words_en"] == sum(len(line.split()) for line in lines["train.en.gz"])

@@ -15,6 +15,14 @@ or one word substituted, inserted or deleted) with any training corpus.
     an earlier pair of its own.
 (4) Every training corpus (all of Tatoeba outside the new slices, news, captions, the other
     catalogues, the documentation corpus) loses the pairs near any held-out set.
+(5) Documentation dev/test lose the pairs of a reference audit, ``training/docs/held_out_mismatch.tsv``
+    (``training.docs.collect.read_mismatches``): whole sections hold pairs whose German reference
+    is no translation of the English (rewritten, a clause or sentence more or less, another
+    paragraph's, untranslated), found by reading source and reference only. They are dropped from
+    the written sets after (3) and (4), so they stay held out: never trained on, pairs near them
+    still leave training, and the training corpora are the same as without the list. A listed pair
+    that matches no pair of its set fails the build (a stale list); the data card and the report
+    give the pairs each set lost to it.
 Each check indexes the smaller side (held-out pairs) and streams the corpus past it.
 
 The documentation corpus (``training.docs``, ``--docs``, the default; ``--no-docs`` leaves it out)
@@ -23,7 +31,8 @@ is read from Debian's documentation packages, fetched with ``apt-get download`` 
 
 Writes ``OUT/{tatoeba,wmt-news,multi30k,software,docs}/{prefix}.{en,de}.gz``,
 ``OUT/docs/train.tagged.{en,de}.gz`` (the same pairs with their inline markup) and the data card
-``OUT/docs/card.{json,md}``, and, last, ``OUT/report.json``; the same inputs give the same bytes.
+``OUT/docs/card.{json,md}`` (each source, and each dev/test set with the pairs the audit dropped),
+and, last, ``OUT/report.json``; the same inputs give the same bytes.
 It prints the counts.
 """
 from __future__ import annotations
@@ -36,8 +45,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .corpus import CorpusError, find_corpus_file, read_parallel
-from .docs.collect import (DEFAULT_PACKAGE_DIR, DocsCorpus, DocsOptions, build_docs, held_out_sections, kept_only,
-                           write_docs, write_tagged)
+from .docs.collect import (DEFAULT_PACKAGE_DIR, DocsCorpus, DocsOptions, build_docs, drop_mismatches, held_out_sections,
+                           kept_only, read_mismatches, write_docs, write_tagged)
 from .docs.pairing import DocsPair
 from .gettext_catalogues import DEFAULT_CATALOGUE_DIR, split_catalogues
 from .holdout import DEFAULT_SEED, split_holdout, write_lines
@@ -94,6 +103,7 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
     """Build the data directory ``out``; returns the report it also writes to ``out/report.json``.
     ``docs`` None: without the documentation corpus."""
     shared, out = Path(shared), Path(out)
+    mismatches = read_mismatches(docs.mismatches) if docs is not None and docs.mismatches is not None else None
     # (1) inputs (the documentation packages last: the local inputs are checked before any download)
     tatoeba = read_pairs(shared, TATOEBA)
     published = {name: read_pairs(shared, source) for name, source in PUBLISHED.items()}
@@ -125,7 +135,17 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
     if documentation is not None:
         documentation = kept_only(documentation, kept.pop("docs"))
 
-    # (5) files, then the report (its presence says the build finished)
+    # (5) the documentation sets less the audited pairs: only now, so that they still counted as
+    # held out in (3) and (4) (the training corpora do not change with the list)
+    audit_dropped: dict[str, dict[str, int]] = {}
+    if mismatches is not None:
+        audited, audit_dropped = drop_mismatches({name: held[name] for name in docs_held}, mismatches, docs.mismatches)
+        held.update(audited)
+        for name, reasons in audit_dropped.items():
+            held_report[name] = {**held_report[name], "audit_mismatch": sum(reasons.values()),
+                                 "audit_reasons": reasons, "pairs": len(held[name])}
+
+    # (6) files, then the report (its presence says the build finished)
     out.mkdir(parents=True, exist_ok=True)
     (out / REPORT).unlink(missing_ok=True)
     for name, pairs in {**kept, **{n: held[n] for n in OUTPUTS if n in held}}.items():  # docs/train: write_docs
@@ -133,7 +153,13 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
         (out / directory).mkdir(exist_ok=True)
         write_lines(out / directory / f"{prefix}.{SRC_LANG}.gz", [s for s, _ in pairs])
         write_lines(out / directory / f"{prefix}.{TGT_LANG}.gz", [t for _, t in pairs])
-    cards = write_docs(documentation, out / DOCS[0], DOCS[1]) if documentation is not None else None
+    cards = None
+    if documentation is not None:
+        held_cards = {name: {"sections": list(docs.held_out[name]), "pairs": len(held[name]),
+                             "audit_dropped": audit_dropped.get(name) if mismatches is not None else None}
+                      for name in docs_held}
+        cards = write_docs(documentation, out / DOCS[0], DOCS[1], held_cards,
+                           None if mismatches is None else shown_path(docs.mismatches))
     for name, pairs in docs_held.items():  # the tagged copy of each held-out pair that was kept
         tagged = {}
         for pair in pairs:
@@ -152,10 +178,18 @@ def build_data(shared: Path, catalogues: Path, out: Path, shipped: ShippedSplit 
         "software_catalogues_ignored": software.ignored,
         "docs": None if cards is None else {"files": f"{DOCS[0]}/{DOCS[1]}", "tagged": f"{DOCS[0]}/{DOCS[1]}.tagged",
                                             "package_dir": str(Path(docs.package_dir).resolve()),
+                                            "audit_list": None if mismatches is None else shown_path(docs.mismatches),
                                             "sources": [asdict(card) for card in cards]},
     }
     (out / REPORT).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return report
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as the card and report name it: relative to the work tree when inside it (the same
+    bytes from every checkout), else absolute."""
+    path = Path(path).resolve()
+    return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
 
 
 def held_out_sets(published: dict[str, Pairs], candidates: dict[str, Pairs], seen_by_shipped: dict[str, Pairs]
@@ -225,10 +259,14 @@ def format_report(report: dict[str, Any], out: Path) -> str:
              "held-out sets:"]
     for name, counts in report["held_out"].items():
         if "candidates" in counts:
+            audited = ""
+            if "audit_mismatch" in counts:
+                reasons = ", ".join(f"{n} {r}" for r, n in counts["audit_reasons"].items())
+                audited = f", {counts['audit_mismatch']} by the reference audit{f' ({reasons})' if reasons else ''}"
             lines.append(f"  {name:<18} {counts['pairs']:>6} of {counts['candidates']} (dropped: "
                          f"{counts['near_shipped_tatoeba_train']} near the shipped model's Tatoeba training part, "
                          f"{counts['near_shipped_news_or_captions']} near its news/captions, "
-                         f"{counts['near_other_held_out']} near another held-out pair)")
+                         f"{counts['near_other_held_out']} near another held-out pair{audited})")
         else:
             lines.append(f"  {name:<18} {counts['pairs']:>6} (as published)")
     lines.append("training corpora (pairs dropped for a side near a side of a held-out pair):")
@@ -291,10 +329,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "apt-get download (default: %(default)s)")
     parser.add_argument("--docs-packages", default=str(DEFAULT_PACKAGE_DIR),
                         help="where the documentation packages are downloaded and unpacked (default: %(default)s)")
+    parser.add_argument("--docs-audit", default=None, metavar="TSV|none",
+                        help="pairs to drop from the documentation dev/test sets (default: the committed reference "
+                             "audit, training/docs/held_out_mismatch.tsv); 'none' keeps every pair, as for packages "
+                             "newer than the audit")
+
+
+def docs_options(args: argparse.Namespace) -> DocsOptions | None:
+    """The documentation corpus' options from the command line; None with ``--no-docs``."""
+    if not args.docs:
+        return None
+    if args.docs_audit is None:
+        return DocsOptions(Path(args.docs_packages))
+    audit = None if args.docs_audit.lower() == "none" else Path(args.docs_audit)
+    return DocsOptions(Path(args.docs_packages), mismatches=audit)
 
 
 def run(args: argparse.Namespace) -> int:
-    docs = DocsOptions(Path(args.docs_packages)) if args.docs else None
+    docs = docs_options(args)
     report = build_data(Path(args.shared), Path(args.catalogues), Path(args.out), ShippedSplit(seed=args.seed), docs)
     print(format_report(report, Path(args.out)))
     return 0
