@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from queue_config.textfiles import DocumentError, read_text_file
 
     import redis
+    from kombu.exceptions import OperationalError
 
     from queue_config.messages import MessageError
     from queue_config.settings import SettingsError, redacted
@@ -128,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         except ClientError as exc:
             print(f"nmt submit: error: {exc}", file=sys.stderr)
             return 1
-        except redis.RedisError as exc:
+        except (redis.RedisError, OperationalError) as exc:  # Redis, or RabbitMQ (kombu): refused, TLS, ...
             print(f"nmt submit: error: cannot reach the broker at {url}: {exc}", file=sys.stderr)
             return 1
         jobs.append((path, job))

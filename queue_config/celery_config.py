@@ -91,18 +91,29 @@ def amqp_config(settings: QueueSettings) -> dict[str, Any]:
 
     A delivered message stays unacknowledged until its job has ended (acks late); RabbitMQ hands it
     to another worker as soon as the connection it was delivered on closes (a worker killed: at
-    once; a host gone: after two missed heartbeats), never after a timeout while the worker lives.
-    RabbitMQ's own ``consumer_timeout`` (server-wide, 30 min by default in 3.10) closes the channel of a
-    delivery unacknowledged for longer: keep it above ``NMT_TIME_LIMIT`` plus the lease.
+    once; a host gone or hung: after two to three missed heartbeats). RabbitMQ's own
+    ``consumer_timeout`` (server-wide, 30 min by default in 3.10, looked at on each channel's tick)
+    closes a channel whose oldest unacknowledged delivery (``basic_get``'s too) is older; a quorum
+    queue's messages come back only once the client has answered the close. A live worker answers
+    at once: its parent takes the closed channel for a lost connection (``broker_channel_error_retry``;
+    Celery's default stops the worker), terminates the task and reconnects, and the job runs again.
+    A hung worker never answers: its messages wait for the heartbeats. Keep ``consumer_timeout``
+    above ``NMT_TIME_LIMIT`` plus the lease (docs/scaling.md, "consumer_timeout").
 
     Celery's task records are not written (``task_ignore_result``, no result backend): the job
     store holds every job's state, progress and result, and nothing reads ``celery-task-meta-*``.
     Retries with a countdown stay in the queue's direct exchange: the worker holds such a message
-    until it is due (Celery's native delayed delivery needs topic exchanges; its delay queues,
-    declared anyway by the worker, are classic and stay empty)."""
+    until it is due (Celery's native delayed delivery needs topic exchanges; the worker leaves out
+    the step that declares its delay queues: ``worker.tasks.Consumer``)."""
     config: dict[str, Any] = {
+        # kombu's py-amqp transport, checking each broker's own host name under TLS (clients; the
+        # worker selects its subclass, worker.transport.AmqpTransport)
+        "broker_transport": "queue_config.connection:AmqpTransport",
         "broker_transport_options": {"confirm_publish": True},  # a send returns once the broker has the message
         "broker_heartbeat": AMQP_HEARTBEAT,
+        # A channel the broker closes (consumer_timeout: "PRECONDITION_FAILED - delivery acknowledgement
+        # on channel 1 timed out") is a lost connection: reconnect. Celery's default stops the worker.
+        "broker_channel_error_retry": True,
         "result_backend": None,
         "result_backend_transport_options": {},
         "task_ignore_result": True,
@@ -117,4 +128,6 @@ def amqp_config(settings: QueueSettings) -> dict[str, Any]:
         # py-amqp checks the certificate, and the host name only when it is given: None is
         # replaced by kombu with the broker's host name from the URL.
         config["broker_use_ssl"] = {"cert_reqs": ssl.CERT_REQUIRED, "server_hostname": None}
+        if settings.broker_ca_certs:  # checked against this CA file instead of the system's CAs
+            config["broker_use_ssl"]["ca_certs"] = settings.broker_ca_certs
     return config

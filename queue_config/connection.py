@@ -1,5 +1,7 @@
-"""Redis connections for every component: one place that turns plain and Sentinel URLs into clients
-(the URL grammar, checked on load, is ``queue_config.settings.parse_sentinel_url``).
+"""Broker and job-store connections for every component: one place that turns plain and Sentinel
+URLs into Redis clients (the URL grammar, checked on load, is
+``queue_config.settings.parse_sentinel_url``), and the RabbitMQ transport clients and workers share
+(``AmqpTransport``: TLS host names checked against each broker of a failover list).
 
 Plain: ``redis://``, ``rediss://`` or ``unix://``, one server. Sentinel: kombu's list form,
 ``sentinel://:PASSWORD@h1:26379/0;sentinel://:PASSWORD@h2:26379/0;...``, one URL per sentinel,
@@ -25,6 +27,8 @@ from typing import Any, Callable
 from urllib.parse import urlparse
 
 import redis
+from kombu import transport as kombu_transport
+from kombu.transport import pyamqp
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError, ResponseError, TimeoutError
 from redis.retry import Retry
@@ -172,3 +176,45 @@ def use_ssl(settings: QueueSettings, url: str) -> dict[str, Any] | None:
     if is_sentinel(url) and settings.redis_sentinel_tls:
         return {k: v for k, v in tls_options(settings).items() if k != "ssl"}
     return None
+
+
+class AmqpTransport(pyamqp.Transport):
+    """kombu's py-amqp transport for ``amqp://`` and ``amqps://`` brokers, with the TLS host name
+    checked against the broker each connection reaches.
+
+    kombu fills ``server_hostname`` (``broker_use_ssl``, None in ``celery_config``) with the URL's
+    host by writing it into the options dict itself, and that dict is Celery's setting, shared by
+    every connection of the process: after the first connection every later one, to the next
+    broker of a failover list (``amqps://h1//;amqps://h2//``) too, checked the first broker's name
+    and was refused ("certificate is not valid for 'h1'"). Each connection now gets a copy, with
+    the name left for kombu to fill from the URL it connects to.
+
+    kombu also picks the transport by the URL's scheme when it switches to the next broker of a
+    failover list, not by ``broker_transport``: the ``amqp``, ``amqps`` and ``pyamqp`` aliases name
+    this class (``AMQP_ALIASES``; ``worker.transport`` names its subclass), so a connection that
+    failed over keeps it; for ``amqps`` it turns TLS on as kombu's ``SSLTransport`` does."""
+
+    def __init__(self, client: Any, **kwargs: Any) -> None:
+        super().__init__(client, **kwargs)
+        if str(getattr(client, "transport_cls", "")).lower() == "amqps" and not client.ssl:
+            client.ssl = True
+
+    def establish_connection(self) -> Any:
+        options = self.client.ssl
+        if isinstance(options, dict) and "server_hostname" in options:
+            self.client.ssl = dict(options, server_hostname=None)
+        return super().establish_connection()
+
+
+AMQP_ALIASES = ("amqp", "amqps", "pyamqp")
+
+
+def name_amqp_transport(path: str) -> None:
+    """Make kombu's ``amqp://`` and ``amqps://`` schemes resolve to the transport at ``path``
+    ("module:Class"), also where kombu resolves a failover list's next URL by its scheme."""
+    for alias in AMQP_ALIASES:
+        kombu_transport.TRANSPORT_ALIASES[alias] = path
+        kombu_transport._transport_cache.pop(alias, None)  # kombu caches resolved names
+
+
+name_amqp_transport(f"{__name__}:AmqpTransport")

@@ -30,6 +30,9 @@ class QueueSettings:
     # the Redis job store (state, progress, results, leases); empty: the broker URL. Required, as a
     # Redis URL, when the broker is RabbitMQ (amqp://, amqps://)
     result_backend: str = ""
+    # with an amqps:// broker (RabbitMQ over TLS): a PEM file of the CA(s) its certificate is checked
+    # against, instead of the system's; empty: the system's CAs. The host name is checked either way
+    broker_ca_certs: str = ""
     # Redis Sentinel (queue_config.connection): with sentinel://h1:26379;sentinel://h2:26379 URLs, the
     # name of the master the sentinels monitor, their own password, and TLS to sentinels and Redis
     # (certificates verified, against this CA file if given)
@@ -117,6 +120,8 @@ class QueueSettings:
             if self.cache_redis:
                 raise SettingsError(f"{PREFIX}CACHE_REDIS shares translated segments through the broker's Redis, and "
                                     f"{PREFIX}BROKER_URL is RabbitMQ ({redacted(self.broker_url)!r}): turn it off")
+        if self.broker_ca_certs:
+            check_broker_ca_certs(self.broker_url, self.broker_ca_certs)
         for url, name in redis_urls:
             if is_amqp(url):
                 raise SettingsError(f"{PREFIX}{name} names the Redis job store and must be a redis://, rediss://, "
@@ -243,6 +248,17 @@ def check_amqp_broker(url: str, result_backend: str) -> None:
             raise SettingsError(f"{variable}: no host in {redacted(part)!r}")
     if len(schemes) > 1:
         raise SettingsError(f"{variable}: a RabbitMQ list is all amqp:// or all amqps://, got both")
+
+
+def check_broker_ca_certs(url: str, path: str) -> None:
+    """``NMT_BROKER_CA_CERTS`` goes with an ``amqps://`` broker and names a readable file."""
+    variable = PREFIX + "BROKER_CA_CERTS"
+    if not url.lower().startswith("amqps://"):
+        raise SettingsError(f"{variable} is set but {PREFIX}BROKER_URL is not amqps:// (RabbitMQ over TLS); for a "
+                            "rediss:// Redis, give the CA file in the URL: ?ssl_cert_reqs=required&ssl_ca_certs=...")
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise SettingsError(f"{variable}: {path} is not a readable file (a PEM file of the CA that signed the "
+                            "broker's certificate)")
 
 
 def redacted(url: str) -> str:

@@ -12,6 +12,12 @@ started (SIGTERM: the script stops the Erlang VM and waits for it; SIGKILL after
 tree: the Erlang VM and its helpers, never the shared epmd, which runs in a session of its own) and
 ``restart`` starts it again on the same ports, name and database directory: what it had written
 to disk (quorum queues, durable exchanges and bindings, users) is all that comes back.
+
+``consumer_timeout_ms`` and ``channel_tick_ms`` set how long a delivery may stay unacknowledged on
+a channel and how often each channel looks (``rabbitmq.conf``'s ``consumer_timeout``; the
+``channel_tick_interval`` of ``advanced.config``, 60 s by default in 3.10). ``tls`` (a
+``TlsFiles``, made by ``make_tls``) adds a TLS listener on ``tls_port`` (``tls_url``) beside the
+plain one, which the harness itself uses.
 """
 from __future__ import annotations
 
@@ -21,31 +27,98 @@ import subprocess
 import time
 from pathlib import Path
 
+import datetime
+import ipaddress
+from dataclasses import dataclass
+
 import amqp
 import pytest
 
 from .queue_harness import free_port, wait_for
 
 SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"
+CTL = "/usr/lib/rabbitmq/bin/rabbitmqctl"
 USER = "nmt"
 PASSWORD = "rabbit-secret"
+
+
+@dataclass(frozen=True)
+class TlsFiles:
+    """PEM files of a test CA and a server certificate it signed (``make_tls``)."""
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def make_tls(directory: Path, name: str = "nmt test CA",
+             hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> TlsFiles:
+    """A self-signed CA (``ca.pem``) and a server certificate for ``hosts`` (IP addresses and DNS
+    names in its subjectAltName) signed by it, in ``directory``; made with ``cryptography``."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    directory.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+          .not_valid_after(now + datetime.timedelta(days=2))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
+                                       content_commitment=False, key_encipherment=False, data_encipherment=False,
+                                       key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
+          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+          .sign(ca_key, hashes.SHA256()))
+    names = []
+    for host in hosts:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            names.append(x509.DNSName(host))
+    cert = (x509.CertificateBuilder().subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.SubjectAlternativeName(names), critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    files = TlsFiles(directory / "ca.pem", directory / "server.pem", directory / "server.key")
+    files.ca.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    files.cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    files.key.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                            serialization.NoEncryption()))
+    return files
 
 
 class RabbitNode:
     """One RabbitMQ node in ``directory``; ``url`` reaches its default virtual host as ``USER``."""
 
-    def __init__(self, directory: Path, consumer_timeout_ms: int = 1_800_000, heartbeat: int | None = None) -> None:
+    def __init__(self, directory: Path, consumer_timeout_ms: int = 1_800_000, heartbeat: int | None = None,
+                 channel_tick_ms: int | None = None, tls: TlsFiles | None = None) -> None:
         self.directory = directory
         self.port = free_port()
         self.dist_port = free_port()
+        self.tls_port = free_port() if tls else None
         self.name = f"nmt-test-{self.port}@localhost"
         self.consumer_timeout_ms = consumer_timeout_ms
         self.heartbeat = heartbeat  # the heartbeat (s) the node proposes; None: RabbitMQ's default (60)
+        self.channel_tick_ms = channel_tick_ms  # how often a channel checks consumer_timeout; None: 60 s
+        self.tls = tls
         self.process: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
         return f"amqp://{USER}:{PASSWORD}@127.0.0.1:{self.port}//"
+
+    @property
+    def tls_url(self) -> str:
+        """``amqps://`` to the TLS listener (a node made with ``tls``)."""
+        assert self.tls_port, "the node has no TLS listener"
+        return f"amqps://{USER}:{PASSWORD}@127.0.0.1:{self.tls_port}//"
 
     @property
     def log(self) -> Path:
@@ -60,7 +133,16 @@ class RabbitNode:
                           f"default_user = {USER}\ndefault_pass = {PASSWORD}\n"
                           f"consumer_timeout = {self.consumer_timeout_ms}\n"
                           "log.console = false\nlog.file.level = info\n"
-                          + (f"heartbeat = {self.heartbeat}\n" if self.heartbeat is not None else ""))
+                          + (f"heartbeat = {self.heartbeat}\n" if self.heartbeat is not None else "")
+                          + (f"listeners.ssl.default = 127.0.0.1:{self.tls_port}\n"
+                             f"ssl_options.cacertfile = {self.tls.ca}\nssl_options.certfile = {self.tls.cert}\n"
+                             f"ssl_options.keyfile = {self.tls.key}\nssl_options.verify = verify_none\n"
+                             "ssl_options.fail_if_no_peer_cert = false\n" if self.tls else ""))
+        advanced = self.directory / "advanced.config"
+        if self.channel_tick_ms is not None:
+            advanced.write_text(f"[{{rabbit, [{{channel_tick_interval, {self.channel_tick_ms}}}]}}].\n")
+        elif advanced.exists():
+            advanced.unlink()
         (self.directory / "enabled_plugins").write_text("[].\n")
         (self.directory / "rabbitmq-env.conf").write_text("")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))} | {
@@ -73,7 +155,7 @@ class RabbitNode:
             "RABBITMQ_LOG_BASE": str(self.directory / "log"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.directory / "enabled_plugins"),
             "RABBITMQ_CONFIG_FILE": str(config),
-            "RABBITMQ_ADVANCED_CONFIG_FILE": str(self.directory / "advanced.config"),  # absent: none
+            "RABBITMQ_ADVANCED_CONFIG_FILE": str(advanced),  # absent: none
             "RABBITMQ_CONF_ENV_FILE": str(self.directory / "rabbitmq-env.conf"),
             "RABBITMQ_PID_FILE": str(self.directory / "rabbitmq.pid"),
             # distribution on loopback only; two schedulers are enough for a test node on 2 cores
@@ -122,6 +204,22 @@ class RabbitNode:
         finally:
             connection.close()
         return depths
+
+    def eval(self, expression: str, timeout: float = 60) -> str:
+        """Evaluate an Erlang expression on the running node (``rabbitmqctl eval``, with the node's
+        own cookie); its printed value."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("RABBITMQ_", "ERL_"))} | {
+            "HOME": str(self.directory), "ERL_EPMD_ADDRESS": "127.0.0.1"}
+        done = subprocess.run([CTL, "-n", self.name, "eval", expression], env=env, capture_output=True, text=True,
+                              timeout=timeout)
+        if done.returncode:
+            raise RuntimeError(f"rabbitmqctl eval {expression!r} on {self.name}: {done.stdout}{done.stderr}")
+        return done.stdout.strip()
+
+    def set_consumer_timeout(self, ms: int) -> None:
+        """``consumer_timeout`` at run time: channels opened from now on close when a delivery stays
+        unacknowledged for ``ms`` (a channel reads it when it opens; rabbitmq.conf sets it at start)."""
+        self.eval(f"application:set_env(rabbit, consumer_timeout, {int(ms)}).")
 
     def processes(self) -> list[int]:
         """Pids of the node's processes: the script this harness started, its process group (the

@@ -21,7 +21,9 @@ jobs taken this way: the job store does (``nmt status``).
 With RabbitMQ (``amqp://``) the same loop takes with ``basic_get`` on the child's own connection
 (``worker.transport.AmqpChannel``), which sends heartbeats while the child decodes: the messages
 stay unacknowledged on that connection until their jobs are done, and RabbitMQ hands them to
-another worker as soon as the connection closes (the child or its host died). A channel that
+another worker as soon as the connection closes (the child or its host died). RabbitMQ's
+``consumer_timeout`` covers them too: it closes the channel, but takes the messages back only once
+the child answers the close, on its next take or acknowledgement (docs/scaling.md). A channel that
 cannot take is said once in the log, at error level: each job then runs alone.
 """
 from __future__ import annotations

@@ -51,6 +51,7 @@ from kombu.transport import pyamqp
 from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
 
+from queue_config import connection
 from queue_config.connection import FailoverAwareConnection, FailoverAwareSSLConnection
 
 log = logging.getLogger(__name__)
@@ -306,7 +307,12 @@ class AmqpConnection(pyamqp.Connection):
     Channel = AmqpChannel
 
 
-class AmqpTransport(pyamqp.Transport):
-    """kombu's py-amqp transport (amqp:// and amqps://, TLS from ``broker_use_ssl``) with
-    ``AmqpChannel``s."""
+class AmqpTransport(connection.AmqpTransport):
+    """kombu's py-amqp transport (amqp:// and amqps://, TLS from ``broker_use_ssl``, each broker's
+    host name checked: ``queue_config.connection.AmqpTransport``) with ``AmqpChannel``s."""
     Connection = AmqpConnection
+
+
+# The transport a switch to the next amqp:// or amqps:// URL of a failover list resolves: this one,
+# or a worker that failed over takes no batches ("cannot take messages for batches").
+connection.name_amqp_transport(f"{__name__}:AmqpTransport")
