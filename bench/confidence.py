@@ -35,11 +35,8 @@ if str(REPO_ROOT) not in sys.path:
 
 from bench.test_sets import SETS, SHARED, path as _path  # noqa: E402
 from worker.text.agreement import AGREEMENT_FEATURES  # noqa: E402
-from worker.text.quality import BASE_FEATURES, CHAR_FEATURES, FEATURES  # noqa: E402
-
-# The fits the bench makes, by --features name: the one chosen is reported first and --write stores it.
-FEATURE_SETS = {"all": FEATURES, "base": BASE_FEATURES, "agreement": FEATURES + AGREEMENT_FEATURES,
-                "char": CHAR_FEATURES, "char-ratio": CHAR_FEATURES + ("char_length_ratio",)}
+from worker.text.quality import FEATURE_SETS  # noqa: E402  (the fits, by --features name: the one chosen is
+#                                                 reported first and --write stores it)
 
 
 class FeatureClock:

@@ -326,3 +326,34 @@ def test_a_translation_short_even_when_decoded_again_keeps_its_source_flagged(ge
     assert DROPPED_TEXT in result.flags and KEPT_SOURCE in result.flags
     assert any("also when decoded again" in w for w in result.warnings)
     assert [result.translation[a:b] for a, b in result.alignment.target_spans] == source.split()
+
+
+def test_calibrate_fits_the_named_features_and_offers_every_feature_set(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    import argparse
+
+    from worker.local.cli import add_parser
+    from worker.text.quality import FEATURE_SETS
+
+    from .conftest import REPO_ROOT, make_toy_pairs
+
+    subparsers = argparse.ArgumentParser().add_subparsers()
+    add_parser(subparsers)
+    action = next(a for a in subparsers.choices["calibrate"]._actions if a.dest == "features")
+    assert tuple(action.choices) == tuple(FEATURE_SETS)
+    bundle = tmp_path / "bundle"
+    shutil.copytree(REPO_ROOT / "models" / "multi30k-en-de", bundle)
+    pairs = make_toy_pairs(40, seed=5)
+    (tmp_path / "dev.en").write_text("".join(f"{s}\n" for s, _ in pairs), encoding="utf-8")
+    (tmp_path / "dev.de").write_text("".join(f"{t}\n" for _, t in pairs), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "nmt", "calibrate", "--bundle", str(bundle), "--lines", "40",
+                           "--features", "char", "--fit", str(tmp_path / "dev.en"), str(tmp_path / "dev.de"),
+                           "--write"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    quality = json.loads((bundle / "manifest.json").read_text())["quality"]
+    assert quality["features"] == ["log_prob_per_char"] and len(quality["weights"]) == 1
+    result = Translator(bundle).translate_sentences(["A dog runs."])[0]
+    assert "confidence_model" not in result.details and 0.0 <= result.confidence <= 1.0

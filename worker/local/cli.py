@@ -83,6 +83,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--check", nargs=2, action="append", default=[], metavar=("SRC", "REF"),
                    help="a dev set to measure on, of another domain (repeatable)")
     c.add_argument("--lines", type=int, default=1000, help="first N lines of each set")
+    c.add_argument("--features", choices=("all", "base", "agreement", "char", "char-ratio"), default="all",
+                   help="the features the fit weighs: all (the default fit's), base (the eleven of earlier fits), "
+                        "agreement (all and the n-best agreement), char (the log-probability per output "
+                        "character alone: ranks domains the fit did not see best, docs/quality.md), "
+                        "char-ratio (it and the length ratio)")
     c.add_argument("--write", action="store_true", help="store the fit in the bundle's manifest.json")
     c.set_defaults(handler=run_calibrate)
 
@@ -493,6 +498,7 @@ def run_eval(args: argparse.Namespace) -> int:
 def run_calibrate(args: argparse.Namespace) -> int:
     from worker.engine.evaluation import read_lines
     from worker.local.calibrate import evaluate, fit, samples, write_to_bundle
+    from worker.text.quality import FEATURE_SETS
 
     translator, options = _translator(args)
     text_options = _text_options(args)
@@ -505,7 +511,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         return samples(results, references)
 
     fit_data = [s for pair in args.fit for s in decoded(pair)]
-    model = fit(fit_data, fit_info={"sets": [pair[0] for pair in args.fit], "target": "sentence chrF / 100"})
+    model = fit(fit_data, fit_info={"sets": [pair[0] for pair in args.fit], "target": "sentence chrF / 100"},
+                features=FEATURE_SETS[args.features])
     checks = {"fit": evaluate(model, fit_data)} | {pair[0]: evaluate(model, decoded(pair)) for pair in args.check}
     for name, row in checks.items():
         print(f"{name}: {row['sentences']} sentences, Spearman {row['spearman']:.3f}, AUROC {row['auroc']:.3f} "

@@ -76,6 +76,12 @@ CHAR_FEATURES = ("log_prob_per_char",)
 # did not carry across domains well enough to join the default fit, and ``CHAR_FEATURES``
 # (docs/quality.md).
 COMPUTED = FEATURES + AGREEMENT_FEATURES + CHAR_FEATURES
+# The fits ``nmt calibrate --features`` and ``bench/confidence.py`` make, by name: ``all``, the
+# default fit's ``FEATURES``; ``base``, the eleven of earlier fits; ``agreement``, ``FEATURES`` and
+# the n-best agreement; ``char``, the log-probability per output character alone, which ranks
+# domains the fit did not see best (docs/quality.md); ``char-ratio``, it and the length ratio.
+FEATURE_SETS = {"all": FEATURES, "base": BASE_FEATURES, "agreement": FEATURES + AGREEMENT_FEATURES,
+                "char": CHAR_FEATURES, "char-ratio": CHAR_FEATURES + ("char_length_ratio",)}
 UNATTENDED = 0.3  # summed attention below which a source piece counts as unattended
 UNTRANSLATED_MIN_LETTERS = 3  # a word reported untranslated holds at least this many letters
 REPEAT_RUN = 3  # an n-gram (n <= 4) of output pieces this many times in a row is a loop
