@@ -38,6 +38,11 @@ NOT_PROSE_SEGMENTS = [
     ("pip install -r requirements.txt", COMMAND),
     ("$ docker run --rm -it ubuntu:24.04 bash", COMMAND),
     ("sudo apt-get install nginx", COMMAND),
+    # usage synopses without their "Usage:" label, as pg_ctl's and bash's catalogues hold them
+    ("%s init[db] [-D DATADIR] [-s] [-o OPTIONS]", COMMAND),
+    ("%s register [-D DATADIR] [-N SERVICENAME] [-U USERNAME] [-P PASSWORD] [-S START-TYPE] [-e SOURCE] [-W]", COMMAND),
+    ("compopt [-o|+o option] [-DEI] [name ...]", COMMAND),
+    ("grep [-E|-F] [-i] PATTERN [FILE...]", COMMAND),
     ("for (int i = 0; i < n; i++) {", CODE),
     ("return self.cache.get(key, default)", CODE),
     ("import numpy as np", CODE),
@@ -79,6 +84,10 @@ PROSE = [
     "a < b and c > d",
     "<standard input>",  # software messages translate words in brackets
     "<path>",
+    "Usage: %s [-v] [-f FILE] command",  # a labelled synopsis: its label and words are translated
+    "%s [OPTION]... [FILE]...",  # metavariables alone, no options: catalogues translate them
+    "%s [-a] [-b] reads the files",
+    "see [-v] and [-q] for more",
 ]
 
 

@@ -46,6 +46,13 @@ _PROTOTYPE = re.compile(r"(?:[A-Z][a-z]+(?: [A-Za-z]+)?:\s+)?(?P<head>[A-Za-z_][
 _C_TYPES = frozenset("void int char short long unsigned signed float double const struct enum union size_t "
                      "ssize_t bool auto static extern inline".split())
 _CODE_PUNCTUATION = re.compile(r"[(){}\[\];=<>]|->|=>|::|\+\+|&&|\|\|")
+# A usage synopsis without its "Usage:" label, as catalogues hold them ("%s init[db] [-D DATADIR] [-s]
+# [-o OPTIONS]"): a program (or its placeholder), at most two subcommand words, then options, option
+# groups in brackets, metavariables, "...", "|"; at least two groups or options that start with "-".
+_SYNOPSIS_GROUP = r"\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\](?:\.\.\.)?"
+_SYNOPSIS_ITEM = re.compile(rf"{_SYNOPSIS_GROUP}|--?\w[\w-]*(?:=\S+)?|[A-Z][A-Z0-9_]+(?:\.\.\.)?|\.\.\.|\||"
+                            r"[a-z][\w.+-]*(?:\[[\w-]+\])?")
+_SYNOPSIS_PROGRAM = re.compile(r"%(?:\d+\$)?s|\$\{?\w+\}?|[a-z][\w.+-]*")
 
 
 def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) -> str | None:
@@ -68,6 +75,8 @@ def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) ->
     if (lowered - commands if len(words) >= 4 else lowered) & _FUNCTION_WORDS and not _SQL.search(text) \
             and not _CODE_OPENERS.match(text):
         return None
+    if _synopsis(words):
+        return COMMAND
     bare = _PROMPT.sub("", text)
     if any(s.kind == "command" and s.start <= len(text) - len(bare) and s.end >= len(sentence.rstrip()) for s in spans):
         return COMMAND
@@ -87,6 +96,19 @@ def not_prose(sentence: str, spans: Sequence[Span], commands: frozenset[str]) ->
             and not re.search(r"[A-Za-z]{3,} [A-Za-z]{3,}", text):
         return CODE
     return None
+
+
+def _synopsis(words: Sequence[str]) -> bool:
+    """Whether ``words`` are a usage synopsis with no label: a program or its placeholder, at most
+    two subcommand words, and at least two options or bracketed groups that start with "-"."""
+    if len(words) < 3 or not _SYNOPSIS_PROGRAM.fullmatch(words[0]):
+        return False
+    items = re.findall(rf"{_SYNOPSIS_GROUP}|\S+", " ".join(words[1:]))
+    if not all(_SYNOPSIS_ITEM.fullmatch(item) for item in items):
+        return False
+    plain = [item for item in items if item[:1].islower()]
+    options = [item for item in items if item.startswith(("-", "[-"))]
+    return len(plain) <= 2 and len(options) >= 2 and not any(w.split("[")[0] in _FUNCTION_WORDS for w in plain)
 
 
 def _prototype(text: str) -> bool:
