@@ -11,9 +11,12 @@ only where its German form is in the human translation and its English form in t
 Adversarial slices: terms that are common English words ("Insert", "Format", "Save As"), product
 names and key names (Ctrl, Shift, Enter...).
 
-Methods, each on each bundle, each a glossary per sentence (worker.text.glossary: a term is
-masked like a verbatim span and its target put back): ``plain`` (default text options, no
-glossary); ``copy`` (product and key names, each its own target: copied through unchanged);
+Methods, each on each bundle: ``plain`` (the text options before product names and German key
+names were defaults: ``TextOptions(product_names=False, key_names=False)``) and ``default`` (the
+default text options: the product names of worker.text.products kept, key spans in German key
+names, worker.text.keynames); the others are ``plain`` with a glossary per sentence
+(worker.text.glossary: a term is masked like a verbatim span and its target put back): ``copy``
+(product and key names, each its own target: copied through unchanged);
 ``copy-names`` (the same without those that are also English words: Draw, Base, Insert, Up...);
 ``glossary`` (the term list mined from the TRAINING UI catalogues by ``training.terms``, written to
 ``--glossary``), ``glossary-labels`` (its terms only where the sentence writes them as labels:
@@ -25,10 +28,11 @@ holds it); key names are also counted as kept (the English form in the output). 
 (sacreBLEU, cased 13a) on the evaluation set (the probe's pairs and a seeded sample of docs-test,
 ``--pairs`` in all) tell what a method does to the rest of the sentence. A method decodes only the
 sentences in which one of its terms matches; the others are the plain translation (the same
-pipeline path: no term, no change).
+pipeline path: no term, no change); ``default`` decodes every sentence.
 
     nice -n 19 python bench/doc_terms.py [--bundle models/en-de --bundle DIR] [--pairs 400]
-                                         [--glossary /work/runs/doc-terms/ui-terms.tsv] [--tune] [--json OUT]
+                                         [--methods plain,default] [--glossary /work/runs/doc-terms/ui-terms.tsv]
+                                         [--tune] [--json OUT]
 """
 from __future__ import annotations
 
@@ -51,12 +55,11 @@ for entry in (REPO_ROOT, REPO_ROOT / "bench"):
 
 from span_fidelity import cpu_model  # noqa: E402  (bench/ is on sys.path when run as a script)
 
+from worker.text.products import PRODUCTS  # noqa: E402  (the worker's default list of product names)
+
 DOCS = Path("/work/data/general-v2/docs")
 KINDS = ("menu", "key", "em", "product")
-PRODUCTS = ("LibreOffice", "OpenOffice", "Writer", "Calc", "Impress", "Draw", "Base", "Math", "GNOME", "GNOME Shell",
-            "Debian", "Ubuntu", "Linux", "Windows", "macOS", "Firefox", "Thunderbird", "Evolution", "Nautilus",
-            "Looking Glass", "GTK", "Qt", "KDE", "Xfce", "systemd", "GRUB", "Samba", "Python", "Java", "BASIC",
-            "OLE", "PDF", "Fontwork", "Navigator", "Gallery", "Wayland", "X11", "Xorg", "SELinux")
+METHODS = ("plain", "default", "copy", "copy-names", "glossary", "glossary-labels", "glossary-tagged", "tagged+names")
 KEY_NAMES = ("Ctrl", "Shift", "Alt", "Enter", "Return", "Tab", "Esc", "Escape", "Del", "Delete", "Insert", "Ins",
              "Backspace", "Space", "Spacebar", "Home", "End", "Page Up", "Page Down", "PgUp", "PgDn", "Command",
              "Option", "Super", "Up", "Down", "Left", "Right", "AltGr", "Fn")
@@ -213,21 +216,27 @@ def tagged_matches(tagged: str, mined: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def method_terms(sources: list[str], tagged: list[str], mined: dict[str, str]) -> dict[str, list[dict]]:
-    """Per method, the glossary each sentence is translated with (empty: the plain translation)."""
+def method_terms(sources: list[str], tagged: list[str], mined: dict[str, str],
+                 wanted: tuple[str, ...] = METHODS) -> dict[str, list[dict] | None]:
+    """Per method of ``wanted`` (in METHODS' order), the glossary each sentence is translated with
+    (empty: the plain translation); None for ``default``, which decodes every sentence with the
+    default text options."""
     from worker.text.glossary import Glossary
 
     everything, names = Glossary.from_pairs(mined), copy_terms(names_only=True)
-    full = {name: Glossary.from_pairs(terms) for name, terms in
-            (("copy", copy_terms()), ("copy-names", names), ("glossary", mined))}
-    out = {"plain": [{} for _ in sources]}
-    out |= {name: [matched(s, glossary) for s in sources] for name, glossary in full.items()}
-    out["glossary-labels"] = [label_matches(s, everything) for s in sources]
-    out["glossary-tagged"] = [tagged_matches(t, mined) for t in tagged]
-    # names win over mined terms (the catalogues translate "Draw" as "Anzeigen")
-    out["tagged+names"] = [{k: v for k, v in own.items() if fold(k) not in {fold(n) for n in kept}} | kept
-                           for own, kept in zip(out["glossary-tagged"], out["copy-names"])]
-    return out
+    full = {name: terms for name, terms in (("copy", copy_terms()), ("copy-names", names), ("glossary", mined))}
+    out: dict[str, list[dict] | None] = {"plain": [{} for _ in sources], "default": None}
+    out |= {name: [matched(s, Glossary.from_pairs(terms)) for s in sources] for name, terms in full.items()
+            if name in wanted or (name == "copy-names" and "tagged+names" in wanted)}
+    if "glossary-labels" in wanted:
+        out["glossary-labels"] = [label_matches(s, everything) for s in sources]
+    if "glossary-tagged" in wanted or "tagged+names" in wanted:
+        out["glossary-tagged"] = [tagged_matches(t, mined) for t in tagged]
+    if "tagged+names" in wanted:
+        # names win over mined terms (the catalogues translate "Draw" as "Anzeigen")
+        out["tagged+names"] = [{k: v for k, v in own.items() if fold(k) not in {fold(n) for n in kept}} | kept
+                               for own, kept in zip(out["glossary-tagged"], out["copy-names"])]
+    return {name: out[name] for name in METHODS if name in wanted}
 
 
 def score_terms(terms: list[ProbeTerm], translations: list[str], form: str = "de") -> dict:
@@ -252,31 +261,41 @@ def evaluation_set(n_lines: int, terms: list[ProbeTerm], pairs: int, seed: int =
     return sorted(probe_lines + sample), sample
 
 
-def translate(translator, sentences: list[str], per_sentence: list[dict], plain: list | None) -> tuple[list, int]:
+PLAIN_OPTIONS = {"product_names": False, "key_names": False}  # the text options before these defaults
+
+
+def translate(translator, sentences: list[str], per_sentence: list[dict] | None,
+              plain: list | None) -> tuple[list, int]:
     """Results for ``sentences``, each with its own glossary; sentences whose glossary is empty
-    keep ``plain``'s result. Sentences with the same glossary are translated together."""
+    keep ``plain``'s result. Sentences with the same glossary are translated together. Without
+    ``plain``, every sentence with the plain text options; ``per_sentence`` None: every sentence
+    with the default ones."""
     from worker.text.glossary import Glossary
     from worker.text.pipeline import TextOptions
 
+    if per_sentence is None:
+        return translator.translate_sentences(sentences, text_options=TextOptions()), len(sentences)
     if plain is None:
-        return translator.translate_sentences(sentences), len(sentences)
+        return translator.translate_sentences(sentences, text_options=TextOptions(**PLAIN_OPTIONS)), len(sentences)
     results = list(plain)
     groups: dict[tuple, list[int]] = defaultdict(list)
     for k, terms in enumerate(per_sentence):
         if terms:
             groups[tuple(sorted(terms.items()))].append(k)
     for terms, members in groups.items():
-        options = TextOptions(glossary=Glossary.from_pairs(list(terms)))
+        options = TextOptions(glossary=Glossary.from_pairs(list(terms)), **PLAIN_OPTIONS)
         for k, result in zip(members, translator.translate_sentences([sentences[k] for k in members],
                                                                      text_options=options)):
             results[k] = result
     return results, sum(len(m) for m in groups.values())
 
 
-def lower_case_hits(sentences: list[str], per_sentence: list[dict]) -> int:
+def lower_case_hits(sentences: list[str], per_sentence: list[dict] | None) -> int:
     """Terms applied to words written in lower case in the source: an ordinary word, not a label."""
     from worker.text.glossary import Glossary, find_terms
 
+    if per_sentence is None:
+        return 0
     return sum(1 for s, terms in zip(sentences, per_sentence) if terms
                for m in find_terms(s, Glossary.from_pairs(terms)) if s[m.start:m.end][:1].islower())
 
@@ -296,7 +315,7 @@ def run_bundle(bundle: Path, sources, references, terms, lines, sample, methods,
     out = {"bundle": str(bundle), "signature": translator.bundle.signature, "methods": {}}
     plain = None
     for name, per_line in methods.items():
-        per_sentence = [per_line[k] for k in lines]
+        per_sentence = None if per_line is None else [per_line[k] for k in lines]
         started = time.perf_counter()
         results, decoded = translate(translator, src, per_sentence, plain)
         seconds = time.perf_counter() - started
@@ -319,7 +338,7 @@ def run_bundle(bundle: Path, sources, references, terms, lines, sample, methods,
                 [hyps[i] for i in sample_index], [[refs[i] for i in sample_index]]).score, 2),
             "changed": len(changed), "chrf_changed_plain": on(changed, base), "chrf_changed": on(changed, hyps),
             "lower_case_matches": lower_case_hits(src, per_sentence),
-            "glossary_entries_used": sum(len(t) for t in per_sentence),
+            "glossary_entries_used": sum(len(t) for t in per_sentence or ()),
             "decoded": decoded, "seconds": round(seconds, 1),
             "examples": examples(local_terms, src, refs, hyps),
         }
@@ -385,24 +404,30 @@ def main(argv: list[str] | None = None) -> int:
                         help="the mined term list: written here when missing (outside the work tree)")
     parser.add_argument("--pairs", type=int, default=400, help="evaluation set: probe pairs plus a sample, this many in all")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--methods", default=",".join(METHODS),
+                        help=f"comma-separated, from {', '.join(METHODS)} (plain is always run first)")
     parser.add_argument("--tune", action="store_true", help="only the decode-free check of mining options on docs-dev")
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args(argv)
-
-    from training.terms import mine_catalogues, write_glossary
 
     glossary_path = Path(args.glossary)
     if args.tune:
         print(json.dumps(tune(glossary_path), indent=1))
         return 0
-    if not glossary_path.exists():
+    wanted = tuple(dict.fromkeys(["plain"] + [m.strip() for m in args.methods.split(",") if m.strip()]))
+    if unknown := [m for m in wanted if m not in METHODS]:
+        parser.error(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
+    needs_list = any(m.startswith("glossary") or m == "tagged+names" for m in wanted)
+    if needs_list and not glossary_path.exists():
+        from training.terms import mine_catalogues, write_glossary
+
         write_glossary(mine_catalogues(), glossary_path, "UI terms mined by training.terms (bench/doc_terms.py)")
     sources, references, terms = probe("test")
     lines, sample = evaluation_set(len(sources), terms, args.pairs)
     terms = [t for t in terms if t.line in set(lines)]
-    mined = mined_terms(glossary_path)
+    mined = mined_terms(glossary_path) if needs_list else {}
     tagged_en, _ = read_split("test", tagged=True)
-    methods = method_terms(sources, tagged_en, mined)
+    methods = method_terms(sources, tagged_en, mined, wanted)
     report = {"command": "python bench/doc_terms.py " + " ".join(argv if argv is not None else sys.argv[1:]),
               "cpu": cpu_model(), "pairs": len(lines), "sample": len(sample), "glossary": str(glossary_path),
               "glossary_terms": len(mined),

@@ -158,6 +158,7 @@ class Translator:
             text={"protect_spans": text_options.protect_spans, "restore_case": text_options.restore_case,
                   "check_language": text_options.check_language, "keep_names": text_options.keep_names,
                   "retry_dropped": text_options.retry_dropped, "pick_consistent": text_options.pick_consistent,
+                  "product_names": text_options.product_names, "key_names": text_options.key_names,
                   "glossary": [list(t) for t in text_options.glossary.terms] if text_options.glossary else None})
         keys = [self.cache.key(context, sentence) for sentence in sentences]
         found = self.cache.get_many(keys)
@@ -187,7 +188,7 @@ class Translator:
         """Each sentence's result, and whether it went through the decoder (a sentence over its
         time budget did not: it is kept as it is, flagged, and never cached)."""
         prepared = [prepare(sentence, text_options, self.bundle.source_language, self.stand_ins,
-                            self.capitalised, self.represented) for sentence in sentences]
+                            self.capitalised, self.represented, self.target_language) for sentence in sentences]
         decodings = self._decode([p.text for p in prepared if p.decode], options, with_attention, progress)
         decoded = iter(zip(decodings, decodings.hypotheses))
         pick = text_options.protect_spans and text_options.pick_consistent

@@ -16,9 +16,11 @@ from typing import Any, Callable, Sequence
 
 from . import casing
 from .glossary import Glossary, find_terms
+from .keynames import localise_keys
 from .language import LanguageCheck, LanguageVerdict
 from .masking import STAND_INS, Masked, Placement, mask, stand_in_pattern
 from .names import KEPT_NAME, carried, carried_ranges, find_names
+from .products import find_products
 from .reinsert import restore_spans
 from .segment import GLOSSARY_MISS, LANGUAGE, NOT_PROSE, RESTORED_SPAN, Alignment, SegmentResult, word_spans
 from .spans import GLOSSARY, PROGRAM_NAMES, PLACEHOLDER, Span, find_spans
@@ -44,6 +46,12 @@ class TextOptions:
     # and makes up no span-like word, and carries its source (worker.text.consistency); with
     # protect_spans only
     pick_consistent: bool = True
+    # keep the product names of worker.text.products (LibreOffice Draw, GNOME, Debian) as names;
+    # with protect_spans only
+    product_names: bool = True
+    # write the named keys of key spans as the target language's manuals do (German: Ctrl+F6 ->
+    # Strg+F6, worker.text.keynames); with protect_spans only, for a target language with a table
+    key_names: bool = True
 
 
 @dataclass(frozen=True)
@@ -63,8 +71,9 @@ class Prepared:
 
 def prepare(sentence: str, options: TextOptions = TextOptions(), source_language: str | None = None,
             stand_ins: Sequence[str] = STAND_INS, capitalised: Callable[[str], bool] | None = None,
-            represented: Callable[[str], bool] | None = None) -> Prepared:
-    """The text to decode for ``sentence`` (in ``source_language``, when known, for the language check).
+            represented: Callable[[str], bool] | None = None, target_language: str | None = None) -> Prepared:
+    """The text to decode for ``sentence`` (in ``source_language``, when known, for the language check;
+    into ``target_language``, when known, for the key names of key spans).
     ``stand_ins``: the words that mask spans, best copied first (a bundle's own, else ``STAND_INS``);
     ``capitalised``: which words keep a capital when an ALL-CAPS or Title Case sentence is put in
     sentence case (``casing.vocabulary_capitals`` of the bundle's vocabulary); ``represented``:
@@ -73,20 +82,25 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
     reason = not_prose(sentence, spans, PROGRAM_NAMES) if options.protect_spans else None
     if reason is not None:
         return Prepared(sentence, sentence, False, spans, None, None, not_prose=reason)
+    if options.protect_spans and options.key_names:
+        spans = localise_keys(sentence, spans, target_language)
     if options.check_language and source_language:
         verdict = _language_check(source_language).check_segment(sentence)
         if verdict.mismatch:
             return Prepared(sentence, sentence, False, (), None, None, verdict)
     ranges = [(s.start, s.end) for s in spans]
+    products = tuple(find_products(sentence, ranges)) if options.protect_spans and options.product_names else ()
+    kept_case = sorted(ranges + [(s.start, s.end) for s in products])  # product names keep their case
     case = casing.detect(sentence, ranges) if options.restore_case else None
-    text = casing.normalise(sentence, case, ranges, capitalised)
+    text = casing.normalise(sentence, case, kept_case, capitalised)
     text, dashes = _ascii_dashes(text, ranges) if options.protect_spans else (text, False)
     terms = _glossary_terms(sentence, options, ranges, case)
     if not options.protect_spans and not terms:
         return Prepared(sentence, text, True, spans, None, case)
     if spans and not terms and _NOTHING_ELSE.fullmatch(_outside(sentence, spans)):
         return Prepared(sentence, sentence, False, spans, None, None)
-    names = _names(sentence, spans, terms, options, case)
+    products = tuple(p for p in products if not any(p.start < t.end and t.start < p.end for t in terms))
+    names = tuple(sorted(_names(sentence, spans, terms + products, options, case) + products, key=lambda s: s.start))
     masked = mask(text, _to_mask(spans, terms + names, options), stand_ins)
     return Prepared(sentence, masked.text, True, spans, replace(masked, source=sentence), case, terms=terms,
                     names=names, dashes=dashes)
@@ -241,6 +255,8 @@ def _verbatim(prepared: Prepared, result: SegmentResult) -> SegmentResult:
     """A sentence made of spans only, or not prose: its translation is the sentence itself."""
     source = prepared.source
     words = word_spans(source)
+    if prepared.not_prose is None and any(s.target is not None for s in prepared.spans):
+        return _replaced(prepared, result)  # key spans in the target language's names
     details: dict[str, Any] = {"spans": [s.to_json() | {"target": [s.start, s.end], "method": "verbatim"}
                                          for s in prepared.spans]}
     flags = result.flags
@@ -250,6 +266,38 @@ def _verbatim(prepared: Prepared, result: SegmentResult) -> SegmentResult:
     return replace(result, source=source, translation=source, score=0.0,
                    alignment=Alignment(tuple((i, i) for i in range(len(words))), tuple(words), tuple(words)),
                    flags=flags, details=details)
+
+
+def _replaced(prepared: Prepared, result: SegmentResult) -> SegmentResult:
+    """A sentence of spans only whose spans have a target (``Ctrl+F6`` -> ``Strg+F6``): its
+    translation is the sentence with each span's replacement; a word outside the spans is aligned
+    to itself, a span's words to its replacement's."""
+    source = prepared.source
+    pieces: list[str] = []
+    chunks: list[tuple[int, int, int, int]] = []  # (source start, end, translation start, end)
+    cursor = length = 0
+    for span in prepared.spans:
+        for a, b, text in ((cursor, span.start, source[cursor:span.start]), (span.start, span.end, span.replacement)):
+            pieces.append(text)
+            chunks.append((a, b, length, length + len(text)))
+            length += len(text)
+        cursor = span.end
+    pieces.append(source[cursor:])
+    chunks.append((cursor, len(source), length, length + len(source) - cursor))
+    translation = "".join(pieces)
+    words, target = word_spans(source), word_spans(translation)
+    pairs = []
+    for i, (a, _) in enumerate(words):
+        for sa, sb, ta, tb in chunks:
+            if sa <= a < sb:
+                same = source[sa:sb] == translation[ta:tb]  # outside the spans: the word where it moved
+                pairs += [(i, j) for j, (c, _) in enumerate(target) if (c == ta + a - sa if same else ta <= c < tb)]
+                break
+    placed = {(sa, sb): (ta, tb) for sa, sb, ta, tb in chunks}
+    details: dict[str, Any] = {"spans": [s.to_json() | {"target": list(placed[s.start, s.end]), "method": "verbatim"}
+                                         for s in prepared.spans]}
+    return replace(result, source=source, translation=translation, score=0.0,
+                   alignment=Alignment(tuple(pairs), tuple(words), tuple(target)), details=details)
 
 
 def _language_check(language: str) -> LanguageCheck:
