@@ -187,7 +187,7 @@ _KEYS = re.compile(r"(?<!\w)" + _MODIFIER + r"(?:\s?\+\s?(?:F\d{1,2}\b|[^\W_](?!
 _KEY_NAMES = {"strg": "ctrl", "control": "ctrl", "umschalt": "shift", "umschalttaste": "shift", "command": "cmd",
               "befehl": "cmd", "eingabe": "enter", "eingabetaste": "enter", "return": "enter", "entf": "del",
               "delete": "del", "einfg": "ins", "insert": "ins", "pos1": "home", "ende": "end", "leertaste": "space",
-              "leerzeichen": "space", "rücktaste": "backspace", "tabulator": "tab", "klick": "click",
+              "leerzeichen": "space", "rücktaste": "backspace", "rückschritt": "backspace", "tabulator": "tab", "klick": "click",
               **{name: name for name in ("backspace", "tab", "esc", "click", "space", "enter", "del", "home", "end")}}
 _MODIFIERS = {"ctrl", "alt", "altgr", "shift", "cmd", "meta", "super", "win", "option", "fn"}
 _SPANS = [re.compile(pattern) for pattern in _SPAN_PATTERNS]
