@@ -72,13 +72,13 @@ def test_a_list_in_order_is_left_as_it_is_and_noted_nowhere():
     assert not notes
 
 
-def test_codes_spread_over_the_sentence_stay_with_their_words():
-    # "(` and ') are used" -> "' werden die Standardzeichen ` und": words of the sentence, not the list's
-    # separators, stand between the two gaps: nothing is moved (tests/test_placement.py has the output)
+def test_codes_spread_over_the_sentence_come_back_in_the_source_order():
+    # "(` and ') are used" placed by alignment as "' werden die Standardzeichen ` und": the codes out of
+    # the source's order are moved beside the words they stood by, in order, with a note
     out, notes = _render("<p>If both are missing, the default quotes (<code>`</code> and <code>'</code>) are used.</p>",
                          "Wenn beide fehlen, werden die Standardzeichen und verwendet.",
                          [(0, 0), (1, 1), (2, 2), (3, 2), (4, 4), (5, 5), (6, 5), (8, 6), (10, 3), (11, 7)])
-    assert re.findall(r"<code>(.)</code>", out) == ["'", "`"] and not notes
+    assert re.findall(r"<code>(.)</code>", out) == ["`", "'"] and notes
 
 
 def test_getpass_page_comes_back_with_its_list_of_variables_in_order(tmp_path):

@@ -434,7 +434,7 @@ TEXINFO = [
     ("If both are missing, the default quotes (<code>`</code> and <code>'</code>) are used.",
      "Wenn beide fehlen, werden die Standardzeichen und verwendet.",
      [(0, 0), (1, 1), (2, 2), (3, 2), (4, 4), (5, 5), (6, 5), (8, 6), (10, 3), (11, 7)],
-     "Wenn beide fehlen, <code>'</code> werden die Standardzeichen <code>`</code> und verwendet."),
+     "Wenn beide fehlen, werden die Standardzeichen <code>`</code> und <code>'</code> verwendet."),
     # glued in the source, glued in the translation: Both | s | are | signed.  ->  Beide | s | sind | signiert.
     ("Both <code>int</code>s (<tt>-1</tt>) are signed.", "Beide s sind signiert.",
      [(0, 0), (1, 1), (2, 2), (3, 3)], "Beide <code>int</code>s (<tt>-1</tt>) sind signiert."),

@@ -13,7 +13,12 @@ paired tag or at the top. After translation the tree is placed again, top down, 
 - a point tag goes where it stood: at its parent's start or end if it stood there, else after the
   target of the word it is glued to, or before that of the next aligned word; never inside a
   sibling, and never glued to a letter or digit on a side where the source set it apart from its
-  words (whitespace, or punctuation then whitespace: ``<code>NULL</code>, the``).
+  words (whitespace, or punctuation then whitespace: ``<code>NULL</code>, the``);
+- the points of a parent keep the source's order where the alignment allows: one that the model's
+  word order carried past the points after it (``the <var>x</var> will be used`` -> ``... verwendet``)
+  goes after the target of the aligned word before it instead, or another point before the
+  target of the word after it, the fewest moved (``_points_in_order``, noted); a point that names
+  the noun after it (``the <code>class</code> attribute``) goes with that noun wherever it goes;
 
 Links (``is_link``: an ``a`` element, a Markdown link, a DOCX hyperlink, an XLIFF code typed as
 a link) carry a target, so among siblings they are placed first, each as one span: on its aligned
@@ -32,7 +37,9 @@ alignment (``_refined``; bench/tag_placement_human.py measured each against tran
 
 - a word spelled the same on both sides, once in each (its core, case-folded; two characters or
   more, or not letters only: ``dconf``, ``R2``, ``/etc/fstab``) links only to its twin: the
-  alignment, unsure of names and codes it never saw, often joins them to a neighbour;
+  alignment, unsure of names and codes it never saw, often joins them to a neighbour; unless the
+  alignment links that twin to another form of the word (``Tags`` to the source's ``tag.``, its
+  ``tags`` standing elsewhere);
 - given a word table (``translates(source word, target word)``, from the bundle's lexical
   shortlist), a tag drops a first or last target word that translates none of its own words but one
   of the ``_REACH`` words on either side outside it (``the <em>Drawing</em> toolbar`` -> ``die
@@ -128,6 +135,7 @@ class _Alignment:
     respell: Callable[[Tag], Tag | None] | None = None
     spelled: dict[int, Tag] = field(default_factory=dict)  # tag index -> how it is written instead
     joins: dict[tuple[int, int], str] = field(default_factory=dict)  # (point, next point of its list) -> between
+    apart: dict[int, tuple[bool, bool]] = field(default_factory=dict)  # point tag -> ``_apart``'s (before, after)
 
     def can_be_empty(self, tag: Tag) -> bool:
         return self.empty_pairs if isinstance(self.empty_pairs, bool) else self.empty_pairs(tag)
@@ -172,7 +180,7 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
         aligned.setdefault(s0, set()).add(target)
     cores = [_core(source, a, b) for a, b in word_spans(source)]
     alignment = _Alignment(source, translation, words, sorted({s for s, _ in pairs}), cores, aligned, rule, notes,
-                           empty_pairs, nests, respell)
+                           empty_pairs, nests, respell, apart=_apart(source, tags))
     _place(root, 0, len(words), tags, alignment)
     events: dict[int, list[tuple[str, int]]] = defaultdict(list)
     _emit(root, events)
@@ -180,7 +188,7 @@ def transfer(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     kept = _kept_link_texts(source, tags, root, notes) if keep_link_text else {}
     marked = [replace(tag, close=f"\ufdd0{i}\ufdd1{tag.close}") if i in kept else tag for i, tag in enumerate(written)]
     pieces, order = _pieces(translation, words, marked, events, _punctuation_outside(source, tags),
-                            _apart(source, tags), alignment.joins)
+                            alignment.apart, alignment.joins)
     _check(order, tags, root)
     return (_with_kept_texts(pieces, kept, written) if kept else pieces), notes
 
@@ -197,13 +205,24 @@ def _refined(source: str, tags: Sequence[Tag], translation: str, links: Sequence
     source_starts, target_starts = [a for a, _ in source_words], [a for a, _ in target_words]
     pairs = {(bisect.bisect_right(source_starts, s[0]) - 1, bisect.bisect_right(target_starts, t[0]) - 1)
              for s, t in links}
-    twins = _twins([source[slice(*_core(source, *w))].casefold() for w in source_words],
-                   [translation[slice(*_core(translation, *w))].casefold() for w in target_words])
+    source_cores = [source[slice(*_core(source, *w))].casefold() for w in source_words]
+    target_cores = [translation[slice(*_core(translation, *w))].casefold() for w in target_words]
+    twins = _twins(source_cores, target_cores)
+    for i, j in list(twins.items()):  # the twin is another source word's translation: no twin
+        if any(k != i and j == t and _forms(source_cores[k], target_cores[j]) for k, t in pairs):
+            del twins[i]
     taken = set(twins.values())
     pairs = {(i, j) for i, j in pairs if i >= 0 and j >= 0 and i not in twins and j not in taken} | set(twins.items())
     if translates is not None:
         pairs = _trimmed(source, tags, translation, source_words, target_words, pairs, translates)
     return [(source_words[i], target_words[j]) for i, j in sorted(pairs)]
+
+
+def _forms(first: str, second: str) -> bool:
+    """Whether two words (cores, case-folded) may be forms of one word: one starts with the other, of
+    three letters or more (``tag`` and ``tags``)."""
+    shorter, longer = sorted((first, second), key=len)
+    return len(shorter) >= 3 and longer.startswith(shorter)
 
 
 def _twins(source: list[str], target: list[str]) -> dict[int, int]:
@@ -381,6 +400,7 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
     for child in node.children:
         if not child.paired:
             child.lo = child.hi = _gap(child, node, tags[child.index], pairs, al)
+    _points_in_order(node, tags, pairs, al)
     for run in _lists(node, tags, al.source):
         _in_list_order(run, tags, al)
 
@@ -599,6 +619,91 @@ def _gap(point: _Node, node: _Node, tag: Tag, pairs: list[_Node], al: _Alignment
         if pair.lo < gap < pair.hi:
             gap = pair.lo if position <= pair.start else pair.hi
     return gap
+
+
+# "the <code>class</code> attribute": a point between a determiner and a noun (whitespace around it) names that
+# noun's thing, and goes with the noun wherever the model puts it (``auf dem <code>`<code>`</code> Tag auf das
+# <code>class</code> Attribut``); a word of _NO_NOUN after it says it is no such name (``the <var>x</var> will be``)
+_DETERMINER = re.compile(r"(?:^|\s)(?:the|a|an|this|that|these|those|its|their|your|our|my|his|her|each|every|any|"
+                         r"some|no|another|which|whose)\s*\Z", re.I)
+_NAMED_NOUN = re.compile(r"\s*([a-z][a-z-]*)\b(?![\w(])")
+_NO_NOUN = frozenset("is are was were be been being am will would shall should can could may might must do does "
+                     "did has have had and or nor but not of to in on at by for from with as if than then that "
+                     "which who whom whose when where while so into onto over under via per about after before "
+                     "between through without within also only just here there now".split())
+# _points_in_order's costs: a point before one that precedes it in the source; a point moved
+_DESCENT, _MOVE = 10_000, 100
+
+
+def _points_in_order(node: _Node, tags: Sequence[Tag], pairs: list[_Node], al: _Alignment) -> None:
+    """Keep ``node``'s points (codes, fixed characters; not line breaks) in source order where the
+    alignment can. ``_gap`` puts a point before the target of the next aligned word, so where the
+    model moves that word (a German verb to the clause's end: ``the <var>shell-command</var> will be
+    used as ... the <code>/bin/sh</code> shell`` -> ``die ... /bin/sh Shell shell-command verwendet``),
+    the point follows it past the points after it. Each point set apart from its words on both sides
+    may also go after the target of the aligned word before it, or before that of the aligned word
+    after it (``_sides``: places the alignment gives it too); of all those choices, the one with the
+    fewest points after a point that follows them in the source, then the fewest points moved, then
+    the least distance, is taken (dynamic programming over the points in source order), with a note
+    naming the points moved. A point glued to a word, or at its parent's edge, stays where it is."""
+    points = sorted((c for c in node.children if not c.paired and not _LINE_BREAK.match(tags[c.index].open)),
+                    key=lambda c: (c.start, c.index))
+    gaps = [p.lo for p in points]
+    if all(a <= b for a, b in zip(gaps, gaps[1:])):
+        return
+    choices = [[p.lo] + [g for g in _sides(p, node, pairs, al) if g != p.lo] for p in points]
+    # best[k][c]: (cost, previous choice) of points[:k + 1] with points[k] at choices[k][c]
+    best: list[list[tuple[tuple[int, int], int]]] = []
+    for k, own in enumerate(choices):
+        row = []
+        for c, gap in enumerate(own):
+            here = (_MOVE if c else 0) + abs(gap - gaps[k])
+            if not best:
+                row.append(((0, here), -1))
+                continue
+            row.append(min((((cost[0] + (_DESCENT if choices[k - 1][b] > gap else 0), cost[1] + here), b)
+                            for b, (cost, _) in enumerate(best[-1])), key=lambda o: o[0]))
+        best.append(row)
+    c = min(range(len(best[-1])), key=lambda i: best[-1][i][0])
+    if best[-1][c][0][0] >= sum(_DESCENT for a, b in zip(gaps, gaps[1:]) if a > b):
+        return
+    picked = []
+    for k in range(len(points) - 1, -1, -1):
+        picked.append(c)
+        c = best[k][c][1]
+    moved = []
+    for point, own, c in zip(points, choices, picked[::-1]):
+        if c:
+            point.lo = point.hi = own[c]
+            moved.append(_named_point(tags[point.index]))
+    al.notes.append(f"codes placed beside their other aligned word to keep the source's order: {', '.join(moved)}")
+
+
+def _sides(point: _Node, node: _Node, pairs: list[_Node], al: _Alignment) -> list[int]:
+    """The gaps of ``node``'s words a point may take besides ``_gap``'s: after the targets of the
+    nearest aligned source word before it, before those of the nearest one after it (in ``node``),
+    each moved out of a paired sibling as ``_gap`` moves it. None for a point glued to a word on a
+    side (``<code>int</code>s``) or standing at its parent's start or end."""
+    lo, hi, source, position = node.lo, node.hi, al.source, point.start
+    if not source[node.start:position].strip() or not source[position:node.end].strip() or \
+            not all(al.apart.get(point.index, (False, False))):
+        return []
+    noun = _NAMED_NOUN.match(source, position, node.end)
+    if _DETERMINER.search(source, node.start, position) and noun and noun.group(1).casefold() not in _NO_NOUN and \
+            any(s0 == noun.start(1) for s0 in al.aligned):
+        return []  # "the <code>class</code> attribute": the point names the thing the next word says; it goes with it
+
+    def inside(s0: int) -> list[int]:
+        return [t for t in al.aligned.get(s0, ()) if lo <= t < hi]
+
+    before = [found for s0, s1 in al.source_words if node.start <= s0 and s1 <= position if (found := inside(s0))]
+    after = [found for s0, _ in al.source_words if position <= s0 < node.end if (found := inside(s0))]
+    out = ([max(before[-1]) + 1] if before else []) + ([min(after[0])] if after else [])
+    for k, gap in enumerate(out):
+        for pair in pairs:
+            if pair.lo < gap < pair.hi:
+                out[k] = pair.lo if position <= pair.start else pair.hi
+    return out
 
 
 # What may stand between the items of a list of codes in the source: whitespace, punctuation that ends no
