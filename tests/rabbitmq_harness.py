@@ -34,7 +34,10 @@ from dataclasses import dataclass
 import amqp
 import pytest
 
-from .queue_harness import free_port, wait_for
+from queue_config.names import batch_queue_for, chunk_queue_for, queue_for
+
+from .conftest import REPO_ROOT
+from .queue_harness import RedisServer, free_port, wait_for
 
 SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"
 CTL = "/usr/lib/rabbitmq/bin/rabbitmqctl"
@@ -308,3 +311,24 @@ def rabbit_node(tmp_path_factory):
     node = RabbitNode(tmp_path_factory.mktemp("rabbitmq")).start()
     yield node
     node.stop()
+
+
+BUNDLE = REPO_ROOT / "models" / "en-de"
+QUEUES = (queue_for("en", "de"), batch_queue_for("en", "de"), chunk_queue_for("en", "de"))  # the pair's three
+
+
+def worker_settings(broker_url: str, result_backend: str, /, **env) -> dict[str, str]:
+    """A test worker's settings on ``broker_url`` with ``result_backend`` as its job store: the shipped
+    bundle, short leases, back-off and visibility timeout, one thread; ``env`` adds or overrides ``NMT_<KEY>``s
+    (``broker_url=`` included)."""
+    return {"NMT_BROKER_URL": broker_url, "NMT_RESULT_BACKEND": result_backend, "NMT_BUNDLES": str(BUNDLE),
+            "NMT_LEASE_SECONDS": "3", "NMT_RETRY_BACKOFF_MAX": "2", "NMT_VISIBILITY_TIMEOUT": "10",
+            "NMT_THREADS": "1"} | {f"NMT_{k.upper()}": str(v) for k, v in env.items()}
+
+
+@pytest.fixture(scope="module")
+def job_store(tmp_path_factory):
+    """The job store (a redis-server of the file's own) beside the RabbitMQ broker."""
+    server = RedisServer(tmp_path_factory.mktemp("jobstore")).start()
+    yield server
+    server.stop()

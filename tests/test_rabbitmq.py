@@ -19,14 +19,12 @@ from queue_config.celery_config import celery_config
 from queue_config.names import batch_queue_for, chunk_queue_for, queue_for
 from queue_config.settings import SettingsError, load_settings
 
-from .conftest import REPO_ROOT
-from .queue_harness import CeleryWorker, RedisServer, wait_for
-from .rabbitmq_harness import PASSWORD, USER, rabbit_node  # noqa: F401 (fixture)
+from .queue_harness import CeleryWorker, wait_for
+from .rabbitmq_harness import PASSWORD, QUEUES, USER, job_store, rabbit_node  # noqa: F401 (fixtures)
+from .rabbitmq_harness import worker_settings
 
 REDIS = "redis://:pw@redis:6379/0"
 AMQP = "amqp://nmt:secret@rabbit:5672//"
-BUNDLE = REPO_ROOT / "models" / "en-de"
-QUEUES = (queue_for("en", "de"), batch_queue_for("en", "de"), chunk_queue_for("en", "de"))
 SMALL = [f"The {a} {b} is on the {c}." for a in ("red", "old", "small", "new") for b in ("car", "book", "cup", "chair", "lamp")
          for c in ("table",)]
 
@@ -79,13 +77,6 @@ def test_the_amqp_configuration_keeps_messages_until_jobs_end_and_writes_no_task
 
 # -- end to end -----------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def job_store(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("jobstore")).start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
 def fleet(rabbit_node, job_store, tmp_path):
     """Starts ``celery -A worker worker`` processes on the node and the job store; the queues are
@@ -93,10 +84,7 @@ def fleet(rabbit_node, job_store, tmp_path):
     started: list[CeleryWorker] = []
 
     def start(name: str, concurrency: int = 1, **env) -> CeleryWorker:
-        settings = {"NMT_BROKER_URL": rabbit_node.url, "NMT_RESULT_BACKEND": job_store.url, "NMT_BUNDLES": str(BUNDLE),
-                    "NMT_LEASE_SECONDS": "3", "NMT_RETRY_BACKOFF_MAX": "2", "NMT_VISIBILITY_TIMEOUT": "10",
-                    "NMT_THREADS": "1"} | {f"NMT_{k.upper()}": str(v) for k, v in env.items()}
-        worker = CeleryWorker(name, settings, tmp_path, concurrency)
+        worker = CeleryWorker(name, worker_settings(rabbit_node.url, job_store.url, **env), tmp_path, concurrency)
         started.append(worker)
         return worker.start()
 

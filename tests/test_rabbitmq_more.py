@@ -21,15 +21,14 @@ import pytest
 
 from client.client import JobFailedError, TranslationClient
 from queue_config.celery_config import celery_config
-from queue_config.names import batch_queue_for, chunk_queue_for, queue_for
+from queue_config.names import batch_queue_for, queue_for
 from queue_config.settings import QueueSettings, SettingsError, load_settings
 
 from .conftest import REPO_ROOT
-from .queue_harness import CeleryWorker, RedisServer, free_port, wait_for
-from .rabbitmq_harness import PASSWORD, USER, RabbitNode, make_tls
-from .test_rabbitmq import BUNDLE, SMALL, _purge, _ready, document
+from .queue_harness import CeleryWorker, free_port, wait_for
+from .rabbitmq_harness import PASSWORD, QUEUES, USER, RabbitNode, job_store, make_tls, worker_settings  # noqa: F401
+from .test_rabbitmq import SMALL, _purge, _ready, document
 
-QUEUES = (queue_for("en", "de"), batch_queue_for("en", "de"), chunk_queue_for("en", "de"))
 CONSUMER_TIMEOUT_MS = 8000  # the hung worker's channels: a delivery unacknowledged this long closes its channel
 DEFAULT_TIMEOUT_MS = 1_800_000  # RabbitMQ 3.10's default, for every other channel
 HEARTBEAT = 6  # the node's heartbeat (s), below the workers' 30: it closes a silent connection after 2 to 3 of them
@@ -50,13 +49,6 @@ def node(tmp_path_factory, tls):
     node.stop()
 
 
-@pytest.fixture(scope="module")
-def job_store(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("jobstore")).start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
 def fleet(node, job_store, tmp_path):
     """Starts workers on the node's plain listener (``broker_url=`` for another); afterwards a
@@ -64,10 +56,7 @@ def fleet(node, job_store, tmp_path):
     started: list[CeleryWorker] = []
 
     def start(name: str, concurrency: int = 1, wait: bool = True, **env) -> CeleryWorker:
-        settings = {"NMT_BROKER_URL": node.url, "NMT_RESULT_BACKEND": job_store.url, "NMT_BUNDLES": str(BUNDLE),
-                    "NMT_LEASE_SECONDS": "3", "NMT_RETRY_BACKOFF_MAX": "2", "NMT_VISIBILITY_TIMEOUT": "10",
-                    "NMT_THREADS": "1"} | {f"NMT_{k.upper()}": str(v) for k, v in env.items()}
-        worker = CeleryWorker(name, settings, tmp_path, concurrency)
+        worker = CeleryWorker(name, worker_settings(node.url, job_store.url, **env), tmp_path, concurrency)
         started.append(worker)
         return worker.start(wait=wait)
 

@@ -17,13 +17,11 @@ import pytest
 from kombu.exceptions import OperationalError
 
 from client.client import TranslationClient
-from queue_config.names import batch_queue_for, chunk_queue_for, queue_for
 
-from .queue_harness import CeleryWorker, RedisServer, wait_for
-from .rabbitmq_harness import RabbitNode
-from .test_rabbitmq import BUNDLE, document
+from .queue_harness import CeleryWorker, wait_for
+from .rabbitmq_harness import QUEUES, RabbitNode, job_store, worker_settings  # noqa: F401 (job_store: a fixture)
+from .test_rabbitmq import document
 
-QUEUES = (queue_for("en", "de"), batch_queue_for("en", "de"), chunk_queue_for("en", "de"))
 OUTAGE = 3.0  # seconds the node stays down
 HEARTBEAT = 6  # the node's heartbeat (s), below the workers' 30: it closes a silent connection after ~12 s
 SMALL = [f"The {a} {b} is {c}." for a in ("red", "old", "small", "new", "big", "blue") for b in ("car", "book", "lamp",
@@ -42,22 +40,12 @@ def node(tmp_path_factory):
     node.stop()
 
 
-@pytest.fixture(scope="module")
-def job_store(tmp_path_factory):
-    server = RedisServer(tmp_path_factory.mktemp("jobstore")).start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
 def fleet(node, job_store, tmp_path):
     started: list[CeleryWorker] = []
 
     def start(name: str, **env) -> CeleryWorker:
-        settings = {"NMT_BROKER_URL": node.url, "NMT_RESULT_BACKEND": job_store.url, "NMT_BUNDLES": str(BUNDLE),
-                    "NMT_LEASE_SECONDS": "3", "NMT_RETRY_BACKOFF_MAX": "2", "NMT_VISIBILITY_TIMEOUT": "10",
-                    "NMT_THREADS": "1"} | {f"NMT_{k.upper()}": str(v) for k, v in env.items()}
-        worker = CeleryWorker(name, settings, tmp_path, 1)
+        worker = CeleryWorker(name, worker_settings(node.url, job_store.url, **env), tmp_path, 1)
         started.append(worker)
         return worker.start()
 
