@@ -6,6 +6,7 @@ import fcntl
 import functools
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,31 @@ def held_lock(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def session_dir(tmp_path_factory) -> Path:
+    """This test session's directory, the same for all its pytest-xdist workers (each has one of its
+    own below it: popen-gw0, ...)."""
+    shared = tmp_path_factory.getbasetemp()
+    return shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+
+
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """``build(directory)`` once per test session, by whichever pytest-xdist worker asks first; the
+    others wait for it (a file lock) and use the same directory. For the session fixtures below (a
+    training or an export each): every worker used to make its own, 45 s to 3 minutes for the
+    checkpoint and bundle on a 2-core machine, by its load. Tests only read them (those that change
+    a bundle copy it first)."""
+    shared = session_dir(tmp_path_factory)
+    directory, done = shared / "built" / name, shared / "built" / f"{name}.done"
+    directory.parent.mkdir(exist_ok=True)
+    with held_lock(shared / "built" / f"{name}.lock"):
+        if not done.exists():
+            shutil.rmtree(directory, ignore_errors=True)  # a build that failed part way, on another worker
+            directory.mkdir()
+            build(directory)
+            done.touch()
+    return directory
+
+
 @pytest.fixture(scope="session")
 def one_heavy_training(tmp_path_factory):
     """``with one_heavy_training(): run_nmt("train-aligner", ...)``: the aligner trainings (and the
@@ -52,10 +78,7 @@ def one_heavy_training(tmp_path_factory):
     any pytest-xdist worker of this session. Side by side on a busy 2-core machine both ran past
     run_nmt's 300 s timeout (issue 51); alone each passes. The lock is taken before a subprocess
     starts, so the wait never counts against its timeout."""
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the session's directory, above each worker's own (popen-gw0, ...)
-    return functools.partial(held_lock, shared / "heavy-training.lock")
+    return functools.partial(held_lock, session_dir(tmp_path_factory) / "heavy-training.lock")
 
 
 # A toy "language pair": the target is a word-by-word substitution of the source, with a
@@ -114,8 +137,7 @@ def tiny_checkpoint(tmp_path_factory, toy_corpus) -> Path:
     from training.trainer import Trainer
 
     config = Config.from_dict(yaml.safe_load(TINY_CONFIG) | {"train": {**yaml.safe_load(TINY_CONFIG)["train"], "max_epochs": 2}})
-    run_dir = tmp_path_factory.mktemp("tiny_run")
-    Trainer(config, run_dir, toy_corpus).train()
+    run_dir = built_once(tmp_path_factory, "tiny_run", lambda run_dir: Trainer(config, run_dir, toy_corpus).train())
     return run_dir / "best.pt"
 
 
@@ -123,9 +145,11 @@ def tiny_checkpoint(tmp_path_factory, toy_corpus) -> Path:
 def tiny_bundle(tmp_path_factory, tiny_checkpoint, toy_corpus) -> Path:
     from export.exporter import ExportOptions, export_bundle
 
-    out = tmp_path_factory.mktemp("bundles") / "toy-en-de"
-    export_bundle(tiny_checkpoint, out, ExportOptions(data_dir=str(toy_corpus), parity_sentences=200))
-    return out
+    def build(directory: Path) -> None:
+        export_bundle(tiny_checkpoint, directory / "toy-en-de",
+                      ExportOptions(data_dir=str(toy_corpus), parity_sentences=200))
+
+    return built_once(tmp_path_factory, "bundles", build) / "toy-en-de"
 
 
 @pytest.fixture(scope="session")
@@ -134,8 +158,9 @@ def tiny_hybrid_checkpoint(tmp_path_factory, toy_corpus) -> Path:
     from training.config import Config
     from training.trainer import Trainer
 
-    run_dir = tmp_path_factory.mktemp("tiny_hybrid_run")
-    Trainer(Config.from_dict(yaml.safe_load(TINY_HYBRID_CONFIG)), run_dir, toy_corpus).train()
+    config = Config.from_dict(yaml.safe_load(TINY_HYBRID_CONFIG))
+    run_dir = built_once(tmp_path_factory, "tiny_hybrid_run",
+                         lambda run_dir: Trainer(config, run_dir, toy_corpus).train())
     return run_dir / "best.pt"
 
 
@@ -143,9 +168,11 @@ def tiny_hybrid_checkpoint(tmp_path_factory, toy_corpus) -> Path:
 def tiny_hybrid_bundle(tmp_path_factory, tiny_hybrid_checkpoint, toy_corpus) -> Path:
     from export.exporter import ExportOptions, export_bundle
 
-    out = tmp_path_factory.mktemp("hybrid_bundles") / "toy-hybrid-en-de"
-    export_bundle(tiny_hybrid_checkpoint, out, ExportOptions(data_dir=str(toy_corpus), parity_sentences=200))
-    return out
+    def build(directory: Path) -> None:
+        export_bundle(tiny_hybrid_checkpoint, directory / "toy-hybrid-en-de",
+                      ExportOptions(data_dir=str(toy_corpus), parity_sentences=200))
+
+    return built_once(tmp_path_factory, "hybrid_bundles", build) / "toy-hybrid-en-de"
 
 
 @pytest.fixture

@@ -261,7 +261,7 @@ def test_a_job_whose_worker_host_dies_is_redelivered_within_the_visibility_timeo
     the job again within the visibility timeout plus one sweep. A 12 s visibility timeout stands in
     for the default 90 s, whose bound (two minutes) the sweep test below checks."""
     first = workers("w1", **FAST)
-    text, sentences = document(500, seed=12)  # long enough to be killed mid-way, short enough to run twice
+    text, sentences = document(200, seed=12)  # ~190 sentences: progress after 64 (a slice), two slices left
     job = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
     assert job.status().state == "running", "the job ended before its worker could be killed: lengthen it"
@@ -337,7 +337,7 @@ def test_a_running_job_whose_message_is_lost_is_sent_again_and_finishes(workers,
     in the AOF window). Simulated: the worker host dies and Redis forgets the unacknowledged
     message, so no visibility timeout can bring it back. The sweep of another worker sends it again."""
     first = workers("w1", **FAST)
-    text, sentences = document(500, seed=13)  # long enough to be killed mid-way, short enough to run twice
+    text, sentences = document(200, seed=13)  # ~190 sentences: progress after 64 (a slice), two slices left
     job = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: job.status().done > 0, 60, "the job to make progress")
     r = client.store.redis
@@ -387,8 +387,8 @@ def test_a_document_over_the_size_cap_is_refused_at_submit(redis_server, tmp_pat
 def test_a_small_job_is_not_queued_behind_a_big_documents_chunks(workers, client):
     """Chunks wait in a lower priority step than whole documents: a small job sent after a big
     document has been split is taken by the next free slot, before the document's remaining chunks."""
-    workers("w1", chunk_sentences=25)
-    text, _ = document(500, seed=21)
+    workers("w1", chunk_sentences=10)
+    text, _ = document(200, seed=21)  # 182 sentences in 19 chunks
     big = client.submit(text=text, src="en", tgt="de", options=LONG)
     wait_for(lambda: big.status().done > 0, 120, "the big document's first chunk")
     assert client.store.plan(big.id)["chunks"] >= 15

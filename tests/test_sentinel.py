@@ -18,7 +18,7 @@ from queue_config.jobstore import JobStore
 from queue_config.settings import SettingsError, load_settings, redacted
 
 from .queue_harness import wait_for
-from .sentinel_harness import MASTER_NAME, SentinelGroup
+from .sentinel_harness import MASTER_NAME, QUICK_PERIODS, QUICK_SYNC, SentinelGroup
 
 LIST = "sentinel://:pw@10.0.0.1:26379/2;sentinel://:pw@10.0.0.2:26380/2;sentinel://:pw@10.0.0.3/2"
 
@@ -64,7 +64,7 @@ def test_bad_sentinel_settings_name_the_variable(env, message):
 
 @pytest.fixture
 def group(tmp_path):
-    started = SentinelGroup(tmp_path / "sentinel").start()
+    started = SentinelGroup(tmp_path / "sentinel", periods=QUICK_PERIODS, master_extra=QUICK_SYNC).start()
     yield started
     started.stop()
 

@@ -66,9 +66,9 @@ def take_off(r, job_id: str, index: int) -> str:
 
 
 def test_a_chunk_whose_message_vanished_is_sent_again_by_the_sweep_and_the_job_finishes(workers, client):
-    worker = workers("w1", chunk_sentences=25, **FAST)
+    worker = workers("w1", chunk_sentences=12, **FAST)
     after = stale_after(QueueSettings(lease_seconds=3, **FAST))
-    job, _, sentences, chunks = fan_out(client, 200, 25)
+    job, _, sentences, chunks = fan_out(client, 100, 12)  # 92 sentences in 8 chunks
     sent = time.monotonic()
     last = chunks - 1
     r, store = client.store.redis, client.store
@@ -132,9 +132,9 @@ def test_a_chunk_message_delivered_twice_translates_once_and_leaves_the_result_u
     """A copy of a chunk's message (another task id, as the sweep sends it) at a document's
     priority, taken before the original: the original, delivered while the job still runs, finds
     the chunk stored and stores nothing. The result is the one a job without the copy gets."""
-    worker = workers("w1", chunk_sentences=25, **FAST)
+    worker = workers("w1", chunk_sentences=12, **FAST)
     store, r = client.store, client.store.redis
-    job, text, sentences, chunks = fan_out(client, 200, 25)
+    job, text, sentences, chunks = fan_out(client, 100, 12)  # 92 sentences in 8 chunks
     middle = chunks // 2
     waiting(r, job.id, middle)
     # While its message waits, the chunk is marked queued with that message, and the sweep's scan finds it.
