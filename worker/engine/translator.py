@@ -12,7 +12,7 @@ import json
 import math
 import time
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -198,7 +198,7 @@ class Translator:
                 best, hypotheses = next(decoded)
                 result = self._finished(p, best)
                 if pick:
-                    result = self._consistent(p, hypotheses, result, with_attention, options)
+                    result = self._consistent(p, hypotheses, best, result, with_attention, options)
             else:
                 result = self._finished(p, _undecoded(p))
             if p.decode and DROPPED_TEXT in result.flags and text_options.protect_spans and text_options.retry_dropped \
@@ -207,17 +207,20 @@ class Translator:
             results.append(result)
         return results, [p.decode and TIME_BUDGET not in r.flags for p, r in zip(prepared, results)]
 
-    def _finished(self, prepared: Prepared, result: SegmentResult) -> SegmentResult:
-        """An engine result restored (case, spans) and assessed; one over its time budget keeps its source."""
-        result = _kept(prepared, result) if TIME_BUDGET in result.flags else restore(prepared, result)
+    def _finished(self, prepared: Prepared, result: SegmentResult, made_up: bool = False) -> SegmentResult:
+        """An engine result restored (case, spans; ``made_up``: see ``restore``) and assessed; one over
+        its time budget keeps its source."""
+        result = _kept(prepared, result) if TIME_BUDGET in result.flags else restore(prepared, result, made_up)
         return assess(result, prepared, self.confidence_model)
 
-    def _consistent(self, prepared: Prepared, decoded: "_Decoded", first: SegmentResult, with_attention: bool,
-                    options: SearchOptions) -> SegmentResult:
-        """``first`` (the best hypothesis, finished) if it keeps its spans (``span_consistent``) and
-        carries its source (no ``dropped_text``); else the best-scoring other hypothesis of the
-        beam that does both, put first; else ``first``, flagged ``span_mismatch`` where no
-        hypothesis kept its spans. A sentence decoded in parts keeps its best."""
+    def _consistent(self, prepared: Prepared, decoded: "_Decoded", best: SegmentResult, first: SegmentResult,
+                    with_attention: bool, options: SearchOptions) -> SegmentResult:
+        """``first`` (``best``, the best hypothesis, finished) if it keeps its spans
+        (``span_consistent``) and carries its source (no ``dropped_text``); else the best-scoring
+        other hypothesis of the beam that does both, put first; else ``first``, flagged
+        ``span_mismatch`` where no hypothesis kept its spans, less the spans it made up (``restore``
+        with ``made_up``: as a sentence with masked spans loses them). A sentence decoded in parts
+        keeps its best."""
         if decoded.over is not None or len(decoded.units) != 1 or prepared.masked is None:
             return first
         unit, hyps = decoded.units[0]
@@ -237,8 +240,13 @@ class Translator:
                     f"the best hypothesis {why} ({first.translation!r}): hypothesis {k + 1} of the beam is taken",))
         if kept:
             return first
-        return replace(first, flags=first.flags + (SPAN_MISMATCH,), warnings=first.warnings + (
-            "no hypothesis of the beam keeps the source's spans as they are: the best is kept",))
+        warning = "no hypothesis of the beam keeps the source's spans as they are: the best is kept"
+        cleaned = self._finished(prepared, best, made_up=True)
+        deleted = Counter(cleaned.details.get("removed", ())) - Counter(first.details.get("removed", ()))
+        if deleted:
+            first = cleaned
+            warning += f", less the spans it made up ({', '.join(map(repr, deleted.elements()))})"
+        return replace(first, flags=first.flags + (SPAN_MISMATCH,), warnings=first.warnings + (warning,))
 
     def _retry(self, prepared: Prepared, first: SegmentResult, options: SearchOptions,
                with_attention: bool) -> SegmentResult:

@@ -23,13 +23,17 @@ from .names import KEPT_NAME, carried, carried_ranges, find_names
 from .products import find_products
 from .reinsert import restore_spans
 from .segment import GLOSSARY_MISS, LANGUAGE, NOT_PROSE, RESTORED_SPAN, Alignment, SegmentResult, word_spans
-from .spans import GLOSSARY, PROGRAM_NAMES, PLACEHOLDER, Span, find_spans
+from .spans import GLOSSARY, KINDS, LONG, PROGRAM_NAMES, PLACEHOLDER, RUN, Span, find_spans
 from .verbatim import not_prose
 
 _NOTHING_ELSE = re.compile(r"[\W_]*")
 _WORD_CHAR = re.compile(r"\w")
 _ASCII_DASH = re.compile(r"(?<=\s)--(?=\s)")
 _GAP = re.compile(r"(?<=[^\s.!?:;]) {2,}(?=\S)")  # two spaces or more inside a sentence (worker.text.reinsert)
+# The kinds of span ``restore(..., made_up=True)`` deletes from a translation without masked spans
+# where the source lacks them (a sentence flagged span_mismatch: ``Translator._consistent``): every
+# kind ``find_spans`` reads but numbers, which may translate a word ("two hyphens" -> "2 Bindestriche").
+MADE_UP = frozenset(KINDS + (RUN, LONG)) - {"number"}
 
 
 @dataclass(frozen=True)
@@ -117,8 +121,12 @@ def _ascii_dashes(text: str, ranges: Sequence[tuple[int, int]]) -> tuple[str, bo
     return text, bool(found)
 
 
-def restore(prepared: Prepared, result: SegmentResult) -> SegmentResult:
-    """``result`` (the engine's, for ``prepared.text``) as the translation of ``prepared.source``."""
+def restore(prepared: Prepared, result: SegmentResult, made_up: bool = False) -> SegmentResult:
+    """``result`` (the engine's, for ``prepared.text``) as the translation of ``prepared.source``.
+    A sentence with masked spans loses every span the model made up (one its source lacks); one
+    without loses only made-up placeholders (its numbers are translations), or with ``made_up`` the
+    spans of the kinds ``MADE_UP`` (the best of a beam none of whose hypotheses kept the source's
+    spans: ``/d`` made up for ``append / indicator``)."""
     if prepared.language is not None:
         return _foreign(prepared, result)
     if not prepared.decode:
@@ -132,7 +140,7 @@ def restore(prepared: Prepared, result: SegmentResult) -> SegmentResult:
             protected += carried_ranges(name, translation)
         masked = replace(masked, slots=tuple(s for s in masked.slots
                                              if s.span.kind != KEPT_NAME or not carried(s.span, translation)))
-    if masked is None or not (masked.slots or _extra_placeholders(prepared.source, translation)
+    if masked is None or not (masked.slots or made_up or _extra_placeholders(prepared.source, translation)
                               or _GAP.search(prepared.source)):
         if masked is not None and masked.unmasked:
             details["spans"] = [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
@@ -141,7 +149,7 @@ def restore(prepared: Prepared, result: SegmentResult) -> SegmentResult:
             result, source=prepared.source, translation=translation, alignment=alignment,
             n_best=tuple((_recase(t, prepared), s) for t, s in result.n_best), details=details))
     # Without slots, only placeholders the model made up are deleted (its numbers are translations).
-    invented = None if masked.slots else (PLACEHOLDER,)
+    invented = None if masked.slots else MADE_UP if made_up else (PLACEHOLDER,)
     restored = restore_spans(masked, translation, result.alignment.pairs, invented, protected)
     placements = [p for p in restored.placements if not p.slot.kept]  # verbatim spans'
     named = [p for p in restored.placements if p.slot.span.kind == KEPT_NAME]

@@ -34,6 +34,11 @@ _SENTENCE_END = ".!?:;"
 _GAP_BEFORE = re.compile(r"(?<=[^\s.!?:;]) {2,}")
 _GAP_AFTER = re.compile(r" {2,}(?=\S)")
 _GAP_ENDING = re.compile(r"(?<=[^\s.!?:;]) {2,}\Z")
+# an opening quote or bracket and the one that closes it (German, English, French and straight ones)
+_PAIRS = {"»": "«", "«": "»", "„": "“", "“": "”", "‚": "‘", "‘": "’", "'": "'", '"': '"', "(": ")", "[": "]"}
+# an empty pair in the source: the place of a code the model is not shown (a DOCX run, an HTML <code>)
+# in the source's quotes, whose translation quotes it again (``»%s« kann`` for ``‘’ does``)
+_EMPTY_PAIR = re.compile("|".join(re.escape(opening + closing) for opening, closing in _PAIRS.items()))
 
 
 @dataclass(frozen=True)
@@ -180,7 +185,8 @@ def _copied(masked: Masked, translation: str, starts: list[int], slot_word: dict
         else:
             extra.append(match.span())
     edits = [_Edit(a, b, slot.span.replacement, slot, "copied") for slot, (a, b) in chosen.items()]
-    return edits + [_deletion(translation, a, b) for a, b in extra]
+    quotes = not _EMPTY_PAIR.search(masked.source)
+    return edits + [_deletion(translation, a, b, quotes) for a, b in extra]
 
 
 def _kept(masked: Masked, translation: str, starts: list[int], words_of: dict[Slot, set[int]],
@@ -281,6 +287,7 @@ def _invented(masked: Masked, translation: str, target: list[tuple[int, int]], e
     # placeholders the model was shown (unmasked spans, or inside one: "{}" of an unmasked "\x7f{}")
     budget = Counter(s.text for s in find_spans(masked.text) if s.kind == PLACEHOLDER)
     out = []
+    quotes = not _EMPTY_PAIR.search(masked.source)
     ours: dict[str, bool] = {}  # span text -> whether the source holds it (texts repeat)
     for span in find_spans(translation):
         if kinds is not None and span.kind not in kinds:
@@ -293,7 +300,10 @@ def _invented(masked: Masked, translation: str, target: list[tuple[int, int]], e
                 continue
         elif ours.setdefault(span.text, span.text in masked.source or _related(span.text, known)):
             continue  # the source's own text ("0800" glued to a masked word), or a known span's
-        out.append(_deletion(translation, span.start, span.end))
+        start = span.start
+        if span.kind == "option" and span.text[:1].isalpha():  # the word before the options, read as their
+            start = span.end - len(span.text.split(None, 1)[1])  # program ("ifconfig -a"): a word of the translation
+        out.append(_deletion(translation, start, span.end, quotes))
     return out
 
 
@@ -308,8 +318,12 @@ def _related(text: str, known: set[str]) -> bool:
     return any(text[i:i + n] in known for n in lengths for i in range(len(text) - n + 1))
 
 
-def _deletion(translation: str, start: int, end: int) -> _Edit:
-    """Delete [start, end); a whole word goes with one neighbouring space."""
+def _deletion(translation: str, start: int, end: int, quotes: bool = True) -> _Edit:
+    """Delete [start, end), with the quotes or brackets round it when they hold it alone (the model's
+    ``die Option »-g«``) and ``quotes`` (False where the source holds an empty pair: a code's place,
+    ``_EMPTY_PAIR``); a whole word goes with one neighbouring space."""
+    if quotes and start and end < len(translation) and _PAIRS.get(translation[start - 1]) == translation[end]:
+        start, end = start - 1, end + 1
     word_start = start == 0 or translation[start - 1].isspace()
     word_end = end == len(translation) or translation[end].isspace() or translation[end] in _CLOSING
     if word_start and word_end:
@@ -318,6 +332,11 @@ def _deletion(translation: str, start: int, end: int) -> _Edit:
         elif start and translation[start - 1] == " ":
             start -= 1
     return _Edit(start, end, "")
+
+
+def _unquoted(text: str) -> str:
+    """``text`` without the quotes or brackets round it that ``_deletion`` took along."""
+    return text[1:-1] if len(text) > 2 and _PAIRS.get(text[0]) == text[-1] else text
 
 
 def _resolve(edits: list[_Edit], translation: str) -> list[_Edit]:
@@ -388,6 +407,6 @@ def _apply(masked: Masked, translation: str, target: list[tuple[int, int]], pair
         j_new = word_at(new_starts, moved(a))
         if j_new not in span_words and i < len(src_map):
             new_pairs.add((src_map[i], j_new))
-    removed = tuple(translation[e.start:e.end].strip() for e, _, _ in new_ranges if not e.text)
+    removed = tuple(_unquoted(translation[e.start:e.end].strip()) for e, _, _ in new_ranges if not e.text)
     placements.sort(key=lambda p: p.slot.start)
     return Restored(restored, tuple(sorted(new_pairs)), tuple(placements), removed)
