@@ -165,8 +165,9 @@ _SPAN_PATTERNS = [
     r"(?<![\w.@/*-])(?:[\w*?+-]+/)*[\w*?+-]+(?:\.[\w-]+)*\.(?:" + "|".join(_EXT) + r")\b",  # setup.py, pth_*.c
     r"\b(?:[a-z0-9-]+\.)+(?:org|com|net|de|io|edu|gov|info|eu|uk|fr|at|ch)\b",           # debian.org
     r"(?<![\w./-])--[A-Za-z0-9]+(?:-[a-z0-9]+)*(?:=[^\s,;)\]»«“”„‘’\"']+)?",               # --no-messages=x
-    # -rf, »-n«; not a word joined to a closing quote or bracket by a hyphen (‘NULL’-terminated, '-f'-specified)
-    r"(?<![\w./’”)\]-])(?<!\w')(?<!\w»)-(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Z](?![a-z])[A-Za-z0-9]*|W[a-z][a-z0-9-]*)(?![\w])",
+    # -rf, »-n«; not a word joined to a closing quote or bracket by a hyphen (‘NULL’-terminated, '-f'-specified,
+    # German „ksh“-kompatibel, "ksh"-kompatibel)
+    r"(?<![\w./’”)\]-])(?<!\w')(?<!\w»)(?<!\w“)(?<!\w\")-(?:[a-z][a-z0-9]*(?:-[a-z0-9]+)*|[A-Z](?![a-z])[A-Za-z0-9]*|W[a-z][a-z0-9-]*)(?![\w])",
     r"\b[A-Za-z][A-Za-z0-9+_]*-v?\d+(?:\.\d+)+(?:[-+~.][0-9A-Za-z]+)*",                    # bash-4.4
     r"(?<![\w.])v\d+(?:\.\d+)+(?:[-+~][0-9A-Za-z.]+)?",                                    # v1.2.0-rc1
     r"(?<![\w.])\d+(?:\.\d+){2,}(?:[-+~][0-9A-Za-z][\w.~+-]*)?",                           # 2.1.3
@@ -537,11 +538,16 @@ def check_charset(output: bytes, out: Document) -> list[Finding]:
 
 # ---------------------------------------------------------------------------------------------------- Markdown
 _ADMONITION = re.compile(r"^(\s*)(!!!|\?\?\?\+?)\s*([A-Za-z][\w-]*)?")
+# a pymdown-extensions block's opening (``/// name | argument``) or closing line, after indentation and quote markers
+_PYMDOWN_BLOCK = re.compile(r"^([ \t>]*)(/{3,}) *(?:([\w-]+) *(?:\| *(.*?) *)?)?$")
+# blocks whose argument is no text (an HTML tag and selectors, a caption's place and number): kept as written
+_BLOCK_ARGUMENT_KEPT = re.compile(r"html|caption|[\w-]+-caption", re.I)
 
 
 def read_markdown(data: bytes) -> Document:
     """Inline blocks, fences and code blocks of markdown-it-py (CommonMark, tables, footnotes, admonitions);
-    fence lines and admonition keywords as marks."""
+    fence lines, admonition keywords and pymdown-extensions blocks (slashes and name, options, closing
+    line) as marks."""
     from markdown_it import MarkdownIt
     from mdit_py_plugins.admon import admon_plugin
     from mdit_py_plugins.footnote import footnote_plugin
@@ -578,7 +584,32 @@ def read_markdown(data: bytes) -> Document:
         match = _ADMONITION.match(raw)
         if match and n not in code_lines:
             doc.marks.append((f"line {n + 1}", f"{match.group(1)}{match.group(2)} {match.group(3) or '(no type)'}"))
+    doc.marks += _pymdown_block_marks(lines, code_lines)
     return doc
+
+
+def _pymdown_block_marks(lines: list[str], code_lines: set[int]) -> list[tuple[str, str]]:
+    """The lines of pymdown-extensions blocks that a translation keeps as they are: the opening line's
+    slashes and name (and its argument where it is no text), the indented YAML options right after it,
+    the closing line. A plain CommonMark reading sees them as paragraph text (code lines are skipped)."""
+    marks, n = [], 0
+    while n < len(lines):
+        match = _PYMDOWN_BLOCK.match(lines[n].rstrip())
+        if match is None or n in code_lines:
+            n += 1
+            continue
+        prefix, slashes, name, argument = match.groups()
+        if name is None:
+            marks.append((f"line {n + 1}", f"{prefix}{slashes}"))
+            n += 1
+            continue
+        kept = f" | {argument}" if argument and _BLOCK_ARGUMENT_KEPT.fullmatch(name) else ""
+        marks.append((f"line {n + 1}", f"{prefix}{slashes} {name}{kept}"))
+        n += 1
+        while n < len(lines) and lines[n].strip() and lines[n].startswith(prefix + "    "):
+            marks.append((f"line {n + 1}", f"option {lines[n].rstrip()}"))
+            n += 1
+    return marks
 
 
 def _markdown_inline(token, unit: UnitBuilder) -> None:

@@ -657,3 +657,57 @@ def test_options_in_german_quotes_and_a_quoted_option_before_a_hyphen_compare_as
                             ("aus einer '-f'-Datei gelesen", "read from an '-f'-specified file.")):
         assert spans_of(german) == spans_of(english), german
     assert spans_of("die »-n«") != spans_of("die »n«")
+
+
+def test_a_word_joined_to_a_german_closing_quote_by_a_hyphen_is_no_option():
+    # bash's index: the model's „ksh“-compound (its output for "An almost ksh-compatible 'autoload'") was read
+    # as the option -automa and its letters left out of the words check; an option after an opening quote stays
+    for german in ("Ein fast „Ksh-ko“-automa' (noch).", "ein „ksh“-kompatibles Laden", 'ein "ksh"-kompatibles Laden'):
+        assert [span for span in spans_of(german) if span.startswith("-")] == [], german
+    assert spans_of("die Option “-n” und \"-a\"") == spans_of("the “-n” and \"-a\" options")
+    source, output = "An almost ksh-compatible 'autoload' (no lazy load).\n", "Ein fast „Ksh-ko“-automa' (noch).\n"
+    assert check_file("txt", source.encode(), output.encode()) == []  # 22 of 39 letters: short, not halved
+
+
+MD_BLOCKS_EN = """/// details | Why is the `retries` option needed?
+    type: warning
+    open: true
+
+Set `retries` before the first run.
+
+//// html | section
+/// note | Inner note
+Read this first.
+///
+////
+///
+"""
+MD_BLOCKS_DE = """/// details | Warum wird die Option `retries` gebraucht?
+    type: warning
+    open: true
+
+Setzen Sie `retries` vor dem ersten Lauf.
+
+//// html | section
+/// note | Innerer Hinweis
+Lesen Sie das zuerst.
+///
+////
+///
+"""
+MD_BLOCK_DEFECTS = [
+    ("/// details |", "/// Details |", {"structure"}),                 # the name
+    ("/// details |", "//// details |", {"structure"}),                # the slashes
+    ("    open: true", "    offen: true", {"structure"}),              # an option
+    ("    type: warning\n", "", {"structure"}),                        # an option lost
+    ("//// html | section", "//// html | Abschnitt", {"structure"}),   # an argument that is no text
+    ("zuerst.\n///\n", "zuerst.\n////\n", {"structure"}),              # a closing line
+]
+
+
+@pytest.mark.parametrize("old, new, expected", MD_BLOCK_DEFECTS, ids=ids(MD_BLOCK_DEFECTS))
+def test_markdown_pymdown_block_lines_are_structure(old, new, expected):
+    assert check_file("markdown", MD_BLOCKS_EN.encode(), MD_BLOCKS_DE.encode()) == []  # titles are translated
+    assert checks_of("markdown", MD_BLOCKS_EN, injected(MD_BLOCKS_DE, old, new)) == expected
+    fenced = f"```text\n{MD_BLOCKS_EN}```\n"  # in code, the lines are code: only the code check sees them
+    assert checks_of("markdown", fenced, fenced.replace("    open: true", "    offen: true")) == {"code"}

@@ -13,12 +13,16 @@ their labels kept. A code span (or other point) is kept with the punctuation tha
 place (``(`x`)``, ``**`NAME`**:``, ``in `x`.``), which the model can then neither drop nor move.
 Admonitions of Python-Markdown and pymdown-extensions (``!!! note "Title"``, ``???+ tip``) keep
 their marker and classes; a quoted title is a unit (``admonition title``) and the indented body is
-read as Markdown blocks, as MkDocs reads it. Everything else is copied byte for byte: front matter,
-fenced and indented code, HTML blocks, link reference definitions, thematic breaks, list and quote
-markers, the indentation of continuation lines and the line endings. A paragraph keeps its number
-of source lines (the translation is broken again at spaces, never inside markup), and translated
-text is escaped where it would otherwise read as Markdown (``*``, ``_``, ``[``, a ``#`` or ``-``
-at the start of a line, ``!!!``...).
+read as Markdown blocks, as MkDocs reads it. Blocks of pymdown-extensions (``/// details | Summary``,
+then indented YAML options, a Markdown body and a closing ``///``) keep their slashes, name, options
+and closing line; the text after ``|`` is a unit (``block title``), except where it is no text (an
+``html`` block's tag, a caption's number), and the body is read as Markdown blocks (a raw ``html``
+body, ``pre``, ``script``... or ``markdown: raw``, is kept). Everything else is copied byte for
+byte: front matter, fenced and indented code, HTML blocks, link reference definitions, thematic
+breaks, list and quote markers, the indentation of continuation lines and the line endings. A
+paragraph keeps its number of source lines (the translation is broken again at spaces, never inside
+markup), and translated text is escaped where it would otherwise read as Markdown (``*``, ``_``,
+``[``, a ``#`` or ``-`` at the start of a line, ``!!!``, ``///``...).
 
 markdown-it gives block tokens line numbers but inline tokens no offsets, so each inline token is
 found in the block's source text in order: text through its backslash escapes and entities, link
@@ -38,6 +42,7 @@ from mdit_py_plugins.admon import admon_plugin
 from mdit_py_plugins.admon.index import admonition
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
+from mdit_py_plugins.utils import is_code_block
 
 from .inline import inline_unit
 from .markup import Link, Piece, transfer
@@ -56,6 +61,16 @@ _ORDERED = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 # an admonition's first line as Python-Markdown (``!!!``) and pymdownx.details (``???``, ``???+``)
 # accept it: classes, then a title only in double quotes (from the first to the last one)
 _ADMONITION = re.compile(r'(?P<head>(?:!!!|\?\?\?\+?) ?[\w-]+(?: +[\w-]+)*)(?: +"(?P<title>.*)")? *$')
+# a pymdown-extensions block's opening line (pymdownx.blocks' RE_START, after up to 3 spaces), and its closing line
+_BLOCK_START = re.compile(r"(?P<fence>/{3,}) *(?P<name>[\w-]+) *(?:\| *(?P<argument>.*?) *)?$")
+_BLOCK_END = re.compile(r"(?P<fence>/{3,}) *$")
+# blocks whose argument is no text: an HTML tag and its selectors (``/// html | div.note``), a caption's
+# place and number (``/// figure-caption | < ^1``), which pymdownx refuses when it is anything else
+_ARGUMENT_KEPT = re.compile(r"html|caption|[\w-]+-caption", re.IGNORECASE)
+# ``/// html | TAG`` bodies pymdownx keeps raw (``markdown: auto``), and the option that makes any body raw
+_RAW_TAGS = frozenset("canvas math option pre script style textarea code".split())
+_MARKDOWN_OPTION = re.compile(r" *markdown *: *['\"]?(?P<mode>\w+)['\"]? *$")
+_FENCE = re.compile(r"(?P<fence>`{3,}(?=[^`]*$)|~{3,})")
 # open a point that carries the punctuation after it in the source (``_with_punctuation``), and that punctuation
 _CARRIED, _CARRIED_REST = "\ue003", "\ue004"
 _STOPS = ".,:;!?\u2026"  # punctuation a translated word may end with, in place of which a code brings its own
@@ -75,6 +90,8 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").enable(["table", "strikethrough"]).use(front_matter_plugin).use(footnote_plugin)
     md.use(admon_plugin).block.ruler.at("admonition", _admonition,
                                          {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    md.block.ruler.after("admonition", "pymdown_block", _pymdown_block,
+                         {"alt": ["paragraph", "reference", "blockquote", "list"]})
     return md
 
 
@@ -83,6 +100,82 @@ def _admonition(state, start: int, end: int, silent: bool) -> bool:
     any ``!!! words`` (``!!! WARNING !!! text`` would lose its text to a title)."""
     line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
     return bool(_ADMONITION.match(line)) and admonition(state, start, end, silent)
+
+
+def _pymdown_block(state, start: int, end: int, silent: bool) -> bool:
+    """A pymdown-extensions block (``/// name | argument``): its options (the lines right after the
+    opening one, indented 4 spaces more) are skipped, its body up to the closing line is read as
+    Markdown blocks (or not at all, if pymdownx keeps it raw). Tokens: ``pymdown_block_open`` (meta:
+    name, argument, options), the argument as a ``pymdown_block_title`` paragraph where it is text,
+    the body, ``pymdown_block_close``."""
+    if is_code_block(state, start):
+        return False
+    line = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
+    match = _BLOCK_START.match(line) if line.startswith("///") else None
+    if match is None:
+        return False
+    if silent:
+        return True
+    body = start + 1
+    while body < end and not state.isEmpty(body) and state.sCount[body] - state.blkIndent >= 4:
+        body += 1
+    options = [state.src[state.bMarks[n]:state.eMarks[n]] for n in range(start + 1, body)]
+    close, closed = _block_end(state, body, end, len(match["fence"]))
+    name, argument = match["name"], match["argument"] or ""
+    modes = [m["mode"].lower() for m in map(_MARKDOWN_OPTION.match, options) if m]
+    mode = modes[-1] if modes else "auto"
+    raw = mode == "raw" or (mode == "auto" and name.lower() == "html"
+                            and re.match(r"[\w-]*", argument).group().lower() in _RAW_TAGS)
+
+    token = state.push("pymdown_block_open", "div", 1)
+    token.markup, token.info, token.block, token.map = match["fence"], name, True, [start, close + closed]
+    token.meta = {"name": name, "argument": argument, "options": options}
+    if argument and not _ARGUMENT_KEPT.fullmatch(name):
+        state.push("pymdown_block_title_open", "p", 1).map = [start, start + 1]
+        token = state.push("inline", "", 0)
+        token.content, token.map, token.children = argument, [start, start + 1], []
+        state.push("pymdown_block_title_close", "p", -1)
+    if not raw and body < close:
+        old_parent, old_max = state.parentType, state.lineMax
+        state.parentType, state.lineMax = "pymdown_block", close  # no lazy continuation past the closing line
+        state.md.block.tokenize(state, body, close)
+        state.parentType, state.lineMax = old_parent, old_max
+    token = state.push("pymdown_block_close", "div", -1)
+    token.markup, token.block = match["fence"], True
+    state.line = close + closed
+    return True
+
+
+def _block_end(state, first: int, end: int, fence: int) -> tuple[int, bool]:
+    """The closing line of a block opened with ``fence`` slashes, looked for from line ``first``: a
+    line of that many slashes that closes no block opened inside it (a closing line closes the
+    innermost open block with as many slashes, and those opened in that one), outside fenced code;
+    ``end`` or the first line indented less than the block (the end of its list item) if none, and
+    whether it was found."""
+    inner: list[int] = []  # the slashes of the blocks open inside, innermost last
+    code = None  # the fence of the code block the line is in
+    for row in range(first, end):
+        line = state.src[state.bMarks[row] + state.tShift[row]:state.eMarks[row]]
+        if line and state.sCount[row] < state.blkIndent:
+            return row, False
+        if code is not None:
+            if line.startswith(code) and not line.lstrip(code[0]).strip():
+                code = None
+            continue
+        if is_code_block(state, row):
+            continue
+        opened = _FENCE.match(line)
+        if opened:
+            code = opened["fence"]
+        elif _BLOCK_START.match(line):
+            inner.append(len(_BLOCK_START.match(line)["fence"]))
+        elif _BLOCK_END.match(line):
+            slashes = len(line.rstrip(" "))
+            if slashes in inner:
+                del inner[len(inner) - 1 - inner[::-1].index(slashes):]
+            elif slashes == fence:
+                return row, True
+    return end, False
 
 
 def parse_markdown(text: str) -> Parsed:
@@ -103,6 +196,8 @@ def parse_markdown(text: str) -> Parsed:
             footnote = token.type == "footnote_open"
         if token.type == "admonition_title_open":
             block = "admonition title"
+        if token.type == "pymdown_block_title_open":
+            block = "block title"
         if token.type in _BLOCKS or token.type == "heading_open":
             block = _BLOCKS.get(token.type) or f"heading {len(token.markup) if token.markup[0] == '#' else ''}".strip()
             block = "footnote" if footnote and block == "paragraph" else block
@@ -111,6 +206,8 @@ def parse_markdown(text: str) -> Parsed:
     for token, block in sorted(inlines, key=lambda pair: pair[0].map[0]):  # footnotes come last: file order
         if block == "admonition title":
             found = _title(text, token.map[0], line_starts, cursor)
+        elif block == "block title":
+            found = _block_title(text, token.map[0], line_starts, cursor)
         else:
             found = _source_lines(text, token, line_starts, cursor)
         if found is None:
@@ -239,6 +336,18 @@ def _title(text: str, row: int, line_starts: list[int], cursor: int):
         return None
     at = line_starts[row] + match.start("title")
     return [(at, match.group("title"))], at, at + len(match.group("title"))
+
+
+def _block_title(text: str, row: int, line_starts: list[int], cursor: int):
+    """The piece of a block's opening line after its ``|``, as ``_title`` gives an admonition's."""
+    if row + 1 >= len(line_starts) or line_starts[row] < cursor:
+        return None
+    line = text[line_starts[row]:line_starts[row + 1]].rstrip("\r\n")
+    match = _BLOCK_START.search(line)  # after any indentation, list or quote markers
+    if match is None or not match["argument"]:
+        return None
+    at = line_starts[row] + match.start("argument")
+    return [(at, match["argument"])], at, at + len(match["argument"])
 
 
 class _Layout:
@@ -610,7 +719,9 @@ def _line_start_escaped(line: str) -> str:
     ordered = _ORDERED.match(line)
     if ordered:
         return ordered.group(1) + "\\" + line[ordered.end(1):]
-    return "\\" + line if _LINE_START.match(line) or _ADMONITION.match(line) else line
+    if _LINE_START.match(line) or _ADMONITION.match(line) or _BLOCK_START.match(line) or _BLOCK_END.match(line):
+        return "\\" + line  # pymdownx.blocks makes "/" escapable
+    return line
 
 
 __all__ = ["parse_markdown", "FormatError", "TextUnit"]
