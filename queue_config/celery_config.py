@@ -10,7 +10,7 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
-from .connection import transport_options, use_ssl
+from .connection import keepalive_options, transport_options, use_ssl
 from .settings import QueueSettings
 
 RESTORE_INTERVAL = 10  # seconds between sweeps for unacknowledged messages of dead workers
@@ -33,7 +33,7 @@ def celery_config(settings: QueueSettings) -> dict[str, Any]:
         "unacked_restore_throttle": 1,
         "socket_timeout": settings.socket_timeout,
         "socket_connect_timeout": settings.socket_timeout,
-        "socket_keepalive": True,
+        **keepalive_options(settings),  # a consumer waiting on a master whose host went silent
         "retry_on_timeout": True,
         "health_check_interval": 25,
     }
@@ -51,6 +51,12 @@ def celery_config(settings: QueueSettings) -> dict[str, Any]:
         "task_time_limit": settings.time_limit,
         "broker_transport_options": transport | transport_options(settings, settings.broker_url),
         "result_backend_transport_options": transport | transport_options(settings, settings.backend_url),
+        # Celery's Redis result backend reads its own settings, not the transport options: a 120 s
+        # socket timeout and no connect timeout by default, so a child writing a task record to a
+        # master whose host went silent waited 120 s.
+        "redis_socket_timeout": settings.socket_timeout,
+        "redis_socket_connect_timeout": settings.socket_timeout,
+        "redis_socket_keepalive": True,
         "visibility_timeout": visibility,
         "result_expires": settings.result_expires,
         # Celery's task records keep the state and the error only, never the task's arguments: the

@@ -120,6 +120,20 @@ class FailoverRetry(Retry):
                 time.sleep(max(0.0, min(self._backoff.compute(failures), deadline - now)))
 
 
+def keepalive_options(settings: QueueSettings) -> dict[str, Any]:
+    """redis-py's TCP keepalive options, from ``settings.socket_timeout`` (T s): a peer whose host
+    went silent (its link cut, its machine off: no reset comes) is found dead within about T s,
+    idle (probes after T/3 s, every T/9 s, three lost) or with data unacknowledged
+    (``TCP_USER_TIMEOUT``, Linux). A socket timeout alone does not do it: a consumer's BRPOP waits
+    in epoll, where no socket timeout applies, and the OS's own keepalive starts after 2 hours."""
+    seconds = settings.socket_timeout
+    wanted = {"TCP_KEEPIDLE": max(1, int(seconds / 3)), "TCP_KEEPINTVL": max(1, int(seconds / 9)), "TCP_KEEPCNT": 3,
+              "TCP_USER_TIMEOUT": max(1000, int(seconds * 1000))}
+    return {"socket_keepalive": True,
+            "socket_keepalive_options": {getattr(socket, name): value for name, value in wanted.items()
+                                         if hasattr(socket, name)}}
+
+
 def sentinel_kwargs(settings: QueueSettings) -> dict[str, Any]:
     """Connection options for the sentinels themselves (not the master)."""
     options: dict[str, Any] = {"socket_timeout": settings.socket_timeout,
@@ -143,8 +157,10 @@ def tls_options(settings: QueueSettings) -> dict[str, Any]:
 def redis_client(settings: QueueSettings, url: str, **kwargs: Any) -> redis.Redis:
     """A ``redis.Redis`` for ``url``: ``Redis.from_url`` for a plain URL, the current master
     through the sentinels for a Sentinel list (found again after a failover). ``kwargs`` go to
-    redis-py (``decode_responses``, ...); socket timeouts come from the settings."""
+    redis-py (``decode_responses``, ...); socket timeouts and keepalive come from the settings."""
     kwargs.setdefault("socket_timeout", settings.socket_timeout)
+    for key, value in keepalive_options(settings).items():
+        kwargs.setdefault(key, value)
     if not is_sentinel(url):
         return redis.Redis.from_url(url, **kwargs)
     if not settings.redis_sentinel_master:

@@ -15,10 +15,25 @@ namespaces it created.
 Where namespaces cannot be made (no CAP_SYS_ADMIN, no ``ip``), ``Hosts`` runs the same topology on
 loopback ports instead, says so (``Hosts.note``), and a cut is a SIGSTOP of the worker's process
 group (its pid's session) for the same time: the broker sees a host that answers nothing.
+
+``Lan``: hosts on one switch, for a Sentinel group, whose members must all reach each other: a
+bridge in a namespace of its own, each host (and this process) joined to it by a veth pair, all
+in one 10.R.S.0/24, so that every address a sentinel announces is routable from every host:
+
+    10.R.S.1 (this process) ---+                     +--- 10.R.S.2 Redis master
+    10.R.S.7 worker host 1 ----+-- bridge (switch) --+--- 10.R.S.3 Redis replica
+    10.R.S.8 worker host 2 ----+                     +--- 10.R.S.4, .5, .6 a sentinel each
+
+``Lan.start_sentinel_group`` starts ``tests/sentinel_harness.py``'s ``SentinelGroup`` with each of
+its five servers on a host of its own; ``link_down(host)`` downs that host's one link (on loopback:
+a SIGSTOP of its servers and workers, whose kernel still answers for them, so no stand-in for a
+lost Redis host). Where namespaces or the bridge cannot be made, ``Lan`` runs on loopback ports
+and says so (``Lan.note``).
 """
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,6 +45,7 @@ import redis
 
 from .conftest import REPO_ROOT
 from .queue_harness import PASSWORD, CeleryWorker, RedisProcess, RedisServer, wait_for
+from .sentinel_harness import LOOPBACK, SentinelGroup
 
 REDIS_PORT = 6379  # the broker host's own namespace: nothing else listens there
 
@@ -65,6 +81,7 @@ class Host:
     own_address: str = "127.0.0.1"
     stopped: bool = False  # loopback: its processes are SIGSTOPped (its "link" is down)
     workers: list[CeleryWorker] = field(default_factory=list)
+    servers: list[RedisProcess] = field(default_factory=list)  # a Lan host's redis-servers and sentinels
 
 
 class NetnsRedis(RedisProcess):
@@ -255,7 +272,7 @@ class Hosts:
                     if worker.process and worker.process.poll() is None:
                         os.killpg(worker.process.pid, signal.SIGCONT)
             for worker in host.workers:
-                worker.stop()
+                worker.discard()  # at once (SIGKILL to its process group): the tests are over
         if self.broker is not None:
             self.broker.stop()
         if self.netns:  # this end now, with its peer: the namespace's own teardown is asynchronous
@@ -271,6 +288,176 @@ class Hosts:
         self.namespaces.clear()
 
     def __enter__(self) -> "Hosts":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+class Lan:
+    """Hosts on one switch (a bridge in a namespace of its own), each in a namespace with one veth
+    pair to it, all in one /24 with this process (``netns`` False: on loopback ports instead, and
+    ``note`` says so). Hosts are made by ``add_host`` or ``start_sentinel_group``."""
+
+    def __init__(self, directory: Path, force_loopback: bool = False) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)  # the workers' logs
+        self.pid = os.getpid()
+        self.namespaces: list[str] = []  # created by this harness, deleted by close()
+        self.hosts: list[Host] = []
+        self.groups: list[SentinelGroup] = []
+        self.cut_off: list[Host] = []  # hosts whose link is down now
+        self.note = ""
+        self.root_device: str | None = None
+        self.netns = not force_loopback and self._try_netns()
+        if not self.netns:
+            self.note = self.note or "network namespaces asked off: the Sentinel group and workers run on loopback ports"
+
+    # -- set-up -----------------------------------------------------------------------------
+    def _try_netns(self) -> bool:
+        Hosts.made += 1  # one count with Hosts: names are never reused by this process
+        self.serial = Hosts.made
+        self.switch = f"nmtl{self.serial}-{self.pid}"
+        try:
+            ip("netns", "add", self.switch)
+            self.namespaces.append(self.switch)
+            ip("link", "set", "lo", "up", namespace=self.switch)
+            ip("link", "add", "switch", "type", "bridge", namespace=self.switch)
+            ip("link", "set", "switch", "up", namespace=self.switch)
+            self.prefix = _subnet(self.pid)
+            self.root_device = f"nl{self.pid}{self.serial}a"
+            self._plug(self.root_device, None, f"nl{self.pid}{self.serial}b", 1)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            why = getattr(exc, "stderr", None) or str(exc)
+            self.note = (f"a namespace with a bridge could not be made ({why.strip()[:200]}): the Sentinel group and "
+                         "workers run on loopback ports instead")
+            self._delete_namespaces()
+            return False
+        return True
+
+    def _plug(self, device: str, namespace: str | None, port: str, index: int) -> str:
+        """A veth pair: ``device`` (10.R.S.index/24, in ``namespace`` or here) -- ``port`` (on the switch)."""
+        ip("link", "add", device, "type", "veth", "peer", "name", port)
+        ip("link", "set", port, "netns", self.switch)
+        ip("link", "set", port, "master", "switch", namespace=self.switch)
+        ip("link", "set", port, "up", namespace=self.switch)
+        if namespace:
+            ip("link", "set", device, "netns", namespace)
+        address = f"{self.prefix}.{index}"
+        ip("addr", "add", f"{address}/24", "dev", device, namespace=namespace)
+        ip("link", "set", device, "up", namespace=namespace)
+        return address
+
+    def add_host(self, name: str) -> Host:
+        """A host: a namespace of its own with one veth pair to the switch (loopback: a name)."""
+        index = len(self.hosts) + 2  # .1 is this process
+        if not self.netns:
+            host = Host(name, None, None, "", LOOPBACK)
+        else:
+            namespace = f"nmth{self.serial}.{index}-{self.pid}"
+            ip("netns", "add", namespace)
+            self.namespaces.append(namespace)
+            ip("link", "set", "lo", "up", namespace=namespace)
+            device = f"nh{self.pid}{self.serial}.{index}"
+            address = self._plug(device, namespace, f"ns{self.pid}{self.serial}.{index}", index)
+            host = Host(name, namespace, device, "", address)
+        self.hosts.append(host)
+        return host
+
+    def start_sentinel_group(self, directory: Path, **options) -> SentinelGroup:
+        """A ``SentinelGroup`` (``options``: its keyword arguments) with its master, replica and three
+        sentinels on five new hosts, named "redis-master", "redis-replica", "sentinel-1" to "-3"."""
+        names = ["redis-master", "redis-replica", "sentinel-1", "sentinel-2", "sentinel-3"]
+        hosts = [self.add_host(name) for name in names]
+        group = SentinelGroup(directory, places=[(host.namespace, host.own_address) for host in hosts], **options)
+        self.groups.append(group)
+        for host, server in zip(hosts, [*group.nodes, *group.sentinels]):
+            host.servers.append(server)
+        return group.start()
+
+    def host_of(self, server: RedisProcess) -> Host:
+        return next(host for host in self.hosts if server in host.servers)
+
+    def start_worker(self, host: Host, name: str, env: dict[str, str], concurrency: int = 1,
+                     wait: bool = True) -> CeleryWorker:
+        """``celery -A worker worker`` on ``host`` with ``env`` (NMT_BROKER_URL included); ``wait``
+        False: returns at once (``wait_for(lambda: worker.ready, ...)``)."""
+        if host.namespace:
+            worker = NetnsCeleryWorker(host.namespace, name, env, self.directory, concurrency, REPO_ROOT)
+        else:
+            worker = CeleryWorker(name, env, self.directory, concurrency, REPO_ROOT)
+        host.workers.append(worker)
+        return worker.start(wait)
+
+    # -- faults -----------------------------------------------------------------------------
+    def _signal(self, host: Host, number: int) -> None:
+        for server in host.servers:
+            if server.process and server.process.poll() is None:
+                os.kill(server.process.pid, number)
+        for worker in host.workers:
+            if worker.process and worker.process.poll() is None:
+                os.killpg(worker.process.pid, number)  # its own session: the worker and its children
+
+    def link_down(self, host: Host) -> None:
+        """The host's network cut: ``ip link set DEV down`` in its namespace; its peers' packets go
+        unanswered. On loopback: a SIGSTOP of its servers and workers, whose kernel still answers
+        for them (for a redis-server, a hung server rather than a lost host)."""
+        if host.namespace:
+            ip("link", "set", host.device, "down", namespace=host.namespace)
+        else:
+            self._signal(host, signal.SIGSTOP)
+            host.stopped = True
+        self.cut_off.append(host)
+
+    def link_up(self, host: Host) -> None:
+        if host.namespace:
+            ip("link", "set", host.device, "up", namespace=host.namespace)
+        else:
+            self._signal(host, signal.SIGCONT)
+            host.stopped = False
+        self.cut_off.remove(host)
+
+    def connected(self, worker: CeleryWorker, server: RedisProcess) -> set[int]:
+        """Pids of ``worker``'s processes (its parent, its pool children) holding an established TCP
+        connection to ``server`` now, as ``ss`` sees it in the worker host's namespace."""
+        host = next(host for host in self.hosts if worker in host.workers)
+        address = getattr(server, "address", LOOPBACK)
+        command = ["ss", "-Htnp", "state", "established", "dst", f"{address}:{server.port}"]
+        if host.namespace:
+            command = ["ip", "netns", "exec", host.namespace, *command]
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        mine = {worker.process.pid, *worker.children()}
+        return {int(pid) for pid in re.findall(r"pid=(\d+)", out)} & mine
+
+    # -- tear-down --------------------------------------------------------------------------
+    def _delete_namespaces(self) -> None:
+        if self.root_device:  # this end now, with its peer: the namespace's own teardown is asynchronous
+            try:
+                ip("link", "del", self.root_device)
+            except subprocess.CalledProcessError:
+                pass
+            self.root_device = None
+        for namespace in reversed(self.namespaces):  # their veth ends go with them, and the peers too
+            try:
+                ip("netns", "del", namespace)
+            except subprocess.CalledProcessError:
+                pass
+        self.namespaces.clear()
+
+    def close(self) -> None:
+        for host in self.hosts:
+            if host.stopped:  # a stopped process must run again to hear SIGTERM
+                self._signal(host, signal.SIGCONT)
+            for worker in host.workers:
+                worker.discard()
+            if host.namespace and host in self.cut_off:
+                for server in host.servers:  # a master cut off from its replica waits 10 s for it on SIGTERM
+                    server.kill()
+        for group in self.groups:
+            group.stop()
+        self._delete_namespaces()
+
+    def __enter__(self) -> "Lan":
         return self
 
     def __exit__(self, *_: object) -> None:

@@ -1,12 +1,14 @@
 """A Sentinel-managed Redis for tests: a master, a replica and three sentinels, each a real
 ``redis-server`` on a free loopback port in its own directory. The sentinels judge a node down
 after ``down_after_ms`` (1 s here, 30 s by default in Redis), so a failover takes seconds.
-Each process is stopped by the pid this harness started."""
+Each process is stopped by the pid this harness started. ``places`` puts each of the five in a
+network namespace of its own, bound to an address there (``tests/netns_harness.py``, ``Lan``)."""
 from __future__ import annotations
 
 import subprocess
 import time
 from pathlib import Path
+from typing import Callable
 
 import redis
 
@@ -14,30 +16,41 @@ from .queue_harness import PASSWORD, RedisProcess, free_port, wait_for
 
 MASTER_NAME = "nmt-master"
 SENTINEL_PASSWORD = "sentinel-secret"
+LOOPBACK = "127.0.0.1"
+
+
+def _in(namespace: str | None) -> list[str]:
+    """The command prefix that runs a program in ``namespace`` (``ip netns exec`` execs it: the
+    pid is the program's); nothing for this process's own namespace."""
+    return ["ip", "netns", "exec", namespace] if namespace else []
 
 
 class RedisNode(RedisProcess):
     """One redis-server with AOF and a password; it can be SIGKILLed and started again on the same
-    port and directory (from its AOF, as an operator's restart would)."""
+    port and directory (from its AOF, as an operator's restart would). ``address``: the address it
+    binds to, in ``namespace`` (None: this process's); ``master_address``: the master's, for a replica."""
 
-    def __init__(self, directory: Path, replica_of: int | None = None, extra: tuple[str, ...] = ()) -> None:
+    def __init__(self, directory: Path, replica_of: int | None = None, extra: tuple[str, ...] = (),
+                 address: str = LOOPBACK, namespace: str | None = None, master_address: str = LOOPBACK) -> None:
         self.directory = directory
         self.port = free_port()
         self.replica_of = replica_of
         self.extra = extra
+        self.address, self.namespace, self.master_address = address, namespace, master_address
         self.process: subprocess.Popen | None = None
 
     def client(self) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=self.port, password=PASSWORD, decode_responses=True,
+        return redis.Redis(host=self.address, port=self.port, password=PASSWORD, decode_responses=True,
                            socket_timeout=5)
 
     def start(self) -> "RedisNode":
         self.directory.mkdir(parents=True, exist_ok=True)
-        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--requirepass", PASSWORD,
-                "--masterauth", PASSWORD, "--dir", str(self.directory), "--appendonly", "yes",
-                "--appendfsync", "everysec", "--save", "", "--maxmemory-policy", "noeviction", *self.extra]
+        args = [*_in(self.namespace), "redis-server", "--port", str(self.port), "--bind", self.address,
+                "--requirepass", PASSWORD, "--masterauth", PASSWORD, "--dir", str(self.directory),
+                "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--maxmemory-policy", "noeviction",
+                *self.extra]
         if self.replica_of is not None:  # only on the first start: a restart keeps the role it had
-            args += ["--replicaof", "127.0.0.1", str(self.replica_of)]
+            args += ["--replicaof", self.master_address, str(self.replica_of)]
             self.replica_of = None
         self.process = subprocess.Popen(args, stdout=open(self.directory / "redis.log", "ab"),
                                         stderr=subprocess.STDOUT)
@@ -50,34 +63,45 @@ class RedisNode(RedisProcess):
 
 
 class SentinelNode(RedisProcess):
-    """``redis-server sentinel.conf --sentinel`` watching the group's master, with a password."""
+    """``redis-server sentinel.conf --sentinel`` watching the group's master, with a password.
+    ``address``, ``namespace``, ``master_address``: as for ``RedisNode``."""
 
-    def __init__(self, directory: Path, master_port: int, down_after_ms: int, failover_timeout_ms: int) -> None:
+    def __init__(self, directory: Path, master_port: int, down_after_ms: int, failover_timeout_ms: int,
+                 periods: dict[str, int] | None = None, address: str = LOOPBACK, namespace: str | None = None,
+                 master_address: str = LOOPBACK) -> None:
         self.directory = directory
         self.port = free_port()
         self.master_port = master_port
         self.down_after_ms = down_after_ms
         self.failover_timeout_ms = failover_timeout_ms
+        self.periods = periods or {}
+        self.address, self.namespace, self.master_address = address, namespace, master_address
         self.process: subprocess.Popen | None = None
 
     def client(self) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=self.port, password=SENTINEL_PASSWORD, decode_responses=True,
+        return redis.Redis(host=self.address, port=self.port, password=SENTINEL_PASSWORD, decode_responses=True,
                            socket_timeout=5)
 
     def start(self) -> "SentinelNode":
         self.directory.mkdir(parents=True, exist_ok=True)
         conf = self.directory / "sentinel.conf"
         conf.write_text("\n".join([
-            f"port {self.port}", "bind 127.0.0.1", f"dir {self.directory}",
+            f"port {self.port}", f"bind {self.address}", f"dir {self.directory}",
             f"requirepass {SENTINEL_PASSWORD}", f"sentinel sentinel-pass {SENTINEL_PASSWORD}",
-            f"sentinel monitor {MASTER_NAME} 127.0.0.1 {self.master_port} 2",
+            f"sentinel monitor {MASTER_NAME} {self.master_address} {self.master_port} 2",
             f"sentinel auth-pass {MASTER_NAME} {PASSWORD}",
             f"sentinel down-after-milliseconds {MASTER_NAME} {self.down_after_ms}",
             f"sentinel failover-timeout {MASTER_NAME} {self.failover_timeout_ms}",
             f"sentinel parallel-syncs {MASTER_NAME} 1", ""]))
-        self.process = subprocess.Popen(["redis-server", str(conf), "--sentinel"],
+        self.process = subprocess.Popen([*_in(self.namespace), "redis-server", str(conf), "--sentinel"],
                                         stdout=open(self.directory / "sentinel.log", "ab"), stderr=subprocess.STDOUT)
         wait_for(self._ping, 20, f"redis sentinel on port {self.port}")
+        if self.periods:
+            try:  # Redis 7.0's SENTINEL DEBUG; an older sentinel keeps its own periods (slower, same steps)
+                self.client().execute_command("SENTINEL", "DEBUG", *(str(x) for item in self.periods.items()
+                                                                     for x in item))
+            except redis.ResponseError:
+                pass
         return self
 
     def master_port_now(self) -> int | None:
@@ -88,16 +112,36 @@ class SentinelNode(RedisProcess):
         return int(address[1]) if address else None
 
 
+# For tests, shorter waits of Sentinel's and Redis's own: Sentinel reads each node's INFO every 10 s
+# (1 s once a failover is under way) and waits four publish periods (2 s each) before it turns a
+# node that came back as a master into a replica (QUICK_PERIODS, set by SENTINEL DEBUG); a master
+# waits 5 s before it streams its data set to a replica that asks for a full sync (QUICK_SYNC, a
+# node option: master_extra). With both, a planned failover ends in 3 s instead of 11 s, and an
+# old master restarted after a failover is a synced replica in 2 to 3 s instead of 11 to 16 s
+# (2-core EPYC, busy).
+QUICK_PERIODS = {"info-period": 1000, "publish-period": 500}
+QUICK_SYNC = ("--repl-diskless-sync-delay", "0")
+
+
 class SentinelGroup:
-    """A master, its replica and three sentinels (quorum 2)."""
+    """A master, its replica and three sentinels (quorum 2). ``periods``: Sentinel's own timer
+    periods (``SENTINEL DEBUG``, e.g. ``QUICK_PERIODS``); None keeps Redis's. ``places``: the
+    (namespace, address) of the master, the replica and each sentinel, in that order; None: all
+    on loopback ports here."""
 
     def __init__(self, directory: Path, down_after_ms: int = 1000, failover_timeout_ms: int = 4000,
-                 master_extra: tuple[str, ...] = ()) -> None:
+                 master_extra: tuple[str, ...] = (), periods: dict[str, int] | None = None,
+                 places: list[tuple[str | None, str]] | None = None) -> None:
         self.directory = directory
-        self.master = RedisNode(directory / "a", extra=master_extra)
-        self.replica = RedisNode(directory / "b", replica_of=self.master.port, extra=master_extra)
-        self.sentinels = [SentinelNode(directory / f"s{i}", self.master.port, down_after_ms, failover_timeout_ms)
-                          for i in range(3)]
+        places = places or [(None, LOOPBACK)] * 5
+        assert len(places) == 5, "places: the master, the replica and three sentinels"
+        (master_ns, master_address), (replica_ns, replica_address) = places[:2]
+        self.master = RedisNode(directory / "a", extra=master_extra, address=master_address, namespace=master_ns)
+        self.replica = RedisNode(directory / "b", replica_of=self.master.port, extra=master_extra,
+                                 address=replica_address, namespace=replica_ns, master_address=master_address)
+        self.sentinels = [SentinelNode(directory / f"s{i}", self.master.port, down_after_ms, failover_timeout_ms,
+                                       periods, address=address, namespace=namespace, master_address=master_address)
+                          for i, (namespace, address) in enumerate(places[2:])]
 
     @property
     def nodes(self) -> list[RedisNode]:
@@ -105,7 +149,7 @@ class SentinelGroup:
 
     def url(self, db: int = 0) -> str:
         """kombu's list form: one sentinel:// URL per sentinel, the Redis password on each."""
-        return ";".join(f"sentinel://:{PASSWORD}@127.0.0.1:{s.port}/{db}" for s in self.sentinels)
+        return ";".join(f"sentinel://:{PASSWORD}@{s.address}:{s.port}/{db}" for s in self.sentinels)
 
     def settings_env(self) -> dict[str, str]:
         return {"NMT_BROKER_URL": self.url(), "NMT_REDIS_SENTINEL_MASTER": MASTER_NAME,
@@ -181,9 +225,10 @@ def failover_jobs(n: int) -> list[dict]:
 
 
 def failover_run(group: SentinelGroup, client, jobs: list[dict], kill_when_done: int,
-                 deadline: float = 60.0) -> dict[str, float]:
+                 deadline: float = 60.0, fault: Callable[[RedisNode], None] | None = None) -> dict[str, float]:
     """Submit ``jobs`` through ``client`` (a ``TranslationClient`` over the group's sentinels),
-    SIGKILL the master once ``kill_when_done`` of them are done, and follow every job until all
+    SIGKILL the master (or call ``fault`` with it: a cut of its host's link, say) once
+    ``kill_when_done`` of them are done, and follow every job until all
     have ended or three times ``deadline`` seconds after the kill. Returns the figures: jobs done,
     failed, lost (no record on the new master), stuck (not ended by the deadline; and at three
     times it), redone (delivered more
@@ -204,7 +249,7 @@ def failover_run(group: SentinelGroup, client, jobs: list[dict], kill_when_done:
     before = sum(s == "done" for s in states().values())
     old = group.master_node()
     killed = time.monotonic()
-    old.kill()
+    (fault or RedisNode.kill)(old)
     group.wait_failover(old)
     promoted = time.monotonic() - killed
     last: dict[str, str] = {}

@@ -3,6 +3,15 @@ a network namespace of its own (``tests/netns_harness.py``), real redis-server, 
 ``celery -A worker worker`` processes and the real client. Where namespaces cannot be made the same
 tests run on loopback ports, and say so (a warning in the test's output).
 
+- a Redis Sentinel group across hosts: its master, its replica and three sentinels each on a host
+  of its own, two worker hosts given only the sentinels' addresses (``sentinel://...;...``) and the
+  master's name, the client in this process's namespace, all on one switch (``Lan``). Once 8 of 40
+  jobs are done the master is lost for good, SIGKILLed ("kill": its host refuses connections) or
+  its host's link cut (``ip link set DEV down``, "cut": its host answers nothing, not even a
+  reset): every job finishes, none is lost, no worker parent exits, and each worker host holds
+  connections to the promoted replica, found through the sentinels (no restart, no new address).
+  The cut runs only in namespaces (a SIGSTOPped redis-server is no stand-in: its kernel still
+  answers for it); the kill runs on loopback ports too;
 - a worker host's network cut (``ip link set DEV down`` in its namespace) for 10 s mid-run and
   restored: every job finishes, none is lost (redone ones are counted);
 - jobs by path carry the path relative to the client's NMT_INPUT_ROOT and each worker reads it under
@@ -14,6 +23,8 @@ from __future__ import annotations
 
 import os
 import re
+import socket
+import subprocess
 import time
 import warnings
 
@@ -24,8 +35,9 @@ from queue_config.messages import MessageError
 from queue_config.settings import load_settings
 
 from .conftest import REPO_ROOT, make_toy_pairs
-from .netns_harness import Hosts
+from .netns_harness import Hosts, Lan
 from .queue_harness import wait_for
+from .sentinel_harness import FAILOVER_WORKERS, QUICK_PERIODS, QUICK_SYNC, failover_jobs, failover_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 MODELS = REPO_ROOT / "models"
@@ -39,6 +51,15 @@ WORKER = {"NMT_LEASE_SECONDS": "3", "NMT_VISIBILITY_TIMEOUT": "12", "NMT_RETRY_B
 def hosts(tmp_path):
     # NMT_TEST_LOOPBACK=1 runs the loopback fallback on a machine that allows namespaces
     with Hosts(tmp_path / "hosts", force_loopback=os.environ.get("NMT_TEST_LOOPBACK") == "1") as made:
+        if not made.netns:
+            warnings.warn(made.note)
+            print(f"\n[netns] {made.note}")
+        yield made
+
+
+@pytest.fixture
+def lan(tmp_path):
+    with Lan(tmp_path / "lan", force_loopback=os.environ.get("NMT_TEST_LOOPBACK") == "1") as made:
         if not made.netns:
             warnings.warn(made.note)
             print(f"\n[netns] {made.note}")
@@ -155,3 +176,54 @@ def test_a_job_naming_a_bundle_only_some_hosts_hold_is_never_served_by_another(h
     print(f"\n[netns] mode={'netns' if hosts.netns else 'loopback'}: jobs naming a bundle on two hosts "
           f"holding one each: {outcomes}")
     assert outcomes["done"] >= 1
+
+
+@pytest.mark.parametrize("fault", ["kill", "cut"])
+def test_a_sentinel_groups_master_lost_mid_run_the_workers_carry_on_with_the_promoted_replica(lan, tmp_path, fault):
+    """The master's redis-server SIGKILLed ("kill": its host refuses connections), or its host's
+    link cut and left down ("cut": its host answers nothing, not even a TCP reset), once 8 of 40
+    jobs are done."""
+    if fault == "cut" and not lan.netns:
+        # SIGSTOP is no stand-in here: the kernel still acknowledges for a stopped redis-server
+        pytest.skip(f"a host's network cut needs network namespaces ({lan.note})")
+    group = lan.start_sentinel_group(tmp_path / "sentinel", periods=QUICK_PERIODS, master_extra=QUICK_SYNC)
+    # the workers know only the sentinels' addresses and the master's name
+    env = group.settings_env() | WORKER | FAILOVER_WORKERS | {"NMT_BUNDLES": str(MODELS / "multi30k-en-de-int8")}
+    workers = [lan.start_worker(lan.add_host(f"worker-host-{i}"), f"w{i}", env, wait=False) for i in (1, 2)]
+    for worker in workers:
+        wait_for(lambda: worker.ready or worker.process.poll() is not None, 60, f"worker {worker.name} to be ready")
+        assert worker.ready, worker.log.read_text()[-3000:]
+    parents = [worker.process.pid for worker in workers]
+    old, new = group.master, group.replica
+    for worker in workers:  # through the sentinels, to the master's address on its own host
+        wait_for(lambda: lan.connected(worker, old), 10, f"worker {worker.name} to connect to the master")
+    client = TranslationClient(settings=load_settings(group.settings_env() | {"NMT_SOCKET_TIMEOUT": "4"}))
+    offsets: list[int] = []
+
+    def lose(master) -> None:
+        offsets.extend(len(worker.log.read_bytes()) for worker in workers)
+        if fault == "kill":
+            master.kill()
+        else:
+            lan.link_down(lan.host_of(master))
+
+    jobs = failover_jobs(40)
+    figures = failover_run(group, client, jobs, kill_when_done=8, deadline=45, fault=lose)
+    assert group.master_node() is new and new.role() == "master"
+    with pytest.raises(OSError):  # the old master is still dead (refused), or its host cut off (no answer)
+        socket.create_connection((old.address, old.port), timeout=1).close()
+    done_after = [len(re.findall(rb"job \S+ done", worker.log.read_bytes()[offset:]))
+                  for worker, offset in zip(workers, offsets)]
+    try:  # each worker's connections to the promoted master, as ss sees them on its host
+        holding = [sorted(wait_for(lambda: lan.connected(worker, new), 15, f"{worker.name} on the new master"))
+                   for worker in workers]
+    except (TimeoutError, subprocess.CalledProcessError) as exc:
+        holding = str(exc)
+    print(f"\n[netns] mode={'netns' if lan.netns else 'loopback'}: Sentinel group on 5 hosts, master {fault} after "
+          f"{figures['done_before_kill']} of {len(jobs)} jobs: {figures}; jobs done per worker after it: {done_after}; "
+          f"worker pids holding connections to the promoted master: {holding}")
+    assert figures["done_before_kill"] < len(jobs), "every job ended before the fault: make the jobs longer"
+    assert (figures["done"], figures["failed"], figures["lost"], figures["stuck"]) == (len(jobs), 0, 0, 0), figures
+    assert [worker.process.poll() for worker in workers] == [None, None], "a worker parent went down"
+    assert [worker.process.pid for worker in workers] == parents
+    assert isinstance(holding, list) and all(holding), f"a worker did not reach the promoted master: {holding}"

@@ -145,3 +145,22 @@ def test_job_paths_with_nul_are_refused_in_the_message():
     with pytest.raises(MessageError, match="'path' must be a non-empty string without NUL"):
         JobRequest.from_json({"job_id": "j", "src": "en", "tgt": "de", "path": "a\x00b.txt"})
     assert JobRequest.from_json({"job_id": "j", "src": "en", "tgt": "de", "path": "in/a.txt"}).path == "in/a.txt"
+
+
+def test_every_redis_connection_finds_a_silent_peer_dead_within_the_socket_timeout():
+    # a master whose host's link is cut sends no reset: without keepalive a consumer waiting in epoll and a
+    # child writing its task record (Celery's own 120 s default) hung (tests/test_netns.py, the [cut] case)
+    import socket
+
+    from queue_config.connection import redis_client
+
+    settings = load_settings({"NMT_SOCKET_TIMEOUT": "9"})
+    config = celery_config(settings)
+    for options in (config["broker_transport_options"], config["result_backend_transport_options"],
+                    redis_client(settings, "redis://127.0.0.1:1/0").connection_pool.connection_kwargs):
+        assert options["socket_keepalive"] is True
+        keepalive = options["socket_keepalive_options"]
+        assert keepalive[socket.TCP_KEEPIDLE] + keepalive[socket.TCP_KEEPINTVL] * keepalive[socket.TCP_KEEPCNT] <= 9
+        assert keepalive[socket.TCP_USER_TIMEOUT] == 9000
+    assert config["redis_socket_timeout"] == config["redis_socket_connect_timeout"] == 9
+    assert config["redis_socket_keepalive"] is True
