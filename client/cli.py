@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from kombu.exceptions import OperationalError
 
     from queue_config.messages import MessageError
-    from queue_config.settings import SettingsError, redacted
+    from queue_config.settings import SettingsError, redacted, redacted_text, secrets_of
 
     from .client import ClientError
 
@@ -130,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"nmt submit: error: {exc}", file=sys.stderr)
             return 1
         except (redis.RedisError, OperationalError) as exc:  # Redis, or RabbitMQ (kombu): refused, TLS, ...
-            print(f"nmt submit: error: cannot reach the broker at {url}: {exc}", file=sys.stderr)
+            print(f"nmt submit: error: cannot reach the broker at {url}: "
+                  f"{redacted_text(str(exc), secrets_of(client.settings))}", file=sys.stderr)
             return 1
         jobs.append((path, job))
         if not args.wait:
@@ -216,7 +217,7 @@ def _guard(command: str, action) -> int:
     import redis
 
     from queue_config.result_store import ResultStoreUnreachableError
-    from queue_config.settings import SettingsError
+    from queue_config.settings import SettingsError, redacted_text
 
     from .client import ClientError
 
@@ -232,8 +233,18 @@ def _guard(command: str, action) -> int:
         print(f"nmt {command}: {exc}", file=sys.stderr)
         return 1
     except redis.RedisError as exc:
-        print(f"nmt {command}: error: cannot reach the broker: {exc}", file=sys.stderr)
+        print(f"nmt {command}: error: cannot reach the broker: {redacted_text(str(exc), _secrets())}", file=sys.stderr)
         return 1
+
+
+def _secrets() -> tuple[str, ...]:
+    """The passwords of the NMT_* settings, to keep out of error messages (none if unreadable)."""
+    from queue_config.settings import SettingsError, load_settings, secrets_of
+
+    try:
+        return secrets_of(load_settings())
+    except SettingsError:
+        return ()
 
 
 def run_status(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ lives), retry delays stay well below it, a
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, fields
 from typing import Mapping
 from urllib.parse import parse_qs, unquote, urlparse
@@ -268,6 +269,36 @@ def redacted(url: str) -> str:
     if parsed.password:
         return url.replace(f":{parsed.password}@", ":***@")
     return url
+
+
+# redis-py's repr of a Sentinel connection in its errors (MasterNotFoundError: "No master found for
+# 'name' : <redis.client.Redis(<...ConnectionPool(<...Connection(...,password=...,host=H,port=P,...)>)>)> - ...")
+_CONNECTION_REPR = re.compile(r"<redis\.client\.Redis\(.*?host=([^,)]*),port=([^,)]*).*?\)>\)>\)>")
+_PASSWORD_FIELD = re.compile(r"(password=)[^,)>\s]+")
+
+
+def secrets_of(settings: "QueueSettings") -> tuple[str, ...]:
+    """The passwords in ``settings``: of the broker, job store and result store URLs (every URL of
+    a list) and the sentinels'."""
+    found = {settings.redis_sentinel_password}
+    for value in (settings.broker_url, settings.backend_url, settings.result_store):
+        for url in value.split(";"):
+            try:
+                found.add(unquote(urlparse(url.strip()).password or ""))
+            except ValueError:
+                continue
+    return tuple(sorted(secret for secret in found if len(secret) >= 4))  # shorter: only as password=...
+
+
+def redacted_text(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` (an error message, a log line, a traceback) fit to print: redis-py's connection
+    reprs cut to ``sentinel HOST:PORT``, any ``password=...`` field and each of ``secrets``
+    (``secrets_of``) replaced by ``***``."""
+    text = _CONNECTION_REPR.sub(lambda m: f"sentinel {m[1]}:{m[2]}", text)
+    text = _PASSWORD_FIELD.sub(r"\1***", text)
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 RESULT_STORE_SCHEMES = ("file", "postgresql", "postgres")

@@ -2,13 +2,15 @@
 ``redis-server`` on a free loopback port in its own directory. The sentinels judge a node down
 after ``down_after_ms`` (1 s here, 30 s by default in Redis), so a failover takes seconds.
 Each process is stopped by the pid this harness started. ``places`` puts each of the five in a
-network namespace of its own, bound to an address there (``tests/netns_harness.py``, ``Lan``)."""
+network namespace of its own, bound to an address there (``tests/netns_harness.py``, ``Lan``).
+``tls`` (a ``TlsFiles`` from ``rabbitmq_harness.make_tls``) has every node and sentinel serve TLS
+only, replication and the sentinels' links included; ``settings_env`` then adds the TLS settings."""
 from __future__ import annotations
 
 import subprocess
 import time
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import redis
 
@@ -17,6 +19,20 @@ from .queue_harness import PASSWORD, RedisProcess, free_port, wait_for
 MASTER_NAME = "nmt-master"
 SENTINEL_PASSWORD = "sentinel-secret"
 LOOPBACK = "127.0.0.1"
+
+if TYPE_CHECKING:
+    from .rabbitmq_harness import TlsFiles
+
+
+def _tls_args(tls: "TlsFiles") -> list[str]:
+    """redis-server options (a sentinel's too) for TLS only, on the node's port: no plain listener,
+    clients not asked for a certificate, replication and a sentinel's links to the nodes over TLS."""
+    return ["--port", "0", "--tls-port", "{port}", "--tls-cert-file", str(tls.cert), "--tls-key-file", str(tls.key),
+            "--tls-ca-cert-file", str(tls.ca), "--tls-auth-clients", "no", "--tls-replication", "yes"]
+
+
+def _tls_client(tls: "TlsFiles | None") -> dict:
+    return {"ssl": True, "ssl_ca_certs": str(tls.ca)} if tls else {}
 
 
 def _in(namespace: str | None) -> list[str]:
@@ -31,9 +47,11 @@ class RedisNode(RedisProcess):
     binds to, in ``namespace`` (None: this process's); ``master_address``: the master's, for a replica."""
 
     def __init__(self, directory: Path, replica_of: int | None = None, extra: tuple[str, ...] = (),
-                 address: str = LOOPBACK, namespace: str | None = None, master_address: str = LOOPBACK) -> None:
+                 address: str = LOOPBACK, namespace: str | None = None, master_address: str = LOOPBACK,
+                 tls: "TlsFiles | None" = None) -> None:
         self.directory = directory
         self.port = free_port()
+        self.tls = tls  # TLS only, on ``port`` (``_tls_args``); None: plain TCP
         self.replica_of = replica_of
         self.extra = extra
         self.address, self.namespace, self.master_address = address, namespace, master_address
@@ -41,7 +59,7 @@ class RedisNode(RedisProcess):
 
     def client(self) -> redis.Redis:
         return redis.Redis(host=self.address, port=self.port, password=PASSWORD, decode_responses=True,
-                           socket_timeout=5)
+                           socket_timeout=5, **_tls_client(self.tls))
 
     def start(self) -> "RedisNode":
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -49,6 +67,8 @@ class RedisNode(RedisProcess):
                 "--requirepass", PASSWORD, "--masterauth", PASSWORD, "--dir", str(self.directory),
                 "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--maxmemory-policy", "noeviction",
                 *self.extra]
+        if self.tls:
+            args += [a.format(port=self.port) for a in _tls_args(self.tls)]
         if self.replica_of is not None:  # only on the first start: a restart keeps the role it had
             args += ["--replicaof", self.master_address, str(self.replica_of)]
             self.replica_of = None
@@ -68,9 +88,10 @@ class SentinelNode(RedisProcess):
 
     def __init__(self, directory: Path, master_port: int, down_after_ms: int, failover_timeout_ms: int,
                  periods: dict[str, int] | None = None, address: str = LOOPBACK, namespace: str | None = None,
-                 master_address: str = LOOPBACK) -> None:
+                 master_address: str = LOOPBACK, tls: "TlsFiles | None" = None) -> None:
         self.directory = directory
         self.port = free_port()
+        self.tls = tls
         self.master_port = master_port
         self.down_after_ms = down_after_ms
         self.failover_timeout_ms = failover_timeout_ms
@@ -80,7 +101,7 @@ class SentinelNode(RedisProcess):
 
     def client(self) -> redis.Redis:
         return redis.Redis(host=self.address, port=self.port, password=SENTINEL_PASSWORD, decode_responses=True,
-                           socket_timeout=5)
+                           socket_timeout=5, **_tls_client(self.tls))
 
     def start(self) -> "SentinelNode":
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -92,7 +113,7 @@ class SentinelNode(RedisProcess):
             f"sentinel auth-pass {MASTER_NAME} {PASSWORD}",
             f"sentinel down-after-milliseconds {MASTER_NAME} {self.down_after_ms}",
             f"sentinel failover-timeout {MASTER_NAME} {self.failover_timeout_ms}",
-            f"sentinel parallel-syncs {MASTER_NAME} 1", ""]))
+            f"sentinel parallel-syncs {MASTER_NAME} 1", *self._tls_lines(), ""]))
         self.process = subprocess.Popen([*_in(self.namespace), "redis-server", str(conf), "--sentinel"],
                                         stdout=open(self.directory / "sentinel.log", "ab"), stderr=subprocess.STDOUT)
         wait_for(self._ping, 20, f"redis sentinel on port {self.port}")
@@ -103,6 +124,13 @@ class SentinelNode(RedisProcess):
             except redis.ResponseError:
                 pass
         return self
+
+    def _tls_lines(self) -> list[str]:
+        """``_tls_args`` as sentinel.conf lines (the later ``port 0`` wins over the plain one)."""
+        if not self.tls:
+            return []
+        args = [a.format(port=self.port) for a in _tls_args(self.tls)]
+        return [f"{name[2:]} {value}" for name, value in zip(args[::2], args[1::2])]
 
     def master_port_now(self) -> int | None:
         try:
@@ -131,16 +159,19 @@ class SentinelGroup:
 
     def __init__(self, directory: Path, down_after_ms: int = 1000, failover_timeout_ms: int = 4000,
                  master_extra: tuple[str, ...] = (), periods: dict[str, int] | None = None,
-                 places: list[tuple[str | None, str]] | None = None) -> None:
+                 places: list[tuple[str | None, str]] | None = None, tls: "TlsFiles | None" = None) -> None:
         self.directory = directory
+        self.tls = tls
         places = places or [(None, LOOPBACK)] * 5
         assert len(places) == 5, "places: the master, the replica and three sentinels"
         (master_ns, master_address), (replica_ns, replica_address) = places[:2]
-        self.master = RedisNode(directory / "a", extra=master_extra, address=master_address, namespace=master_ns)
+        self.master = RedisNode(directory / "a", extra=master_extra, address=master_address, namespace=master_ns,
+                                tls=tls)
         self.replica = RedisNode(directory / "b", replica_of=self.master.port, extra=master_extra,
-                                 address=replica_address, namespace=replica_ns, master_address=master_address)
+                                 address=replica_address, namespace=replica_ns, master_address=master_address, tls=tls)
         self.sentinels = [SentinelNode(directory / f"s{i}", self.master.port, down_after_ms, failover_timeout_ms,
-                                       periods, address=address, namespace=namespace, master_address=master_address)
+                                       periods, address=address, namespace=namespace, master_address=master_address,
+                                       tls=tls)
                           for i, (namespace, address) in enumerate(places[2:])]
 
     @property
@@ -152,8 +183,11 @@ class SentinelGroup:
         return ";".join(f"sentinel://:{PASSWORD}@{s.address}:{s.port}/{db}" for s in self.sentinels)
 
     def settings_env(self) -> dict[str, str]:
-        return {"NMT_BROKER_URL": self.url(), "NMT_REDIS_SENTINEL_MASTER": MASTER_NAME,
-                "NMT_REDIS_SENTINEL_PASSWORD": SENTINEL_PASSWORD}
+        env = {"NMT_BROKER_URL": self.url(), "NMT_REDIS_SENTINEL_MASTER": MASTER_NAME,
+               "NMT_REDIS_SENTINEL_PASSWORD": SENTINEL_PASSWORD}
+        if self.tls:
+            env |= {"NMT_REDIS_SENTINEL_TLS": "1", "NMT_REDIS_SENTINEL_CA_CERTS": str(self.tls.ca)}
+        return env
 
     def start(self) -> "SentinelGroup":
         self.master.start()

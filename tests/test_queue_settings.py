@@ -164,3 +164,17 @@ def test_every_redis_connection_finds_a_silent_peer_dead_within_the_socket_timeo
         assert keepalive[socket.TCP_USER_TIMEOUT] == 9000
     assert config["redis_socket_timeout"] == config["redis_socket_connect_timeout"] == 9
     assert config["redis_socket_keepalive"] is True
+
+
+def test_passwords_of_every_url_and_the_sentinels_are_kept_out_of_printed_errors():
+    from queue_config.settings import redacted_text, secrets_of
+
+    settings = load_settings({"NMT_BROKER_URL": "sentinel://:master-pw@h1:26379;sentinel://:master-pw@h2:26379",
+                              "NMT_REDIS_SENTINEL_MASTER": "m", "NMT_REDIS_SENTINEL_PASSWORD": "s3nt1nel",
+                              "NMT_RESULT_BACKEND": "redis://:store-pw@h3:6379/1"})
+    assert secrets_of(settings) == ("master-pw", "s3nt1nel", "store-pw")
+    error = ("No master found for 'm' : <redis.client.Redis(<redis.connection.ConnectionPool(<redis.connection."
+             "Connection(db=0,password=s3nt1nel,retry=<redis.retry.Retry object at 0x7f>,host=h1,port=26379,"
+             "socket_keepalive=None)>)>)> - ConnectionError('refused'); AUTH master-pw failed; password=other")
+    assert redacted_text(error, secrets_of(settings)) == \
+        "No master found for 'm' : sentinel h1:26379 - ConnectionError('refused'); AUTH *** failed; password=***"

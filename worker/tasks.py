@@ -28,7 +28,7 @@ from queue_config.connection import is_sentinel
 from queue_config.jobstore import INPUT_FAILURE, Delivery, Ending, JobStore, chunk_scope
 from queue_config.messages import JobRequest, MessageError, batchable
 from queue_config.names import CHUNK_PRIORITY, CHUNK_TASK, TRANSLATE_TASK, batch_queue_for, chunk_queue_for, queue_for
-from queue_config.settings import QueueSettings, load_settings
+from queue_config.settings import QueueSettings, load_settings, redacted_text, secrets_of
 from worker.engine.bundle import BundleError
 
 from . import metrics
@@ -406,6 +406,32 @@ def _heartbeat(store: JobStore, scopes: list[tuple[str, str]], owner: str) -> It
     finally:
         stop.set()
         thread.join(timeout=5)
+
+
+class _Redacted(logging.Filter):
+    """Keeps the settings' passwords out of the worker's log: redis-py's errors print each Sentinel
+    connection with its password (``MasterNotFoundError``), and Celery logs them with their
+    traceback each time the consumer reconnects (``queue_config.settings.redacted_text``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = secrets_of(settings())
+        message = record.getMessage()
+        clean = redacted_text(message, secrets)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redacted_text(record.exc_text, secrets)
+        return True
+
+
+@signals.after_setup_logger.connect
+@signals.after_setup_task_logger.connect
+def _redact_logs(logger: logging.Logger | None = None, **_: Any) -> None:
+    for handler in logger.handlers if logger is not None else ():
+        if not any(isinstance(f, _Redacted) for f in handler.filters):
+            handler.addFilter(_Redacted())
 
 
 @signals.worker_init.connect
