@@ -17,11 +17,19 @@ blocked ``BRPOP`` is cut (``UNBLOCKED``), and a master short of replicas for
 ``min-replicas-to-write`` refuses writes (``NOREPLICAS``): each of these is turned into a
 ``ConnectionError`` after closing the connection, so every caller's handling of a lost connection
 (retry, reconnect, ask the sentinels again) applies, and nothing treats it as a fatal reply.
+
+Such a refusal comes at once after a connect that succeeded, so a reconnect loop that waits only
+when a connect fails (a Celery worker's consumer: kombu's ``ensure_connection``) would spin: an
+idle worker whose ``BRPOP`` (a write) a replica-starved master refuses logged a lost connection
+with its traceback 3 to 7 times a second. A refusal therefore waits before it is raised
+(``REFUSAL_BACKOFF``: 0.25 s, doubling per refusal in a row up to 2 s) on connections whose
+callers do not wait by themselves; ``FailoverRetry``'s (the project's own clients) already do.
 """
 from __future__ import annotations
 
 import socket
 import ssl
+import threading
 import time
 from typing import Any, Callable
 from urllib.parse import urlparse
@@ -46,10 +54,39 @@ def failover_error(exc: ResponseError) -> bool:
         str(exc).split(" ", 1)[0].upper() in FAILOVER_CODES
 
 
+class RefusalBackoff:
+    """The pause before a refusal (``failover_error``) is raised as a lost connection: ``first``
+    seconds, doubling with each refusal by the same master in a row, at most ``cap``. A refusal
+    more than ``quiet`` seconds after the previous one's pause ended starts again from ``first``:
+    a master that took commands again (a replica back, a failover over) costs at most ``cap``
+    seconds more of waiting once, and a failover's one or two refusals (``UNBLOCKED``,
+    ``READONLY``) a fraction of a second. Kept per process and master name, across connection
+    pools (kombu builds a new pool on every reconnect)."""
+
+    def __init__(self, first: float = 0.25, cap: float = 2.0, quiet: float = 10.0) -> None:
+        self.first, self.cap, self.quiet = first, cap, quiet
+        self._lock = threading.Lock()
+        self._streaks: dict[Any, tuple[int, float]] = {}
+
+    def pause(self, key: Any) -> float:
+        """Seconds to wait after a refusal by master ``key`` (the refusal counted)."""
+        now = time.monotonic()
+        with self._lock:
+            count, resumed = self._streaks.get(key, (0, float("-inf")))
+            count = count + 1 if now - resumed < self.quiet else 1
+            seconds = min(self.cap, self.first * 2 ** min(count - 1, 16))
+            self._streaks[key] = (count, now + seconds)
+        return seconds
+
+
+REFUSAL_BACKOFF = RefusalBackoff()
+
+
 class FailoverAwareConnection(SentinelManagedConnection):
     """A connection to the master the sentinels name, on which a refusal by a demoted (or
     replica-starved) master is a lost connection: closed, and raised as ``ConnectionError`` so the
-    next attempt asks the sentinels again. redis-py does this for ``READONLY`` only.
+    next attempt asks the sentinels again, after ``REFUSAL_BACKOFF``'s pause unless the caller's
+    retry is a ``FailoverRetry``. redis-py does this for ``READONLY`` only.
 
     It also asks the sentinels on every reconnect: redis-py 8.1 reconnects a dropped connection
     when it next sends a command (``send_packed_command`` -> ``connect_check_health``), past
@@ -77,6 +114,9 @@ class FailoverAwareConnection(SentinelManagedConnection):
             if not failover_error(exc):
                 raise
             self.disconnect()
+            if not isinstance(self.retry, FailoverRetry):  # which backs off by itself
+                time.sleep(REFUSAL_BACKOFF.pause(getattr(self.connection_pool, "service_name", None)
+                                                 or (self.host, self.port)))
             raise ConnectionError(f"the master refused the command ({exc}); asking the sentinels for the master again") from exc
 
 

@@ -151,7 +151,9 @@ def test_wait_replicas_with_min_replicas_to_write_refuses_writes_without_the_rep
         assert submitted, "the submit did not go through after the replica came back"
         after = client.submit(text="A woman reads a book.", src="en", tgt="de")
         assert submitted[0].wait(timeout=60).text.strip() and after.wait(timeout=60).text.strip()
-        assert group.replica.client().hget(f"nmt:job:{after.id}", "state") == "done"
+        # WAIT gives up after NMT_REDIS_WAIT_MS (100 ms): on a busy machine the record may land later.
+        wait_for(lambda: group.replica.client().hget(f"nmt:job:{after.id}", "state") == "done", 10,
+                 "the job's record to reach the replica")
     finally:
         if worker:
             worker.discard()
@@ -179,5 +181,43 @@ def test_the_shared_segment_cache_works_over_sentinel(tmp_path):
         assert "c2@" in (tmp_path / "c2.log").read_text() and "succeeded" in (tmp_path / "c2.log").read_text()
     finally:
         for worker in workers:
+            worker.discard()
+        group.stop()
+
+
+def test_an_idle_worker_backs_off_while_the_master_refuses_writes_and_recovers(tmp_path):
+    """An idle worker's BRPOP is a write: while the master refuses writes (NOREPLICAS, its replica
+    stopped) every consume is refused at once, after a connect that succeeds. The worker's
+    reconnects back off (``queue_config.connection.FailoverAwareConnection``) instead of logging a
+    lost connection with its traceback several times a second (seen: 37 in 6 s),
+    and it takes jobs again once the replica is back."""
+    group = _group(tmp_path, master_extra=(*QUICK_SYNC, "--min-replicas-to-write", "1",
+                                           "--min-replicas-max-lag", "10")).start()
+    worker = None
+    try:
+        worker = CeleryWorker("idle", group.settings_env() | WORKER, tmp_path).start()
+        client = _client(group)
+        assert client.submit(text=TEXT, src="en", tgt="de").wait(timeout=60).text.strip()
+
+        def lost() -> int:
+            return worker.log.read_text(errors="replace").count("Connection to broker lost")
+
+        before = lost()
+        group.replica.stop()
+        wait_for(lambda: group.master.client().info("replication")["connected_slaves"] == 0, 10,
+                 "the master to lose its replica")
+        wait_for(lambda: lost() > before, 10, "the worker to be refused")  # the refusal reaches it
+        time.sleep(6)
+        refused = lost() - before
+        assert 1 <= refused <= 24, f"{refused} lost connections logged in ~6 s"  # before the backoff: 37
+        group.replica.replica_of = group.master.port
+        group.replica.start()
+        wait_for(lambda: group.master.client().info("replication")["connected_slaves"] == 1, 20,
+                 "the replica to come back")
+        jobs = [client.submit(text=TEXT, src="en", tgt="de") for _ in range(2)]
+        assert all(job.wait(timeout=60).text.strip() for job in jobs)
+        assert [job.status().state for job in jobs] == ["done", "done"]
+    finally:
+        if worker:
             worker.discard()
         group.stop()
