@@ -37,7 +37,7 @@ from queue_config.settings import load_settings
 from .conftest import REPO_ROOT, make_toy_pairs
 from .netns_harness import Hosts, Lan
 from .queue_harness import wait_for
-from .sentinel_harness import FAILOVER_WORKERS, QUICK_PERIODS, QUICK_SYNC, failover_jobs, failover_run
+from .sentinel_harness import FAILOVER_WORKERS, QUICK_PERIODS, QUICK_SYNC, failover_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 MODELS = REPO_ROOT / "models"
@@ -197,7 +197,10 @@ def test_a_sentinel_groups_master_lost_mid_run_the_workers_carry_on_with_the_pro
     old, new = group.master, group.replica
     for worker in workers:  # through the sentinels, to the master's address on its own host
         wait_for(lambda: lan.connected(worker, old), 10, f"worker {worker.name} to connect to the master")
-    client = TranslationClient(settings=load_settings(group.settings_env() | {"NMT_SOCKET_TIMEOUT": "4"}))
+    # documents over NMT_BATCH_BYTES run one by one: 40 small jobs were taken in one batch and all
+    # ended before the fault on a fast CPU
+    client = TranslationClient(settings=load_settings(group.settings_env() | {"NMT_SOCKET_TIMEOUT": "4",
+                                                                              "NMT_BATCH_BYTES": "200"}))
     offsets: list[int] = []
 
     def lose(master) -> None:
@@ -207,7 +210,8 @@ def test_a_sentinel_groups_master_lost_mid_run_the_workers_carry_on_with_the_pro
         else:
             lan.link_down(lan.host_of(master))
 
-    jobs = failover_jobs(40)
+    jobs = [{"text": text(1 + i % 4 if i % 5 == 0 else 16, seed=i), "src": "en", "tgt": "de", "options": {"beam": 4}}
+            for i in range(40)]  # every fifth small (batched), the others documents of 16 sentences
     figures = failover_run(group, client, jobs, kill_when_done=8, deadline=45, fault=lose)
     assert group.master_node() is new and new.role() == "master"
     with pytest.raises(OSError):  # the old master is still dead (refused), or its host cut off (no answer)
