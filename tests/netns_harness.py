@@ -135,6 +135,13 @@ class NetnsCeleryWorker(CeleryWorker):
         return self
 
 
+
+def _add_namespace(name: str, made: list[str]) -> None:
+    """Make network namespace ``name`` with its loopback up, and record it in ``made`` (deleted at teardown)."""
+    ip("netns", "add", name)
+    made.append(name)
+    ip("link", "set", "lo", "up", namespace=name)
+
 class Hosts:
     """A broker host and worker hosts on a network of their own (or on loopback: ``netns`` False)."""
 
@@ -193,9 +200,7 @@ class Hosts:
             host = Host(name, None, None, "127.0.0.1")
         else:
             namespace = f"nmtw{self.serial}.{index}-{self.pid}"
-            ip("netns", "add", namespace)
-            self.namespaces.append(namespace)
-            ip("link", "set", "lo", "up", namespace=namespace)
+            _add_namespace(namespace, self.namespaces)
             device = f"nw{self.pid}{self.serial}.{index}"
             self._link(f"nb{self.pid}{self.serial}.{index}", self.broker_ns, device, namespace, index)
             host = Host(name, namespace, device, f"{self.prefix}.{4 * index + 1}", f"{self.prefix}.{4 * index + 2}")
@@ -319,9 +324,7 @@ class Lan:
         self.serial = Hosts.made
         self.switch = f"nmtl{self.serial}-{self.pid}"
         try:
-            ip("netns", "add", self.switch)
-            self.namespaces.append(self.switch)
-            ip("link", "set", "lo", "up", namespace=self.switch)
+            _add_namespace(self.switch, self.namespaces)
             ip("link", "add", "switch", "type", "bridge", namespace=self.switch)
             ip("link", "set", "switch", "up", namespace=self.switch)
             self.prefix = _subnet(self.pid)
@@ -355,9 +358,7 @@ class Lan:
             host = Host(name, None, None, "", LOOPBACK)
         else:
             namespace = f"nmth{self.serial}.{index}-{self.pid}"
-            ip("netns", "add", namespace)
-            self.namespaces.append(namespace)
-            ip("link", "set", "lo", "up", namespace=namespace)
+            _add_namespace(namespace, self.namespaces)
             device = f"nh{self.pid}{self.serial}.{index}"
             address = self._plug(device, namespace, f"ns{self.pid}{self.serial}.{index}", index)
             host = Host(name, namespace, device, "", address)
