@@ -66,7 +66,7 @@ def main() -> int:
             parents = [w.process.pid for w in workers]
             client = TranslationClient(settings=load_settings(group.settings_env()))
             jobs = failover_jobs(args.jobs)
-            figures = failover_run(group, client, jobs, kill_when_done=max(1, args.jobs // 10), deadline=60)
+            figures, _ = failover_run(group, client, jobs, kill_when_done=max(1, args.jobs // 10), deadline=60)
             figures["parents_down"] = sum(w.process.poll() is not None or w.process.pid not in parents for w in workers)
         finally:
             for worker in workers:

@@ -259,7 +259,7 @@ def failover_jobs(n: int) -> list[dict]:
 
 
 def failover_run(group: SentinelGroup, client, jobs: list[dict], kill_when_done: int,
-                 deadline: float = 60.0, fault: Callable[[RedisNode], None] | None = None) -> dict[str, float]:
+                 deadline: float = 60.0, fault: Callable[[RedisNode], None] | None = None) -> tuple[dict[str, float], list]:
     """Submit ``jobs`` through ``client`` (a ``TranslationClient`` over the group's sentinels),
     SIGKILL the master (or call ``fault`` with it: a cut of its host's link, say) once
     ``kill_when_done`` of them are done, and follow every job until all
@@ -267,7 +267,8 @@ def failover_run(group: SentinelGroup, client, jobs: list[dict], kill_when_done:
     failed, lost (no record on the new master), stuck (not ended by the deadline; and at three
     times it), redone (delivered more
     than once, as the new master's attempt counters say), done before the kill, seconds from the
-    kill to the promotion and to the last job's end."""
+    kill to the promotion and to the last job's end; and the submitted jobs (``client.Job``), to read
+    their results."""
     submitted = client.submit_many(jobs)
     ids = [job.id for job in submitted]
     store = client.store
@@ -299,10 +300,11 @@ def failover_run(group: SentinelGroup, client, jobs: list[dict], kill_when_done:
     if ended <= deadline:
         at_deadline = last
     attempts = store.redis.mget([store.key(i, "attempts", "document") for i in ids])
-    return {"submitted": len(ids), "done": sum(last.get(i) == "done" for i in ids),
+    figures = {"submitted": len(ids), "done": sum(last.get(i) == "done" for i in ids),
             "failed": sum(last.get(i) in ("failed", "cancelled") for i in ids),
             "lost": sum(last.get(i) == "unknown" for i in ids),
             "stuck": sum(at_deadline.get(i, "queued") not in (*FINAL, "unknown") for i in ids),
             "stuck_at_3x_deadline": sum(last.get(i, "queued") not in (*FINAL, "unknown") for i in ids),
             "redone": sum(int(a or 0) > 1 for a in attempts), "done_before_kill": before,
             "promotion_s": round(promoted, 2), "kill_to_end_s": round(ended, 2)}
+    return figures, submitted

@@ -212,7 +212,7 @@ def test_a_sentinel_groups_master_lost_mid_run_the_workers_carry_on_with_the_pro
 
     jobs = [{"text": text(1 + i % 4 if i % 5 == 0 else 16, seed=i), "src": "en", "tgt": "de", "options": {"beam": 4}}
             for i in range(40)]  # every fifth small (batched), the others documents of 16 sentences
-    figures = failover_run(group, client, jobs, kill_when_done=8, deadline=45, fault=lose)
+    figures, _ = failover_run(group, client, jobs, kill_when_done=8, deadline=45, fault=lose)
     assert group.master_node() is new and new.role() == "master"
     with pytest.raises(OSError):  # the old master is still dead (refused), or its host cut off (no answer)
         socket.create_connection((old.address, old.port), timeout=1).close()
