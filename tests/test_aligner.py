@@ -376,6 +376,13 @@ def test_train_aligner_refuses_an_unknown_target_context(tmp_path, tiny_checkpoi
     assert not (tmp_path / "x.pt").exists()
 
 
+def test_train_aligner_refuses_a_negative_thread_count(tmp_path, tiny_checkpoint, tiny_config_path):
+    done = run_nmt("train-aligner", "--checkpoint", str(tiny_checkpoint), "--config", str(tiny_config_path),
+                   "--out", str(tmp_path / "x.pt"), "--threads", "-1")
+    assert done.returncode != 0 and "--threads must be 0 (torch's default) or more, got -1" in done.stderr, done.stderr
+    assert not (tmp_path / "x.pt").exists()
+
+
 def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, tiny_config_path, tiny_bundle,
                                         one_heavy_training):
     """``nmt train-aligner`` (real eflomal on the toy train split) -> checkpoint -> ``nmt export`` ->
@@ -385,6 +392,7 @@ def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, t
         done = run_nmt("train-aligner", "--checkpoint", str(tiny_checkpoint), "--config", str(tiny_config_path),
                        "--data-dir", str(toy_corpus), "--out", str(out), "--pairs", "400", "--max-epochs", "40",
                        "--context-hidden", "32",  # the default target context (bigru), sized for the tiny model
+                       "--threads", "1",  # torch's threads for the head's training (the report keeps it)
                        # One direction: on this barely trained 60-piece model the reverse direction is weak and
                        # joining it costs AER (measured 0.64 against 0.43). On the shipped model it gains
                        # (tests/test_forced_alignment.py runs it; docs/models.md, Alignment head).
@@ -395,6 +403,7 @@ def test_train_aligner_export_and_align(tmp_path, tiny_checkpoint, toy_corpus, t
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["pairs"] > 300 and report["steps"] > 0
     raw = torch.load(out, weights_only=True)
+    assert raw["aligner_training"]["train_config"]["threads"] == 1
     assert {"aligner", "aligner_config", "aligner_training", "model", "progress"} <= set(raw)
     assert raw["aligner_config"]["target_context"] == "bigru" == report["target_context"]  # the default
 

@@ -50,6 +50,9 @@ def add_head_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--silver", choices=SILVER_KINDS, default=defaults.silver,
                    help="what each direction learns from eflomal: its links joined with grow-diag-final-and, "
                         "or eflomal's own links of that direction (default: %(default)s)")
+    p.add_argument("--threads", type=int, default=defaults.threads,
+                   help="torch intra-op threads (default: torch's own, one per core; give 1 when the process "
+                        "is pinned to one core, as two threads on one core run many times slower)")
     p.add_argument("--no-reverse", dest="reverse", action="store_false",
                    help="train the target-to-source direction only, without the source-to-target one that "
                         "nmt align symmetrises it with (heads made before the option)")
@@ -63,6 +66,8 @@ def head_configs(args: argparse.Namespace):
     from .aligner import AlignerConfig
     from .aligner_options import AlignerTrainConfig
 
+    if args.threads < 0:
+        raise UserError(f"--threads must be 0 (torch's default) or more, got {args.threads}")
     if args.pairs < 10:
         raise UserError(f"--pairs must be at least 10, got {args.pairs}")
     for option, share in (("--lower-share", args.lower_share), ("--spaced-share", args.spaced_share)):
@@ -75,7 +80,7 @@ def head_configs(args: argparse.Namespace):
         raise UserError(str(exc).replace("context_hidden", "--context-hidden")) from None
     cfg = AlignerTrainConfig(pairs=args.pairs, valid_pairs=min(500, args.pairs // 10), max_seconds=args.max_seconds,
                              max_epochs=args.max_epochs, seed=args.seed, lower_share=args.lower_share,
-                             spaced_share=args.spaced_share, silver=args.silver)
+                             spaced_share=args.spaced_share, silver=args.silver, threads=args.threads)
     return cfg, head_cfg
 
 

@@ -30,7 +30,10 @@ class AlignerTrainConfig:
     spaced_share: float = 0.5  # shown tokenized: punctuation spaced apart (drawn apart from lower_share)
     silver: str = "directional"  # one of SILVER_KINDS
     bf16: bool = True  # autocast the frozen model where the CPU runs bf16 natively
+    threads: int = 0  # torch intra-op threads (0: torch's default, one per core)
 
     def __post_init__(self) -> None:
+        if self.threads < 0:
+            raise ValueError(f"threads must be 0 (torch's default) or more, got {self.threads}")
         if self.silver not in SILVER_KINDS:
             raise ValueError(f"silver must be one of {', '.join(SILVER_KINDS)}, got {self.silver!r}")

@@ -186,6 +186,8 @@ def train_head(loaded: LoadedModel | FrozenModel, examples: list[Example], valid
     """Train a head on ``examples`` until ``cfg.max_seconds`` or ``cfg.max_epochs``; the state
     with the lowest validation loss is kept. Returns it and a report."""
     torch.manual_seed(cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
     frozen = frozen_model(loaded)
     for parameter in frozen.module.eval().parameters():
         parameter.requires_grad_(False)
