@@ -104,7 +104,8 @@ def test_html_markup_in_a_message_is_inline_codes_and_a_usage_placeholder_is_tex
     out = {e.msgid: e.msgstr for e in polib.pofile(shouted(parsed))}
     assert out[page_msgid()] == ('READ <a href="guide.html">THE <em>FULL</em> GUIDE</a> &amp; THE <code>ls</code> '
                                  'PAGE<br/>FIRST.')
-    assert out["Usage: %s <file> [options]"] == "USAGE: %S <FILE> [OPTIONS]"  # text: the caller's spans keep it
+    # the upper-cased "%S" reads no argument where the message's %s reads one: the source is kept
+    assert out["Usage: %s <file> [options]"] == "Usage: %s <file> [options]"
 
 
 def page_msgid() -> str:
@@ -228,3 +229,66 @@ def test_a_catalogue_that_states_its_plural_forms_keeps_them():
     source = DJANGOJS_LIKE.replace('charset=UTF-8\\n"\n', 'charset=UTF-8\\n"\n"Plural-Forms: nplurals=3; plural=(n%10==1 ? 0 : n ? 1 : 2);\\n"\n')
     out = shouted(parse("po", source, ("en", "de")))
     assert out.count("\"Plural-Forms:") == 1 and polib.pofile(out).metadata["Plural-Forms"].startswith("nplurals=3;")
+
+
+# Two messages of the content sweep (tests/content_sweep.py) as the documentation model's candidate
+# translated them: tar's, the directives reordered around a '*' precision (which cannot be numbered),
+# and coreutils' stty help, the '%s' glued to '-isig' lost. Either would fail msgfmt -c.
+MISREAD = r'''msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\n"
+"Plural-Forms: nplurals=2; plural=(n != 1);\n"
+
+#, c-format
+msgid "%s: byte %s: %s %.*s... too long"
+msgstr ""
+
+#, c-format
+msgid ""
+"   raw           same as -ignbrk -brkint -ignpar -parmrk -inpck -istrip\n"
+"                 -isig%s min 1 time 0\n"
+msgstr ""
+
+#, c-format
+msgid "%s: byte %s: %s"
+msgstr ""
+
+#, c-format
+msgid "%d file"
+msgid_plural "%d files"
+msgstr[0] ""
+msgstr[1] ""
+
+#, c-format
+msgid "%lu byte"
+msgid_plural "%lu bytes"
+msgstr[0] ""
+msgstr[1] ""
+'''
+
+
+def test_a_c_format_translation_that_reads_other_arguments_keeps_the_source_text_with_a_note(tmp_path):
+    parsed = parse("po", MISREAD)
+    out = parsed.render(["%s: Byte %s: %.*s. %s.",
+                         "   raw           same as -ignbrk -brkint -ignpar -parmrk -inpck -istrip\n"
+                         "                 -isig minmal 1 in 0\n",
+                         "%s: Byte %s: %s",
+                         "eine Datei", "%d Dateien",  # a singular may spell its number out
+                         "%d Byte", "%d Bytes"])  # %lu read as an int: printf would misread it
+    notes = parsed.notes
+    entries = polib.pofile(out)
+    assert [e.msgstr or e.msgstr_plural[1] for e in entries] == [
+        entries[0].msgid, entries[1].msgid, "%s: Byte %s: %s", "%d Dateien", "%lu bytes"]  # the source kept
+    assert entries[3].msgstr_plural[0] == "eine Datei" and entries[4].msgstr_plural[0] == "%lu byte"
+    assert all("fuzzy" in e.flags for e in entries)  # machine output for review, the kept ones too
+    assert sorted(notes) == [0, 1, 5]
+    assert notes[0] == ["source text kept: the translation's printf directives are not the message's "
+                        "(%s %s %s %.*s -> %s %s %.*s %s)"]
+    assert notes[1][0].endswith("(%s -> none)")
+    (tmp_path / "out.po").write_text(out, encoding="utf-8")
+    done = msgfmt(tmp_path / "out.po")
+    assert done.returncode == 0, done.stderr
+    # as the model wrote them, msgfmt -c refuses them
+    for msgid, msgstr in (("%s: byte %s: %s %.*s... too long", "%s: Byte %s: %.*s. %s."), ("-isig%s min", "-isig min")):
+        (tmp_path / "one.po").write_text(f'#, c-format\nmsgid "{msgid}"\nmsgstr "{msgstr}"\n', encoding="utf-8")
+        assert msgfmt(tmp_path / "one.po").returncode != 0

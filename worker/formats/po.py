@@ -75,6 +75,9 @@ def parse_po(text: str, languages: tuple[str, str] | None = None, mark_fuzzy: bo
 
     def render(translations: Sequence[str], links: Sequence[Sequence[Link]] | None = None,
                notes: dict[int, list[str]] | None = None) -> str:
+        if notes is None:  # a catalogue without markup: Parsed.render passes no notes, they go to parsed.notes
+            notes = parsed.notes
+            notes.clear()
         translations = [units[k].text if edges[k] is COPIED else
                         _with_markup(units[k], edges[k], t, links[k] if links else (), k, notes)
                         for k, t in enumerate(translations)]
@@ -85,9 +88,14 @@ def parse_po(text: str, languages: tuple[str, str] | None = None, mark_fuzzy: bo
             newline = "\r\n" if block and block[0].endswith("\r\n") else "\n"
             c_format = "c-format" in entry.flags
             singular = _numbered(entry.msgid, translations[first]) if c_format else translations[first]
+            plural = translations[first + 1] if entry.msgid_plural else ""
+            plural = _numbered(entry.msgid_plural, plural) if c_format and entry.msgid_plural else plural
+            if c_format and not _same_arguments(entry.msgid, singular, entry.msgid_plural, plural):
+                notes.setdefault(first, []).append(  # msgfmt -c would refuse it, and printf would misread it
+                    "source text kept: the translation's printf directives are not the message's "
+                    f"({' '.join(_directives(entry.msgid)) or 'none'} -> {' '.join(_directives(singular)) or 'none'})")
+                singular, plural = entry.msgid, entry.msgid_plural  # as any message kept: fuzzy, for review
             if entry.msgid_plural:
-                plural = translations[first + 1]
-                plural = _numbered(entry.msgid_plural, plural) if c_format else plural
                 forms = [singular] + [plural] * (max(nplurals, 2) - 1)
                 msgstr = [f'msgstr[{i}] "{polib.escape(form)}"{newline}' for i, form in enumerate(forms)]
             else:
@@ -98,7 +106,8 @@ def parse_po(text: str, languages: tuple[str, str] | None = None, mark_fuzzy: bo
             out[start:end] = kept + msgstr
         return "".join(out)
 
-    return Parsed(units, render, marked=any(around is not None and around is not COPIED for around in edges))
+    parsed = Parsed(units, render, marked=any(around is not None and around is not COPIED for around in edges))
+    return parsed
 
 
 COPIED = ("", "")  # the edges of a markup message with no words: its msgstr is its msgid
@@ -153,6 +162,47 @@ def _numbered(msgid: str, translation: str) -> str:
         out += [translation[at:m.start()], f"%{arguments[m.group('spec')].pop(0)}${m.group('spec')}"]
         at = m.end()
     return "".join(out) + translation[at:]
+
+
+def _directives(text: str) -> list[str]:
+    """The printf directives of ``text`` as written, ``%%`` left out."""
+    return [m.group() for m in _C_DIRECTIVE.finditer(text) if m.group("spec")]
+
+
+# Conversions printf reads the same argument type for (msgfmt -c compares them this way)
+_SAME_TYPE = {"i": "d", "o": "u", "x": "u", "X": "u", "E": "f", "F": "f", "g": "f", "G": "f", "e": "f", "a": "f", "A": "f"}
+
+
+def _arguments(text: str) -> dict[int, str]:
+    """Argument number -> the type a c-format string reads it as (size and conversion; ``*`` an
+    int), numbered as printf numbers them: by ``%N$`` where given, else in order."""
+    out: dict[int, str] = {}
+    at = 0
+    for m in _C_DIRECTIVE.finditer(text):
+        spec = m.group("spec")
+        if not spec:
+            continue
+        for _ in range(spec.count("*")):  # a width or precision taken from an int argument
+            at += 1
+            out[at] = "int*"
+        kind = re.search(r"(hh|h|ll|l|L|q|j|z|Z|t)?([diouxXeEfFgGaAcspn]|<PRI\w+>)$", spec)
+        size, conversion = (kind.group(1) or "", kind.group(2)) if kind else ("", spec)
+        number = int(m.group("argument")[:-1]) if m.group("argument") else at + 1
+        at = max(at, number)
+        out[number] = size + _SAME_TYPE.get(conversion, conversion)
+    return out
+
+
+def _same_arguments(msgid: str, singular: str, msgid_plural: str, plural: str) -> bool:
+    """Whether the translations read printf's arguments as the message does: a message's
+    translation every argument with the same type; of a plural message, the plural form those of
+    ``msgid_plural``, and the singular form no argument the message lacks or reads otherwise (a
+    singular may spell out its number: "%d file" -> "eine Datei")."""
+    if not msgid_plural:
+        return _arguments(singular) == _arguments(msgid)
+    source = _arguments(msgid)
+    return _arguments(plural) == _arguments(msgid_plural) and all(
+        source.get(number) == kind for number, kind in _arguments(singular).items())
 
 
 def _entry_start(lines: list[str], entry: polib.POEntry) -> int:
