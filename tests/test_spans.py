@@ -106,6 +106,10 @@ DETECTED = [
     ("OSF/1 4.0d on Debian 3.0r1 at 2.4GHz, see commits v0.1-2110-ge648401be.",
      [("number", "1"), ("version", "4.0d"), ("version", "3.0r1"), ("version", "2.4GHz"),
       ("version", "v0.1-2110-ge648401be")]),
+    # sed's FAQ: a sed script of addresses and a command is an argument (the model wrote "s zwölf 12,18d")
+    ("     sed 12,18d myfile", [("command", "sed 12,18d myfile")]),
+    ("     sed -n 12,18p myfile", [("command", "sed -n 12,18p myfile")]),
+    ("Run sed 5 times, or tar 2d later.", [("number", "5"), ("code", "2d")]),
     ("Tar now uses SEEK_DATA/SEEK_HOLE; cvs -d:pserver:anonymous@pserver.git.sv.gnu.org:/srv/git/libtool.git",
      [("code", "SEEK_DATA/SEEK_HOLE"), ("command", "cvs -d:pserver:anonymous@pserver.git.sv.gnu.org:/srv/git/libtool.git")]),
     # from gettext's C# documentation and Python's: signatures, dotted class names, classes of three parts

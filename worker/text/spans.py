@@ -68,6 +68,8 @@ _ASSIGNMENT = (r"[A-Z][A-Za-z0-9_]*=(?:'[^'\n]{0,80}(?:'|$)|\"[^\"\n]{0,80}(?:\"
                r"|[^\s'\"`<>,;]*[^\s'\"`<>,;.:!?)])")
 # a quoted argument (sed 's/ *|$//'): one with a slash, a dollar or a star, or a sed script
 _QUOTED_ARG = r"'(?=[^'\n]{0,200}?[/$*\\^])[^'\n]{1,200}'|\"(?=[^\"\n]{0,200}?[/$*\\^])[^\"\n]{1,200}\""
+# a sed script of line addresses and one command, unquoted (sed 12,18d, sed -n 12,18p, sed '$d' aside)
+_SED_SCRIPT = r"(?:\d+|\$)(?:[,~](?:\d+|\$))?!?[pdqPD=](?![\w-])"
 _COMMAND_ARG = (r"(?:" + _ASSIGNMENT + r"|" + _OPTION + r"|(?:" + _SUBCOMMANDS + r")(?![\w-])|" + _QUOTED_ARG + r"|"
                 + _ARG_LIKE + r")")
 
@@ -120,6 +122,9 @@ PATTERNS: dict[str, str] = {
         r"|`(?:[^`'\n]|'(?=[\w`]))+`"  # (an apostrophe inside before a word or the backtick only)
         # a word in GNU's old quotes, a backtick closed by an apostrophe: wget's `-n%c', `%s'
         r"|`[^`'\s]{1,80}'(?!\w)"
+        # sed with its options and an unquoted script, then its files
+        r"|(?<![\w./-])sed(?:\s+" + _OPTION + r")*\s+" + _SED_SCRIPT + r"(?:\s+(?:" + _ARG_LIKE + r"|" + _BARE
+        + r")){0,3}(?<![.,;:!?])"
         r"|(?<![\w./-])(?:sudo\s+)?(?:" + _COMMANDS + r")(?=\s+" + _COMMAND_ARG + r"(?![\w-]))"
         r"(?:\s+" + _COMMAND_ARG + r"(?:\s+" + _BARE + r"){0,3})+(?<![.,;:!?])"
     ),
