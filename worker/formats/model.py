@@ -78,12 +78,13 @@ class Parsed:
         """The file with each unit's translation in place (one translation per unit, in order).
         ``links``: per unit, (source word span, target word span) character pairs from the
         alignment, which formats with inline markup need (``marked``); their notes about tags
-        placed without alignment land in ``notes`` (unit index -> notes)."""
+        placed without alignment, and any unit the writer kept as its source, land in ``notes``
+        (unit index -> notes)."""
         if len(translations) != len(self.units):
             raise ValueError(f"{len(translations)} translations for {len(self.units)} units")
-        if not self.marked:
-            return self._render(translations)
         self.notes.clear()
+        if not self.marked:
+            return self._render(translations, None, self.notes)
         return self._render(translations, links or [()] * len(self.units), self.notes)
 
 

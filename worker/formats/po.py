@@ -40,7 +40,7 @@ _HTML_NAMES = frozenset(
 # A C printf directive as gettext reads one (%% aside): argument number, flags, width, precision,
 # size and conversion, or a size from <inttypes.h> as xgettext writes it (%<PRIu64>, %08<PRIx64>)
 _C_DIRECTIVE = re.compile(r"%%|%(?P<argument>\d+\$)?(?P<spec>[-+ #0'I]*(?:\d+|\*)?(?:\.(?:\d+|\*))?"
-                          r"(?:(?:hh|h|ll|l|L|q|j|z|Z|t)?[diouxXeEfFgGaAcspn]|<PRI\w+>))")
+                          r"(?:(?P<size>hh|h|ll|l|L|q|j|z|Z|t)?(?P<conversion>[diouxXeEfFgGaAcspn])|(?P<macro><PRI\w+>)))")
 _HEADER = re.compile(r'^(?:#[^\n]*\n|[ \t]*\n)*msgid[ \t]+""[ \t]*\r?\n(?:[ \t]*"[^\n]*\n)*?msgstr[ \t]+""[ \t]*\r?\n'
                      r'(?:[ \t]*"[^\n]*(?:\n|$))*')
 
@@ -73,11 +73,8 @@ def parse_po(text: str, languages: tuple[str, str] | None = None, mark_fuzzy: bo
         edits.append((entry, start, first, len(units) - first))
     nplurals = _nplurals(catalogue) or 2
 
-    def render(translations: Sequence[str], links: Sequence[Sequence[Link]] | None = None,
-               notes: dict[int, list[str]] | None = None) -> str:
-        if notes is None:  # a catalogue without markup: Parsed.render passes no notes, they go to parsed.notes
-            notes = parsed.notes
-            notes.clear()
+    def render(translations: Sequence[str], links: Sequence[Sequence[Link]] | None,
+               notes: dict[int, list[str]]) -> str:
         translations = [units[k].text if edges[k] is COPIED else
                         _with_markup(units[k], edges[k], t, links[k] if links else (), k, notes)
                         for k, t in enumerate(translations)]
@@ -106,8 +103,7 @@ def parse_po(text: str, languages: tuple[str, str] | None = None, mark_fuzzy: bo
             out[start:end] = kept + msgstr
         return "".join(out)
 
-    parsed = Parsed(units, render, marked=any(around is not None and around is not COPIED for around in edges))
-    return parsed
+    return Parsed(units, render, marked=any(around is not None and around is not COPIED for around in edges))
 
 
 COPIED = ("", "")  # the edges of a markup message with no words: its msgstr is its msgid
@@ -185,11 +181,10 @@ def _arguments(text: str) -> dict[int, str]:
         for _ in range(spec.count("*")):  # a width or precision taken from an int argument
             at += 1
             out[at] = "int*"
-        kind = re.search(r"(hh|h|ll|l|L|q|j|z|Z|t)?([diouxXeEfFgGaAcspn]|<PRI\w+>)$", spec)
-        size, conversion = (kind.group(1) or "", kind.group(2)) if kind else ("", spec)
+        conversion = m.group("conversion") or m.group("macro")
         number = int(m.group("argument")[:-1]) if m.group("argument") else at + 1
         at = max(at, number)
-        out[number] = size + _SAME_TYPE.get(conversion, conversion)
+        out[number] = (m.group("size") or "") + _SAME_TYPE.get(conversion, conversion)
     return out
 
 
