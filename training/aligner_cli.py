@@ -66,8 +66,6 @@ def head_configs(args: argparse.Namespace):
     from .aligner import AlignerConfig
     from .aligner_options import AlignerTrainConfig
 
-    if args.threads < 0:
-        raise UserError(f"--threads must be 0 (torch's default) or more, got {args.threads}")
     if args.pairs < 10:
         raise UserError(f"--pairs must be at least 10, got {args.pairs}")
     for option, share in (("--lower-share", args.lower_share), ("--spaced-share", args.spaced_share)):
@@ -78,9 +76,13 @@ def head_configs(args: argparse.Namespace):
                                  reverse=args.reverse)
     except ValueError as exc:
         raise UserError(str(exc).replace("context_hidden", "--context-hidden")) from None
-    cfg = AlignerTrainConfig(pairs=args.pairs, valid_pairs=min(500, args.pairs // 10), max_seconds=args.max_seconds,
-                             max_epochs=args.max_epochs, seed=args.seed, lower_share=args.lower_share,
-                             spaced_share=args.spaced_share, silver=args.silver, threads=args.threads)
+    try:
+        cfg = AlignerTrainConfig(pairs=args.pairs, valid_pairs=min(500, args.pairs // 10),
+                                 max_seconds=args.max_seconds, max_epochs=args.max_epochs, seed=args.seed,
+                                 lower_share=args.lower_share, spaced_share=args.spaced_share, silver=args.silver,
+                                 threads=args.threads)
+    except ValueError as exc:  # AlignerTrainConfig's own checks, named as the options
+        raise UserError(str(exc).replace("threads must", "--threads must")) from None
     return cfg, head_cfg
 
 
