@@ -135,12 +135,12 @@ class NetnsCeleryWorker(CeleryWorker):
         return self
 
 
-
 def _add_namespace(name: str, made: list[str]) -> None:
     """Make network namespace ``name`` with its loopback up, and record it in ``made`` (deleted at teardown)."""
     ip("netns", "add", name)
     made.append(name)
     ip("link", "set", "lo", "up", namespace=name)
+
 
 class Hosts:
     """A broker host and worker hosts on a network of their own (or on loopback: ``netns`` False)."""
