@@ -87,3 +87,14 @@ def test_output_stem_drops_the_source_language(name, stem):
     from queue_config.outputs import output_stem
 
     assert output_stem(Path(name), "en") == stem
+
+
+@pytest.mark.parametrize("text, sentences", [
+    # gettext's manual: a footnote's mark (a link in the DOCX) glued to the full stop before it
+    ("It was promoted right after .(2) It was not really necessary.",
+     ["It was promoted right after .(2)", "It was not really necessary."]),
+    ("See the manual.[3] Then run it.", ["See the manual.[3]", "Then run it."]),
+    ("Read it.(see below) Then go.", ["Read it.", "(see below) Then go."]),  # words in brackets open a sentence
+])
+def test_a_footnote_mark_after_a_full_stop_stays_with_its_sentence(text, sentences):
+    assert [s.text for s in split_document(text, "en").sentences] == sentences

@@ -119,6 +119,18 @@ DETECTED = [
      [("call", "GNU.Gettext"), ("call", "java.lang.Object"), ("call", "getpass.getuser()"),
       ("call", "getpass.GetPassWarning")]),
     ("The end.Then we go, e.g. to JavaScript.", []),
+    # from the content sweep (tests/content_sweep.py): a standard's part (the model wrote POSIX-Benutzer),
+    # a dotted abbreviation of three letters (a.k. Positions-), a quoted option value (its words
+    # translated), globs in paths (m4/*/.m4)
+    ("POSIX.2 user identity; POSIX.1-2008 too.", [("version", "POSIX.2"), ("version", "POSIX.1-2008")]),
+    ("Quadratic with M4 1.4.x, not in v2.x or 2.* yet.",
+     [("code", "M4"), ("version", "1.4.x"), ("version", "v2.x"), ("version", "2.*")]),
+    ("Options for file selection (a.k.a position-sensitive options), w.r.t. tar, i.e. these.",
+     [("code", "a.k.a"), ("code", "w.r.t.")]),
+    ("  tar -x -f a.tar --info-script='changevol $TAR_ARCHIVE $TAR_VOLUME'",
+     [("command", "tar -x -f a.tar --info-script='changevol $TAR_ARCHIVE $TAR_VOLUME'")]),
+    ("If you modify m4/*.m4 or pth_*.c, use --format=\"%s x\" or --foo='a'.",
+     [("path", "m4/*.m4"), ("path", "pth_*.c"), ("option", '--format="%s x"'), ("option", "--foo='a'")]),
     ("Usage: %s [OPTION]... {script-only-if-no-other-script} [input-file]...",
      [("placeholder", "%s"), ("placeholder", "OPTION"), ("placeholder", "{script-only-if-no-other-script}")]),
     ("He lives in the U.S.A. now; section 1(a) applies.", [("number", "1")]),
@@ -275,6 +287,22 @@ def test_a_changed_stand_in_is_replaced_through_the_alignment():
     assert result.translation == "Besuchen Sie https://example.com/docs für mehr Informationen."
     assert result.details["spans"][0]["method"] == "aligned" and result.flags == (RESTORED_SPAN,)
     _assert_spans_verbatim_and_aligned(result)
+
+
+def test_a_number_that_opens_the_sentence_is_not_joined_to_the_next_word_by_a_hyphen():
+    # gettext's manual, a section heading: the documentation model wrote "5.1.4-Input-Datei interpretiert"
+    prepared = prepare("5.1.4 Input file interpretation")
+    stand_in = prepared.masked.slots[0].stand_in
+    result = restore(prepared, _engine_result(prepared, f"{stand_in}-Input-Datei interpretiert",
+                                              [(0, 0), (1, 0), (2, 0), (3, 1)]))
+    assert result.translation == "5.1.4 Input-Datei interpretiert"
+    assert result.details["spans"][0]["target"] == [0, 5]
+    # inside the sentence, a German compound with a number stays one (das 2.1.3-Release)
+    prepared = prepare("Install the 2.1.3 release now.")
+    stand_in = prepared.masked.slots[0].stand_in
+    result = restore(prepared, _engine_result(prepared, f"Installieren Sie jetzt das {stand_in}-Release.",
+                                              [(0, 0), (1, 3), (2, 4), (3, 4), (4, 2)]))
+    assert result.translation == "Installieren Sie jetzt das 2.1.3-Release."
 
 
 def test_invented_spans_and_extra_stand_ins_are_removed():

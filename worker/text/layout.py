@@ -137,7 +137,26 @@ def _sentences(language: str, line: str) -> list[str]:
         if type(exc).__name__ != "PanicException":
             raise
         return [line]
-    return _joined_inside_spans(line, pieces) if len(pieces) > 1 else pieces
+    return _footnote_marks(_joined_inside_spans(line, pieces)) if len(pieces) > 1 else pieces
+
+
+# A footnote's mark right after a full stop: gettext's manual ``right after msgid.(2) It was``
+_FOOTNOTE_MARK = re.compile(r"[(\[]\d{1,3}[)\]]")
+
+
+def _footnote_marks(pieces: list[str]) -> list[str]:
+    """``pieces`` with a footnote's mark that opens a piece glued to the end of the one before
+    (``msgid.`` + ``(2) It was``) moved to that one: it marks the sentence it follows. Placed with
+    the next sentence, the link or superscript around it took the previous sentence's last word."""
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        mark = _FOOTNOTE_MARK.match(piece)
+        if mark and out[-1][-1:] in ".!?:;" and piece[mark.end():].strip():
+            rest = piece[mark.end():]
+            out[-1] += piece[:mark.end()]
+            piece = rest
+        out.append(piece)
+    return out
 
 
 def _joined_inside_spans(line: str, pieces: list[str]) -> list[str]:

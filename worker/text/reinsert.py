@@ -95,7 +95,21 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
         edits.append(edit)
     edits += _invented(masked, translation, target, edits, invented)
     edits += _gaps(masked, translation, target, edits, targets_of)
-    return _apply(masked, translation, target, pairs, _resolve(edits, translation))
+    return _apply(masked, translation, target, pairs, _apart(masked, translation, _resolve(edits, translation)))
+
+
+def _apart(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edit]:
+    """A span that opens the sentence set apart from the word after it (a section's number: ``5.1.4
+    Input file interpretation``) stays apart: where the model joined the next word to it with a
+    hyphen, as German joins a compound (``5.1.4-Input-Datei``), the hyphen becomes a space."""
+    source, out = masked.source, []
+    for edit in edits:
+        span = edit.slot.span if edit.slot and not edit.slot.kept else None
+        if (span is not None and edit.start < edit.end and not source[:span.start].strip() and source[span.end:span.end + 1].isspace()
+                and translation[edit.end:edit.end + 1] == "-" and translation[edit.end + 1:edit.end + 2].isalpha()):
+            edit = _Edit(edit.start, edit.end + 1, edit.text + " ", edit.slot, edit.method)
+        out.append(edit)
+    return out
 
 
 def _gaps(masked: Masked, translation: str, target: list[tuple[int, int]], edits: list[_Edit],

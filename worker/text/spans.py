@@ -59,7 +59,8 @@ _SUBCOMMANDS = ("status|install|uninstall|upgrade|update|add|commit|push|pull|cl
 _STOP = ("the|a|an|and|or|but|to|in|on|at|of|for|from|with|by|as|if|when|then|than|before|after|first|again|"
          "now|once|is|are|was|were|be|it|this|that|these|those|which|so|also|too|instead|here|there|command|"
          "will|can|should|must|may|might|you|we|they|he|she|i|your|our|my|not|only|until|while|every|each")
-_OPTION = r"-{1,2}[A-Za-z0-9][\w-]*(?:[=:][^\s`'\"]+)?"
+# an option, with its value (--info-script=FILE), a quoted one too (--info-script='changevol $TAR_ARCHIVE')
+_OPTION = r"-{1,2}[A-Za-z0-9][\w-]*(?:[=:](?:'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|[^\s`'\"]+))?"
 _ARG_LIKE = r"(?=[^\s`'\"]*(?:[/~=$@]|[.:]\w))[^\s`'\"<>]*[^\s`'\"<>.,;:!?)]"  # paths, URLs, files, versions
 _BARE = r"(?!(?:" + _STOP + r")(?![\w-]))[a-z][\w.+-]*(?=\s|$|[.,;!?)](?:\s|$))"
 # an environment assignment (LC_ALL=en_US.utf-8, CFLAGS=-maix64, AR='ar -X64'); a quoted value not
@@ -107,8 +108,8 @@ PATTERNS: dict[str, str] = {
         r"|\b[A-Za-z]:\\(?:[\w .+@-]*[\w+@-]\\)*[\w.+@-]*"  # C:\Users\x
         # src/app/main, a/b/c/ (the look-ahead is bounded: unbounded, a run of "+" costs its square)
         r"|" + _L + r"(?=[\w./+@-]{0,200}?[A-Za-z])[\w.-]+(?:/[\w.+@-]+){2,}/?"
-        r"|" + _L + r"[\w.-]+(?:/[\w.+@-]+)*/[\w+@-]+\.[A-Za-z0-9]{1,5}(?![\w.]\w|\w)"  # src/main.py
-        r"|" + _L + r"[\w-]+(?:\.[\w-]+)*\.(?i:" + _EXTENSIONS + r")(?![\w.]\w|\w)"  # report.pdf
+        r"|" + _L + r"[\w.-]+(?:/[\w.+@*?-]+)*/[\w+@*?-]+\.[A-Za-z0-9]{1,5}(?![\w.]\w|\w)"  # src/main.py, m4/*.m4
+        r"|" + _L + r"[\w-]+(?:[*?][\w-]*)*(?:\.[\w-]+)*\.(?i:" + _EXTENSIONS + r")(?![\w.]\w|\w)"  # report.pdf, pth_*.c
         r"|(?<![\w.-])(?:Makefile(?:\.(?:am|in|inc|def))*|GNUmakefile|Dockerfile|Containerfile|Jenkinsfile|Vagrantfile"
         r"|Gemfile|Procfile|Rakefile|CMakeLists\.txt)(?![\w.]\w|\w)"
         r"|(?<![\w/*])\*(?:\.[\w-]+)+(?![\w.]\w|\w)"  # *.o, *.tar.gz
@@ -134,7 +135,7 @@ PATTERNS: dict[str, str] = {
     # ``-ignbrk -brkint``) or written as optional (``[-]icanon``): alone, its dash may be a dash.
     # ``-t a,``: a one-letter argument (od's types), where nothing but punctuation follows it.
     "option": (
-        r"(?<![\w-])(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3}(?: [a-z](?=[,;]))?)(?![\w-])"
+        r"(?<![\w-])(?:--[A-Za-z0-9][\w-]*(?:=(?:'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|[^\s`'\"<>,;)\]]+))?|-[A-Za-z][A-Za-z0-9]{0,3}(?: [a-z](?=[,;]))?)(?![\w-])"
         r"(?:\s+(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3})(?![\w-]))*"
         # a run of single-dash settings, bare ones between them (stty's ``-ignbrk brkint -inlcr``)
         r"|(?<![\w\]-])-[A-Za-z][A-Za-z0-9]*(?:\s+(?:(?!(?:" + _STOP + r")\s)[a-z][a-z0-9]*\s+)?-[A-Za-z][A-Za-z0-9]*)+"
@@ -152,10 +153,12 @@ PATTERNS: dict[str, str] = {
         r"(?<![\w-])[A-Z]{2}\d{2}(?:\s[A-Z0-9]{4}){2,7}(?:\s[A-Z0-9]{1,3})?(?![\w-])"
         r"|(?<![\w.,-])\d{4}(?:\s\d{4}){2,4}(?![\w])(?![.,]\d)"
     ),
-    "version": (r"(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)*\b"
+    "version": (r"(?<![\w.])v?\d+(?:\.\d+)*\.[x*](?![\w-]|\.\d)"  # a series: 1.4.x, v2.x, 2.*
+                r"|(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)*\b"
                 r"|(?<![\w.])\d+\.\d+[A-Za-z]+\d*(?![\w-]|\.\d)"  # 4.0d, 3.0r1, 2.4GHz: no number and word
                 r"|(?<![\w.])\d+\.\d+\.\d+(?:\.\d+)*(?:[A-Za-z]+\d*)?(?:-[0-9A-Za-z.]+)*\b(?!\.\d)"
-                r"|(?<![\w.+-])[A-Za-z]\w*(?:\+\+)?-\d+(?:\.\d+)+[a-z]?(?:-[0-9A-Za-z]+)*(?![\w-]|\.\d)"),  # bash-4.4, glibc-2.1
+                r"|(?<![\w.+-])[A-Za-z]\w*(?:\+\+)?-\d+(?:\.\d+)+[a-z]?(?:-[0-9A-Za-z]+)*(?![\w-]|\.\d)"  # bash-4.4, glibc-2.1
+                r"|(?<![\w.-])[A-Z][A-Z0-9]+\.\d+(?:[.-]\d+)*(?![\w-]|\.\d)"),  # a standard's part: POSIX.2, POSIX.1-2008
     "hashtag": r"(?<![\w#&])#[A-Za-z_][\w-]*\w",
     "handle": r"(?<![\w@.])@[A-Za-z0-9_](?:[\w.]*\w)?",
     # key combinations: Ctrl+F, Ctrl+Shift+T, Alt-F4, Cmd+S, Shift+Tab
@@ -185,6 +188,8 @@ PATTERNS: dict[str, str] = {
         r"|(?<![\w-])(?!\d+(?:st|nd|rd|th)\b)(?=[\w-]*[0-9])(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?![\w-])"
         r"|(?<![\w-])[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9](?![\w-])"
         r"|(?<![\w-])_+[A-Za-z][A-Za-z0-9_]*(?![\w-])"  # _private, __init__
+        # a lower-case abbreviation of three letters or more, dotted: a.k.a, w.r.t. (not e.g., i.e.: German has its own)
+        r"|(?<![\w.])[a-z](?:\.[a-z]){2,}\.?(?![\w.])"
         # lowerCamelCase: xslDropCall, getElementById, iPhone, and before a compound's word: rST-style
         r"|(?<![\w-])[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+(?!\w|-(?![A-Za-z]))"
     ),
@@ -402,10 +407,12 @@ def _in_word(c: str) -> bool:
 
 
 def _trim(text: str, start: int, end: int) -> int:
-    """End of a URL or path without the sentence punctuation after it; a closing bracket stays
-    only when the span opened it (``https://en.wikipedia.org/wiki/Python_(language)``)."""
+    """End of a URL or path without the sentence punctuation after it; a closing bracket or quote
+    stays only when the span opened it (``https://en.wikipedia.org/wiki/Python_(language)``)."""
     while end > start:
         last = text[end - 1]
+        if last in "'\"" and text[start:end].count(last) % 2 == 0:
+            break  # the quote that closes an option's quoted value (--info-script='changevol $TAR_VOLUME')
         if last in _TRAIL:
             end -= 1
         elif last in ")]}" and text[start:end].count(last) > text[start:end].count("([{"[")]}".index(last)]):
