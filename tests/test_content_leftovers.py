@@ -181,6 +181,24 @@ def test_a_spaced_ascii_dash_is_no_option(shipped):
     assert " -- " in result.translation and not spans_of(result.translation) - spans_of(source)
 
 
+@pytest.mark.parametrize("dash", [" - ", " \u2013 "])
+def test_a_spaced_ascii_dash_comes_back_as_written_whichever_dash_the_model_wrote(dash):
+    # models/en-de copies the hyphen it is shown; the documentation model writes an en dash for it
+    from worker.text.pipeline import prepare, restore
+    from worker.text.segment import Alignment, SegmentResult, word_spans
+
+    prepared = prepare("sense, sed works like a filter -- deleting, inserting and changing")
+    translation = f"Sinn, sed arbeitet wie ein Filter{dash}Löschen, Einfügen und Ändern"
+    result = restore(prepared, SegmentResult(prepared.text, translation, -1.0, Alignment(
+        (), tuple(word_spans(prepared.text)), tuple(word_spans(translation)))))
+    assert result.translation == "Sinn, sed arbeitet wie ein Filter -- Löschen, Einfügen und Ändern"
+    # a source with en dashes of its own keeps the model's
+    prepared = prepare("A filter -- deleting \u2013 and changing")
+    result = restore(prepared, SegmentResult(prepared.text, "Ein Filter \u2013 Löschen \u2013 und Ändern", -1.0,
+                                             Alignment((), tuple(word_spans(prepared.text)), ())))
+    assert result.translation == "Ein Filter \u2013 Löschen \u2013 und Ändern"
+
+
 @needs_model
 @pytest.mark.slow
 def test_the_leftover_messages_come_back_with_their_spans_and_gaps(tmp_path):

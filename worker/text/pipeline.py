@@ -247,9 +247,13 @@ def _with_glossary(prepared: Prepared, placements: Sequence[Placement], result: 
 
 def _recase(translation: str, prepared: Prepared) -> str:
     """The translation in the source's case, stand-ins left alone (they are matched exactly), and
-    with the source's ASCII dashes where it has spaced hyphens (``_ascii_dashes``)."""
+    with the source's ASCII dashes where it has spaced hyphens (``_ascii_dashes``), or spaced en
+    dashes that a source without them did not have (the documentation model writes ``Filter –
+    Löschen`` for ``filter - deleting``)."""
     if prepared.dashes:
         translation = translation.replace(" - ", " -- ")
+        if "\u2013" not in prepared.source:
+            translation = translation.replace(" \u2013 ", " -- ")
     if prepared.case is None:
         return translation
     protected = []
