@@ -292,3 +292,21 @@ def test_a_c_format_translation_that_reads_other_arguments_keeps_the_source_text
     for msgid, msgstr in (("%s: byte %s: %s %.*s... too long", "%s: Byte %s: %.*s. %s."), ("-isig%s min", "-isig min")):
         (tmp_path / "one.po").write_text(f'#, c-format\nmsgid "{msgid}"\nmsgstr "{msgstr}"\n', encoding="utf-8")
         assert msgfmt(tmp_path / "one.po").returncode != 0
+
+
+def test_a_stray_percent_sign_in_a_c_format_translation_keeps_the_source_text(tmp_path):
+    # PostgreSQL's pg_checksums catalogue: the documentation model wrote "Block % %u"
+    catalogue = ('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+                 '#, c-format\nmsgid "could not write block %u in file \\"%s\\": wrote %d of %d"\nmsgstr ""\n\n'
+                 '#, c-format\nmsgid "%d%% done in %s"\nmsgstr ""\n')
+    parsed = parse("po", catalogue)
+    out = parsed.render(['konnte Block % %u in der Datei "%s": Schreiben von %d in %d schreiben',
+                         "%d%% erledigt in %s"])
+    entries = polib.pofile(out)
+    assert [e.msgstr for e in entries] == [entries[0].msgid, "%d%% erledigt in %s"]
+    assert parsed.notes[0][0].startswith("source text kept")
+    (tmp_path / "out.po").write_text(out, encoding="utf-8")
+    assert msgfmt(tmp_path / "out.po").returncode == 0
+    (tmp_path / "raw.po").write_text(catalogue.replace('msgstr ""\n\n#', 'msgstr "konnte Block % %u in der Datei '
+                                                       '\\"%s\\": Schreiben von %d in %d"\n\n#', 1), encoding="utf-8")
+    assert msgfmt(tmp_path / "raw.po").returncode != 0  # as the model wrote it, msgfmt -c refuses it

@@ -171,10 +171,13 @@ _SAME_TYPE = {"i": "d", "o": "u", "x": "u", "X": "u", "E": "f", "F": "f", "g": "
 
 def _arguments(text: str) -> dict[int, str]:
     """Argument number -> the type a c-format string reads it as (size and conversion; ``*`` an
-    int), numbered as printf numbers them: by ``%N$`` where given, else in order."""
+    int), numbered as printf numbers them: by ``%N$`` where given, else in order; and under 0 the
+    count of "%" signs that start no directive, if any."""
     out: dict[int, str] = {}
-    at = 0
+    at = end = stray = 0
     for m in _C_DIRECTIVE.finditer(text):
+        stray += text.count("%", end, m.start())
+        end = m.end()
         spec = m.group("spec")
         if not spec:
             continue
@@ -185,6 +188,9 @@ def _arguments(text: str) -> dict[int, str]:
         number = int(m.group("argument")[:-1]) if m.group("argument") else at + 1
         at = max(at, number)
         out[number] = (m.group("size") or "") + _SAME_TYPE.get(conversion, conversion)
+    stray += text.count("%", end)
+    if stray:  # a "%" that starts no directive (the model's "Block % %u"): msgfmt -c refuses it
+        out[0] = f"{stray} stray %"
     return out
 
 
