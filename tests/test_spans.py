@@ -305,6 +305,45 @@ def test_a_number_that_opens_the_sentence_is_not_joined_to_the_next_word_by_a_hy
     assert result.translation == "Installieren Sie jetzt das 2.1.3-Release."
 
 
+def test_a_misspelt_stand_in_is_its_place_and_a_quote_the_model_dropped_comes_back():
+    # PostgreSQL's catalogue through the documentation model: "Maria" came back as »araria«, and
+    # another message lost the quote after its file name
+    prepared = prepare('could not stat file "%s": %m', stand_ins=("Maria", "Tom", "Boston"))
+    assert prepared.text == 'could not stat file "Maria": Tom'
+    result = restore(prepared, _engine_result(prepared, "konnte Datei »araria« nicht ausführen: Tom",
+                                              [(0, 0), (2, 1), (3, 4), (4, 2), (5, 3)]))
+    assert result.translation == "konnte Datei »%s« nicht ausführen: %m"
+    assert [d["method"] for d in result.details["spans"]] == ["copied", "copied"]
+    prepared = prepare('could not read file "%s": %m', stand_ins=("Maria", "Tom", "Boston"))
+    result = restore(prepared, _engine_result(prepared, 'konnte Datei "Maria nicht lesen: Tom',
+                                              [(0, 0), (3, 4), (4, 1), (5, 2), (6, 5)]))
+    assert result.translation == 'konnte Datei "%s" nicht lesen: %m'
+    assert result.details["spans"][0]["target"] == [14, 16]  # the span alone, without the quote put in
+    # the opening quote, where the model kept only the closing one
+    prepared = prepare("Cannot open '%s' for writing.", stand_ins=("Maria", "Tom", "Boston"))
+    result = restore(prepared, _engine_result(prepared, "Maria« kann nicht zum Schreiben geöffnet werden.",
+                                              [(2, 0), (0, 1), (1, 2)]))
+    assert result.translation == "»%s« kann nicht zum Schreiben geöffnet werden."
+    # a word that merely ends like a short stand-in is no misspelling of it (Tom: "Atom")
+    prepared = prepare("Save it as report.pdf now.", stand_ins=("Tom",))
+    result = restore(prepared, _engine_result(prepared, "Speichern Sie es jetzt als Atom.", [(0, 0), (3, 4)]))
+    assert "Atom" in result.translation and "report.pdf" in result.translation
+
+
+def test_a_lone_percent_sign_the_model_wrote_before_a_directive_is_deleted():
+    # PostgreSQL's catalogue through the documentation model: "Block % %u" for "block %u"
+    prepared = prepare("seek failed for block %u in file", stand_ins=("Maria",))
+    result = restore(prepared, _engine_result(prepared, "Suche für Block % Maria in der Datei fehlgeschlagen",
+                                              [(0, 0), (1, 6), (3, 2), (4, 4), (5, 3), (6, 5)]))
+    assert result.translation == "Suche für Block %u in der Datei fehlgeschlagen"
+    assert result.details["removed"] == ["%"] and RESTORED_SPAN in result.flags
+    # a source with a "%" of its own outside the spans keeps the model's
+    prepared = prepare("It rose by 50 % in %d days.", stand_ins=("Maria", "Tom"))
+    assert prepared.text == "It rose by Maria % in Tom days."
+    translation = "Es stieg um Maria % in Tom Tagen."
+    assert restore(prepared, _engine_result(prepared, translation, [])).translation == "Es stieg um 50 % in %d Tagen."
+
+
 def test_invented_spans_and_extra_stand_ins_are_removed():
     prepared = prepare("The price is 1,234.56 dollars.")
     stand_in = prepared.masked.slots[0].stand_in

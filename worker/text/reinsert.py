@@ -74,6 +74,8 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
         targets_of[i].add(j)
         sources_of[j].add(i)
     edits = _copied(masked, translation, starts, {s: min(w) for s, w in words_of.items()}, targets_of)
+    edits += _misspelt(masked, translation, edits)
+    edits += _stray_percent(masked, translation, edits)
     edits += _kept(masked, translation, starts, words_of, targets_of)
     found = {e.slot for e in edits if e.slot}
     claimed = {word_at(starts, e.start) for e in edits if e.slot}
@@ -95,7 +97,72 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
         edits.append(edit)
     edits += _invented(masked, translation, target, edits, invented)
     edits += _gaps(masked, translation, target, edits, targets_of)
-    return _apply(masked, translation, target, pairs, _apart(masked, translation, _resolve(edits, translation)))
+    edits = _quoted(masked, translation, _apart(masked, translation, _resolve(edits, translation)))
+    return _apply(masked, translation, target, pairs, edits)
+
+
+_MISSPELT_TAIL = 4  # letters a stand-in's misspelling keeps of its end (Maria -> »araria«)
+
+
+def _misspelt(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edit]:
+    """A stand-in not copied but misspelt, its end kept (the documentation model writes
+    ``»araria«`` for ``"Maria"``): a word no longer than the stand-in and two letters, that ends
+    with all but the stand-in's first letter (four or more) and is no word of the source, is its
+    place (copied). Only stand-ins of five letters or more: a shorter end matches German words."""
+    found = {e.slot for e in edits if e.slot}
+    source_words = {w.lower() for w in re.findall(r"\w+", masked.source)}
+    out: list[_Edit] = []
+    for slot in masked.slots:
+        tail = slot.stand_in[1:].lower()
+        if slot.kept or slot in found or len(tail) < _MISSPELT_TAIL:
+            continue
+        for match in re.finditer(r"\w+", translation):
+            word = match.group().lower()
+            if (word.endswith(tail) and word != slot.stand_in.lower() and len(word) <= len(slot.stand_in) + 2
+                    and word not in source_words
+                    and not any(e.start < match.end() and match.start() < e.end for e in edits + out)):
+                out.append(_Edit(match.start(), match.end(), slot.span.replacement, slot, "copied"))
+                break
+    return out
+
+
+_LONE_PERCENT = re.compile(r"(?<!\S)%(?:\s+|$)")
+
+
+def _stray_percent(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edit]:
+    """A lone "%" the model wrote before a masked printf directive's stand-in (the documentation
+    model, trained on catalogues: ``Block % Maria`` for ``block %u``), where the source has no "%"
+    outside its masked spans: deleted, with the space after it. Left in, it reads as a directive."""
+    if not any(s.span.kind == PLACEHOLDER for s in masked.slots if not s.kept):
+        return []
+    masked_ranges = [(s.span.start, s.span.end) for s in masked.slots if not s.kept]
+    if any(c == "%" and not any(a <= k < b for a, b in masked_ranges) for k, c in enumerate(masked.source)):
+        return []
+    return [_Edit(m.start(), m.end(), "") for m in _LONE_PERCENT.finditer(translation)
+            if not any(e.start < m.end() and m.start() < e.end for e in edits)]
+
+
+_OPENING_OF = {"«": "»", "»": "«", "“": "„", "”": "“", "‘": "‚", "’": "‘", "'": "'", '"': '"'}  # closing -> opening
+_QUOTES = "\"'»«„“”‚‘’"
+
+
+def _quoted(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edit]:
+    """A span the source quotes (``file "%s": %m``) keeps both quotes: where the model wrote the
+    opening one before it and dropped the closing one (``Datei "%s nicht lesen``), or the reverse,
+    the missing one is put in, of the kind the model opened or closed with."""
+    source, out = masked.source, []
+    for edit in edits:
+        span = edit.slot.span if edit.slot and not edit.slot.kept else None
+        if span is not None and edit.start < edit.end and span.start and source[span.start - 1] in _QUOTES \
+                and source[span.end:span.end + 1] in tuple(_QUOTES):
+            before, after = translation[edit.start - 1:edit.start], translation[edit.end:edit.end + 1]
+            closing = _PAIRS.get(before) if before in _QUOTES else None
+            if closing and after != closing and not (after and after in _QUOTES):
+                out.append(_Edit(edit.end, edit.end, closing))
+            elif after in _OPENING_OF and not (before and (before in _QUOTES or before.isalnum())):
+                out.append(_Edit(edit.start, edit.start, _OPENING_OF[after]))
+        out.append(edit)
+    return out
 
 
 def _apart(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edit]:
