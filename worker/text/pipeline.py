@@ -94,8 +94,9 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
             return Prepared(sentence, sentence, False, (), None, None, verdict)
     ranges = [(s.start, s.end) for s in spans]
     products = tuple(find_products(sentence, ranges)) if options.protect_spans and options.product_names else ()
-    kept_case = sorted(ranges + [(s.start, s.end) for s in products])  # product names keep their case
     case = casing.detect(sentence, ranges) if options.restore_case else None
+    full_names = _full_names(sentence, spans, (), options) if case == casing.TITLE else ()
+    kept_case = sorted(ranges + [(s.start, s.end) for s in products + full_names])  # names keep their case
     text = casing.normalise(sentence, case, kept_case, capitalised)
     text, dashes = _ascii_dashes(text, ranges) if options.protect_spans else (text, False)
     terms = _glossary_terms(sentence, options, ranges, case)
@@ -188,12 +189,27 @@ def _names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...], opti
     """The source's names, kept in the text (none in an ALL-CAPS or Title Case sentence, where
     every word looks like one). Masking them with stand-ins as well was measured and not chosen
     (docs/quality.md, Names, numbers and code)."""
+    if case == casing.TITLE:
+        return _full_names(sentence, spans, terms, options)
     if not (options.protect_spans and options.keep_names) or case is not None:
         return ()
     # A "name" inside a longer word ("0À", "x86Linux", "_Vh") is not one: the word around it is the model's.
     names = find_names(sentence, [(s.start, s.end) for s in spans + terms])
     return tuple(n for n in names if not (_WORD_CHAR.match(sentence[n.start - 1:n.start])
                                           or _WORD_CHAR.match(sentence[n.end:n.end + 1])))
+
+
+def _full_names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...], options: TextOptions) -> tuple[Span, ...]:
+    """The names of two words or more in a Title Case sentence (``By Raphaël Hertzog``, ``LibreOffice
+    Calc``, ``Sri Lanka``): there one capitalised word that is no common English word is as often
+    a title's word (``Wizard``, ``Macros``) as a name, a run of them seldom (``Pivot Charts``). They
+    keep their case and are kept slots; sentence-cased, the models spelt them anew (``raphaël
+    Hetzog``)."""
+    if not (options.protect_spans and options.keep_names):
+        return ()
+    names = find_names(sentence, [(s.start, s.end) for s in spans + terms])
+    return tuple(n for n in names if " " in n.text and not n.text.isupper()  # acronyms keep their case anyway
+                 and not (_WORD_CHAR.match(sentence[n.start - 1:n.start]) or _WORD_CHAR.match(sentence[n.end:n.end + 1])))
 
 
 def _extra_placeholders(source: str, translation: str) -> bool:
