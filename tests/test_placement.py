@@ -600,3 +600,19 @@ def test_the_bundles_word_table_comes_with_the_segment_links(translator):
     links = segment_links(translator, [segment])
     assert links.translates == table.translates and links
     assert all(s in words(source) and t in words(translation) for s, t in links)
+
+
+def test_links_inside_spans_keep_their_source_order_across_the_spans():
+    # an ODP credit from LibreOffice's templates: each link sits in its own text:span; the model
+    # dropped "on Unsplash", and the span of the second link went by position to the word "von",
+    # before the first: the two targets swapped
+    source = "Photo by Dave Hoefler on Unsplash"
+    tags = [Tag("<s1>", "</s1>", 0, 9), Tag("<s2>", "</s2>", 9, 21), Tag('<a href="#dave">', "</a>", 9, 21),
+            Tag("<s3>", "</s3>", 21, 25), Tag("<s4>", "</s4>", 25, 33), Tag('<a href="#unsplash">', "</a>", 25, 33)]
+    translation = "Photo von Dave Hoefler"
+    s, t = words(source), words(translation)
+    links = [(s[0], t[0]), (s[1], t[1]), (s[2], t[2]), (s[3], t[3])]
+    pieces, notes = transfer(source, tags, translation, links)
+    out = "".join(p.text for p in pieces)
+    assert [h for h, _ in anchors(out)] == ["#dave", "#unsplash"], out
+    assert all(text for _, text in anchors(out)), out

@@ -374,8 +374,11 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
     for child in pairs:  # around the whole unit: around the whole translation, whatever the links say
         if al.whole(child):
             targets[child.index] = list(range(lo, hi))
-    placed = _place_links([c for c in pairs if c.link], node, lo, hi, targets, tags, al)
-    for child in sorted((c for c in pairs if not c.link), key=lambda c: (-len(targets[c.index]), c.index)):
+    # A tag that holds a link (an ODF text:span around a text:a) is placed as a link among its
+    # siblings: links keep their source order across the unit, not only within one parent.
+    linked = [c for c in pairs if c.link or _holds_link(c)]
+    placed = _place_links(linked, node, lo, hi, targets, tags, al)
+    for child in sorted((c for c in pairs if c not in linked), key=lambda c: (-len(targets[c.index]), c.index)):
         found = targets[child.index]
         span = None
         if found:
@@ -403,6 +406,10 @@ def _place(node: _Node, lo: int, hi: int, tags: Sequence[Tag], al: _Alignment) -
     _points_in_order(node, tags, pairs, al)
     for run in _lists(node, tags, al.source):
         _in_list_order(run, tags, al)
+
+
+def _holds_link(node: _Node) -> bool:
+    return any(c.link or _holds_link(c) for c in node.children)
 
 
 def _wanted(found: list[int], rule: str) -> CharRange:

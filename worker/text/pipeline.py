@@ -200,16 +200,18 @@ def _names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...], opti
 
 
 def _full_names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...], options: TextOptions) -> tuple[Span, ...]:
-    """The names of two words or more in a Title Case sentence (``By Raphaël Hertzog``, ``LibreOffice
-    Calc``, ``Sri Lanka``): there one capitalised word that is no common English word is as often
-    a title's word (``Wizard``, ``Macros``) as a name, a run of them seldom (``Pivot Charts``). They
-    keep their case and are kept slots; sentence-cased, the models spelt them anew (``raphaël
-    Hetzog``)."""
+    """The names of a Title Case sentence that holds a name of two words or more (``By Raphaël
+    Hertzog``, ``Photo by Dave Hoefler on Unsplash``, ``LibreOffice Calc``): that name and the
+    sentence's other names (``Unsplash``); none in one without (``Using The Wizard For Macros``).
+    There one capitalised word that is no common English word is as often a title's word
+    (``Wizard``, ``Macros``) as a name, a run of them seldom (``Pivot Charts``). They keep their case
+    and are kept slots; sentence-cased, the models spelt them anew (``raphaël Hetzog``,
+    ``Hove-Fehrler``). All-capitals words keep their case anyway (acronyms)."""
     if not (options.protect_spans and options.keep_names):
         return ()
-    names = find_names(sentence, [(s.start, s.end) for s in spans + terms])
-    return tuple(n for n in names if " " in n.text and not n.text.isupper()  # acronyms keep their case anyway
-                 and not (_WORD_CHAR.match(sentence[n.start - 1:n.start]) or _WORD_CHAR.match(sentence[n.end:n.end + 1])))
+    names = [n for n in find_names(sentence, [(s.start, s.end) for s in spans + terms]) if not n.text.isupper()
+             and not (_WORD_CHAR.match(sentence[n.start - 1:n.start]) or _WORD_CHAR.match(sentence[n.end:n.end + 1]))]
+    return tuple(names) if any(" " in n.text for n in names) else ()
 
 
 def _extra_placeholders(source: str, translation: str) -> bool:
