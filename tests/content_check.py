@@ -347,9 +347,22 @@ def check_spans(pairs: list[tuple[Unit, Unit]]) -> list[Finding]:
     for src, out in pairs:
         s, o = spans_of(_TAG.sub(" ", src.prose)), spans_of(_TAG.sub(" ", out.prose))
         o = Counter({span: n for span, n in o.items() if span in s or not _fragment(span)})
+        o -= _spelt_out(src.prose, o - s)
         if s != o:
             findings.append(Finding("spans", src.where, *_diff(s.elements(), o.elements())))
     return findings
+
+
+_NUMBER_WORDS = {word: n for n, words in enumerate((
+    "zero", "one first", "two second", "three third", "four fourth", "five fifth", "six sixth", "seven seventh",
+    "eight eighth", "nine ninth", "ten tenth", "eleven eleventh", "twelve twelfth")) for word in words.split()}
+
+
+def _spelt_out(source: str, extra: Counter) -> Counter:
+    """Of the digit runs the output has and the source lacks, those the source spells out as a word
+    (m4's ``the tenth argument`` -> ``das 10. Argument``): a translation's choice, not a number changed."""
+    said = Counter(_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", source.lower()) if w in _NUMBER_WORDS)
+    return Counter({f"#{n}": min(count, extra[f"#{n}"]) for n, count in said.items() if extra[f"#{n}"]})
 
 
 def check_tags(pairs: list[tuple[Unit, Unit]]) -> list[Finding]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .content_check import CHECKS, Finding, check_file, counts, spans_of
+from .content_check import CHECKS, Finding, Unit, UnitBuilder, check_file, check_spans, counts, spans_of
 
 docx = pytest.importorskip("docx")
 from docx.enum.style import WD_STYLE_TYPE  # noqa: E402
@@ -646,6 +646,18 @@ def test_spans_compare_as_both_languages_write_them():
                             ("die --checkpoint-action=totals-Option", "the --checkpoint-action=totals option")):
         assert spans_of(german) == spans_of(english), german
     assert spans_of("--binary-files=without-match") != spans_of("--binary-files=without")
+
+
+def test_a_number_the_source_spells_out_is_no_number_gained():
+    # m4's manual: "the tenth argument" -> "das 10. Argument"; a number the source lacks altogether is one
+    def unit(text: str) -> Unit:
+        builder = UnitBuilder("p #1", "p")
+        builder.text(text)
+        return builder.unit()
+
+    assert check_spans([(unit("expands to the tenth argument, not two"), unit("wird zum 10. Argument, nicht 2"))]) == []
+    found = check_spans([(unit("expands to the tenth argument"), unit("wird zum 11. Argument"))])
+    assert [(f.source, f.output) for f in found] == [("", "#11")]
 
 
 def test_options_in_german_quotes_and_a_quoted_option_before_a_hyphen_compare_as_written():
