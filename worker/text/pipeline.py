@@ -193,10 +193,14 @@ def _names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...], opti
         return _full_names(sentence, spans, terms, options)
     if not (options.protect_spans and options.keep_names) or case is not None:
         return ()
-    # A "name" inside a longer word ("0À", "x86Linux", "_Vh") is not one: the word around it is the model's.
-    names = find_names(sentence, [(s.start, s.end) for s in spans + terms])
-    return tuple(n for n in names if not (_WORD_CHAR.match(sentence[n.start - 1:n.start])
-                                          or _WORD_CHAR.match(sentence[n.end:n.end + 1])))
+    return tuple(_standalone_names(sentence, spans + terms))
+
+
+def _standalone_names(sentence: str, taken: Sequence[Span]) -> list[Span]:
+    """The names of ``sentence`` outside ``taken``. A "name" inside a longer word ("0À",
+    "x86Linux", "_Vh") is not one: the word around it is the model's."""
+    return [n for n in find_names(sentence, [(s.start, s.end) for s in taken])
+            if not (_WORD_CHAR.match(sentence[n.start - 1:n.start]) or _WORD_CHAR.match(sentence[n.end:n.end + 1]))]
 
 
 def _full_names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...], options: TextOptions) -> tuple[Span, ...]:
@@ -209,8 +213,7 @@ def _full_names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...],
     ``Hove-Fehrler``). All-capitals words keep their case anyway (acronyms)."""
     if not (options.protect_spans and options.keep_names):
         return ()
-    names = [n for n in find_names(sentence, [(s.start, s.end) for s in spans + terms]) if not n.text.isupper()
-             and not (_WORD_CHAR.match(sentence[n.start - 1:n.start]) or _WORD_CHAR.match(sentence[n.end:n.end + 1]))]
+    names = [n for n in _standalone_names(sentence, spans + terms) if not n.text.isupper()]
     return tuple(names) if any(" " in n.text for n in names) else ()
 
 

@@ -142,8 +142,8 @@ def _stray_percent(masked: Masked, translation: str, edits: list[_Edit]) -> list
             if not any(e.start < m.end() and m.start() < e.end for e in edits)]
 
 
-_OPENING_OF = {"«": "»", "»": "«", "“": "„", "”": "“", "‘": "‚", "’": "‘", "'": "'", '"': '"'}  # closing -> opening
 _QUOTES = "\"'»«„“”‚‘’"
+_OPENING_OF = {closing: opening for opening, closing in _PAIRS.items() if opening in _QUOTES}  # a quote's opening one
 
 
 def _quoted(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edit]:

@@ -59,8 +59,10 @@ _SUBCOMMANDS = ("status|install|uninstall|upgrade|update|add|commit|push|pull|cl
 _STOP = ("the|a|an|and|or|but|to|in|on|at|of|for|from|with|by|as|if|when|then|than|before|after|first|again|"
          "now|once|is|are|was|were|be|it|this|that|these|those|which|so|also|too|instead|here|there|command|"
          "will|can|should|must|may|might|you|we|they|he|she|i|your|our|my|not|only|until|while|every|each")
-# an option, with its value (--info-script=FILE), a quoted one too (--info-script='changevol $TAR_ARCHIVE')
-_OPTION = r"-{1,2}[A-Za-z0-9][\w-]*(?:[=:](?:'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|[^\s`'\"]+))?"
+# an option's quoted value (--info-script='changevol $TAR_ARCHIVE')
+_QUOTED_VALUE = r"'[^'\n]{1,200}'|\"[^\"\n]{1,200}\""
+# an option, with its value (--info-script=FILE), a quoted one too
+_OPTION = r"-{1,2}[A-Za-z0-9][\w-]*(?:[=:](?:" + _QUOTED_VALUE + r"|[^\s`'\"]+))?"
 _ARG_LIKE = r"(?=[^\s`'\"]*(?:[/~=$@]|[.:]\w))[^\s`'\"<>]*[^\s`'\"<>.,;:!?)]"  # paths, URLs, files, versions
 _BARE = r"(?!(?:" + _STOP + r")(?![\w-]))[a-z][\w.+-]*(?=\s|$|[.,;!?)](?:\s|$))"
 # an environment assignment (LC_ALL=en_US.utf-8, CFLAGS=-maix64, AR='ar -X64'); a quoted value not
@@ -135,7 +137,7 @@ PATTERNS: dict[str, str] = {
     # ``-ignbrk -brkint``) or written as optional (``[-]icanon``): alone, its dash may be a dash.
     # ``-t a,``: a one-letter argument (od's types), where nothing but punctuation follows it.
     "option": (
-        r"(?<![\w-])(?:--[A-Za-z0-9][\w-]*(?:=(?:'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|[^\s`'\"<>,;)\]]+))?|-[A-Za-z][A-Za-z0-9]{0,3}(?: [a-z](?=[,;]))?)(?![\w-])"
+        r"(?<![\w-])(?:--[A-Za-z0-9][\w-]*(?:=(?:" + _QUOTED_VALUE + r"|[^\s`'\"<>,;)\]]+))?|-[A-Za-z][A-Za-z0-9]{0,3}(?: [a-z](?=[,;]))?)(?![\w-])"
         r"(?:\s+(?:--[A-Za-z0-9][\w-]*(?:=[^\s`'\"<>,;)\]]+)?|-[A-Za-z][A-Za-z0-9]{0,3})(?![\w-]))*"
         # a run of single-dash settings, bare ones between them (stty's ``-ignbrk brkint -inlcr``)
         r"|(?<![\w\]-])-[A-Za-z][A-Za-z0-9]*(?:\s+(?:(?!(?:" + _STOP + r")\s)[a-z][a-z0-9]*\s+)?-[A-Za-z][A-Za-z0-9]*)+"
