@@ -218,8 +218,8 @@ def _span_matches(text: str) -> tuple[tuple[int, int, str], ...]:
         span, end = match.group(), match.end()
         while span and span[-1] in _TRAILING and not (span[-1] == ")" and span.count("(") >= span.count(")")):
             span, end = span[:-1], end - 1   # sentence punctuation after a URL or path; a call keeps its ()
-        if _NOT_VERSION.fullmatch(span) or _ABBREVIATION.fullmatch(span):
-            continue
+        if _NOT_VERSION.fullmatch(_normalised(span)) or _ABBREVIATION.fullmatch(span):
+            continue    # (a German compound on a date-like number, 1.4.19-Makroprozessor, is that number)
         if re.fullmatch(r"-[^\W\d_]{4,}", span) and _CONJUNCTION.search(text, 0, match.start()):
             continue    # German "Zeilen oder -spalten": a word fragment after a conjunction, not an option
         found.append((match.start(), end, _normalised(span.removeprefix("mailto:"))))
@@ -239,13 +239,14 @@ _COMPOUND = re.compile(r"^(?P<base>.+?)-(?P<suffix>[^\W\d_]*)$")
 def _normalised(span: str) -> str:
     """A span as both languages may write it: a numbered directive as the plain one (``%2$s`` -> ``%s``),
     and without the German compound joined to it (``5.1.6-spezifische``, ``inttypes.h-Headers``,
-    ``--checkpoint-action=totals-Option``, ``linux.words-`` with an elided word)."""
+    ``--checkpoint-action=totals-Option``, ``linux.words-`` with an elided word, every part of
+    ``1.4.19-Makro-Prozessor``)."""
     span = _NUMBERED.sub("%", span)
-    compound = _COMPOUND.match(span)
-    if compound:
+    while compound := _COMPOUND.match(span):  # each part of a compound of several (--sort=ORDER-Options-Struktur)
         suffix, base = compound.group("suffix"), compound.group("base")
-        if suffix[:1].isupper() or (re.search(r"[./]", base) and base[-1:].isalnum()):
-            return base
+        if not (suffix[:1].isupper() or (re.search(r"[./]", base) and base[-1:].isalnum())):
+            break
+        span = base
     return span
 
 

@@ -94,7 +94,7 @@ def general():
     return Translator("models/en-de", EngineSettings(provider="cpu", intra_op_threads=1))
 
 
-AGREE = "Where is the train station?"
+AGREE = "Tom is my friend."
 DISAGREE = "Hello."
 
 

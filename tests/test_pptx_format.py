@@ -289,9 +289,19 @@ def pdf_text(profile: Path, files: list[Path], outdir: Path) -> dict[Path, str]:
 
 
 def _hyperlinks(data: bytes) -> list[str]:
-    """The targets of every run's link, slide by slide, in order."""
-    return [r.hyperlink.address for slide in pptx.Presentation(io.BytesIO(data)).slides for shape in _shapes(slide.shapes)
-            if shape.has_text_frame for p in shape.text_frame.paragraphs for r in p.runs if r.hyperlink.address]
+    """The target of every link, slide by slide, in order, a paragraph's runs with one target
+    in a row counted once. Two runs of one link (``full`` bold, ``guide`` italic) are one link to a
+    reader; where the model writes one word for both (``Vollführer``), the second run's text goes
+    to another word of the sentence (LibreOffice gives each run a relationship of its own, so
+    each is a tag of its own): the link's target stays, once or twice."""
+    links = []
+    for slide in pptx.Presentation(io.BytesIO(data)).slides:
+        for shape in _shapes(slide.shapes):
+            if shape.has_text_frame:
+                for p in shape.text_frame.paragraphs:
+                    targets = [r.hyperlink.address for r in p.runs if r.hyperlink.address]
+                    links += [t for i, t in enumerate(targets) if i == 0 or targets[i - 1] != t]
+    return links
 
 
 # -- bad input --------------------------------------------------------------------------------------

@@ -28,8 +28,8 @@ def test_the_general_model_is_the_default_and_records_its_corpora_and_test_sets(
         m = bundle.manifest
         assert (m["name"], m["precision"], m["source_language"], m["target_language"]) == (path.name, precision, "en", "de")
         corpora = {c["name"] for c in m["training"]["config"]["data"]["corpora"]}
-        assert {"tatoeba", "wmt-news", "multi30k"} <= corpora
-        assert set(m["scores"]["test"]) == {"newstest2014", "tatoeba-test", "software-test"}
+        assert {"tatoeba", "wmt-news", "multi30k", "software", "docs"} <= corpora
+        assert set(m["scores"]["test"]) == {"newstest2014", "tatoeba-test", "software-test", "docs-test"}
         assert m["model_config"]["encoder"] == "transformer" and "aligner.onnx" in m["files"]
         assert all(0 < t["bleu"] < 100 and 0 < t["chrf"] < 100 for t in m["scores"]["test"].values())
         parity = m["verification"]["search_parity"]

@@ -533,3 +533,17 @@ def test_directives_with_letters_between_them_are_one_placeholder():
     from worker.text.spans import find_spans
 
     assert [(s.kind, s.text) for s in find_spans("Custom %sx%s")] == [("placeholder", "%sx%s")]
+
+
+def test_a_stand_in_the_model_made_the_first_part_of_a_compound_is_the_span_joined_by_a_hyphen():
+    # a LibreOffice template's credit through the documentation model: "Maria template" -> "Mariavorlagen"
+    prepared = prepare("OpenOffice.org template by Raphaël Hertzog", stand_ins=("Maria", "Tom", "Boston"))
+    assert prepared.text == "Maria template by Raphaël Hertzog"
+    result = restore(prepared, _engine_result(prepared, "Mariavorlagen von Raphaël Hertzog",
+                                              [(0, 0), (1, 0), (2, 1), (3, 2), (4, 3)]))
+    assert result.translation == "OpenOffice.org-Vorlagen von Raphaël Hertzog"
+    assert [d["method"] for d in result.details["spans"]] == ["copied"]
+    # a word of the source that starts like a stand-in is no compound of it (Tom: "Tomatoes")
+    prepared = prepare("Tomatoes for report.pdf", stand_ins=("Tom",))
+    result = restore(prepared, _engine_result(prepared, "Tomatoes für", [(0, 0), (1, 1)]))
+    assert result.translation.startswith("Tomatoes für") and "report.pdf" in result.translation

@@ -74,6 +74,7 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
         targets_of[i].add(j)
         sources_of[j].add(i)
     edits = _copied(masked, translation, starts, {s: min(w) for s, w in words_of.items()}, targets_of)
+    edits += _compounded(masked, translation, edits)
     edits += _misspelt(masked, translation, edits)
     edits += _stray_percent(masked, translation, edits)
     edits += _kept(masked, translation, starts, words_of, targets_of)
@@ -99,6 +100,30 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
     edits += _gaps(masked, translation, target, edits, targets_of)
     edits = _quoted(masked, translation, _apart(masked, translation, _resolve(edits, translation)))
     return _apply(masked, translation, target, pairs, edits)
+
+
+_COMPOUND_REST = 3  # letters a compound's rest has at least (Maria + vorlagen)
+
+
+def _compounded(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edit]:
+    """A stand-in not copied as a word of its own but as the first part of a German compound
+    (``Mariavorlagen`` for ``OpenOffice.org template``): the span, a hyphen and the rest as German
+    joins a name to a noun (``OpenOffice.org-Vorlagen``), when the word is no word of the source."""
+    found = {e.slot for e in edits if e.slot}
+    source_words = {w.lower() for w in re.findall(r"\w+", masked.source)}
+    out: list[_Edit] = []
+    for slot in masked.slots:
+        if slot.kept or slot in found:
+            continue
+        pattern = re.compile(r"(?<!\w)" + re.escape(slot.stand_in) + r"(?P<rest>[a-zäöüß]{%d,})(?!\w)" % _COMPOUND_REST)
+        for match in pattern.finditer(translation):
+            if match.group().lower() not in source_words and not any(
+                    e.start < match.end() and match.start() < e.end for e in edits + out):
+                rest = match.group("rest")
+                out.append(_Edit(match.start(), match.end(), f"{slot.span.replacement}-{rest[0].upper()}{rest[1:]}",
+                                 slot, "copied"))
+                break
+    return out
 
 
 _MISSPELT_TAIL = 4  # letters a stand-in's misspelling keeps of its end (Maria -> »araria«)
