@@ -543,7 +543,7 @@ def test_a_stand_in_the_model_made_the_first_part_of_a_compound_is_the_span_join
                                               [(0, 0), (1, 0), (2, 1), (3, 2), (4, 3)]))
     assert result.translation == "OpenOffice.org-Vorlagen von Raphaël Hertzog"
     assert [d["method"] for d in result.details["spans"]] == ["copied"]
-    # a word of the source that starts like a stand-in is no compound of it (Tom: "Tomatoes")
+    # a German word that starts like a short stand-in is no compound of it (Tom: "Tomaten")
     prepared = prepare("Tomatoes for report.pdf", stand_ins=("Tom",))
-    result = restore(prepared, _engine_result(prepared, "Tomatoes für", [(0, 0), (1, 1)]))
-    assert result.translation.startswith("Tomatoes für") and "report.pdf" in result.translation
+    result = restore(prepared, _engine_result(prepared, "Tomaten für", [(0, 0), (1, 1)]))
+    assert result.translation.startswith("Tomaten für") and "report.pdf" in result.translation

@@ -103,17 +103,20 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
 
 
 _COMPOUND_REST = 3  # letters a compound's rest has at least (Maria + vorlagen)
+_COMPOUND_STAND_IN = 4  # letters a stand-in has at least to be taken as a compound's first part
 
 
 def _compounded(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edit]:
     """A stand-in not copied as a word of its own but as the first part of a German compound
     (``Mariavorlagen`` for ``OpenOffice.org template``): the span, a hyphen and the rest as German
-    joins a name to a noun (``OpenOffice.org-Vorlagen``), when the word is no word of the source."""
+    joins a name to a noun (``OpenOffice.org-Vorlagen``), when the word is no word of the source.
+    Only stand-ins of four letters or more that the source does not hold itself: ``Tomaten`` is a
+    word, and ``Pariser`` may translate the source's own ``Paris``."""
     found = {e.slot for e in edits if e.slot}
     source_words = {w.lower() for w in re.findall(r"\w+", masked.source)}
     out: list[_Edit] = []
     for slot in masked.slots:
-        if slot.kept or slot in found:
+        if slot.kept or slot in found or len(slot.stand_in) < _COMPOUND_STAND_IN or slot.stand_in.lower() in source_words:
             continue
         pattern = re.compile(r"(?<!\w)" + re.escape(slot.stand_in) + r"(?P<rest>[a-zäöüß]{%d,})(?!\w)" % _COMPOUND_REST)
         for match in pattern.finditer(translation):
