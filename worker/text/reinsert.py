@@ -18,7 +18,7 @@ from bisect import bisect_right
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Collection, Sequence
+from typing import Collection, Iterable, Sequence
 
 from .masking import Masked, Placement, Slot, slot_source_words, slot_words, source_word_map, stand_in_pattern
 from .names import KEPT_NAME
@@ -102,6 +102,16 @@ def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, i
     return _apply(masked, translation, target, pairs, edits)
 
 
+def _overlaps(start: int, end: int, edits: Iterable[_Edit]) -> bool:
+    """Whether [start, end) of the translation overlaps one of ``edits``."""
+    return any(e.start < end and start < e.end for e in edits)
+
+
+def _source_words(masked: Masked) -> set[str]:
+    """The source's words, lower-cased: a word of the translation that is one is no stand-in's."""
+    return {w.lower() for w in re.findall(r"\w+", masked.source)}
+
+
 _COMPOUND_REST = 3  # letters a compound's rest has at least (Maria + vorlagen)
 _COMPOUND_STAND_IN = 4  # letters a stand-in has at least to be taken as a compound's first part
 
@@ -113,15 +123,14 @@ def _compounded(masked: Masked, translation: str, edits: list[_Edit]) -> list[_E
     Only stand-ins of four letters or more that the source does not hold itself: ``Tomaten`` is a
     word, and ``Pariser`` may translate the source's own ``Paris``."""
     found = {e.slot for e in edits if e.slot}
-    source_words = {w.lower() for w in re.findall(r"\w+", masked.source)}
+    source_words = _source_words(masked)
     out: list[_Edit] = []
     for slot in masked.slots:
         if slot.kept or slot in found or len(slot.stand_in) < _COMPOUND_STAND_IN or slot.stand_in.lower() in source_words:
             continue
         pattern = re.compile(r"(?<!\w)" + re.escape(slot.stand_in) + r"(?P<rest>[a-zäöüß]{%d,})(?!\w)" % _COMPOUND_REST)
         for match in pattern.finditer(translation):
-            if match.group().lower() not in source_words and not any(
-                    e.start < match.end() and match.start() < e.end for e in edits + out):
+            if match.group().lower() not in source_words and not _overlaps(*match.span(), edits + out):
                 rest = match.group("rest")
                 out.append(_Edit(match.start(), match.end(), f"{slot.span.replacement}-{rest[0].upper()}{rest[1:]}",
                                  slot, "copied"))
@@ -138,7 +147,7 @@ def _misspelt(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edi
     with all but the stand-in's first letter (four or more) and is no word of the source, is its
     place (copied). Only stand-ins of five letters or more: a shorter end matches German words."""
     found = {e.slot for e in edits if e.slot}
-    source_words = {w.lower() for w in re.findall(r"\w+", masked.source)}
+    source_words = _source_words(masked)
     out: list[_Edit] = []
     for slot in masked.slots:
         tail = slot.stand_in[1:].lower()
@@ -148,7 +157,7 @@ def _misspelt(masked: Masked, translation: str, edits: list[_Edit]) -> list[_Edi
             word = match.group().lower()
             if (word.endswith(tail) and word != slot.stand_in.lower() and len(word) <= len(slot.stand_in) + 2
                     and word not in source_words
-                    and not any(e.start < match.end() and match.start() < e.end for e in edits + out)):
+                    and not _overlaps(*match.span(), edits + out)):
                 out.append(_Edit(match.start(), match.end(), slot.span.replacement, slot, "copied"))
                 break
     return out
@@ -167,7 +176,7 @@ def _stray_percent(masked: Masked, translation: str, edits: list[_Edit]) -> list
     if any(c == "%" and not any(a <= k < b for a, b in masked_ranges) for k, c in enumerate(masked.source)):
         return []
     return [_Edit(m.start(), m.end(), "") for m in _LONE_PERCENT.finditer(translation)
-            if not any(e.start < m.end() and m.start() < e.end for e in edits)]
+            if not _overlaps(*m.span(), edits)]
 
 
 _QUOTES = "\"'»«„“”‚‘’"
@@ -307,7 +316,7 @@ def _kept(masked: Masked, translation: str, starts: list[int], words_of: dict[Sl
         pattern = re.compile(r"(?<!\w)" + re.escape(slot.span.replacement) + r"(?!\w)", re.IGNORECASE)
         aligned = {j for i in words_of[slot] for j in targets_of[i]}
         free = [m.span() for m in pattern.finditer(translation)
-                if not any(e.start < m.end() and m.start() < e.end for e in edits)]
+                if not _overlaps(*m.span(), edits)]
         if free:
             a, b = next((m for m in free if word_at(starts, m[0]) in aligned), free[0])
             edits.append(_Edit(a, b, slot.span.replacement, slot, "copied"))
@@ -401,7 +410,7 @@ def _invented(masked: Masked, translation: str, target: list[tuple[int, int]], e
     for span in find_spans(translation):
         if kinds is not None and span.kind not in kinds:
             continue
-        if any(e.start < span.end and span.start < e.end for e in edits):
+        if _overlaps(span.start, span.end, edits):
             continue
         if span.kind == PLACEHOLDER:
             if budget[span.text] > 0:
@@ -452,7 +461,7 @@ def _resolve(edits: list[_Edit], translation: str) -> list[_Edit]:
     """Edits that do not overlap: a deletion under a span's replacement is dropped; a span
     inserted where a word is deleted (a number the model made up from it) takes that word's place."""
     slots = [e for e in edits if e.slot]
-    deletions = [d for d in edits if not d.slot and not any(e.start < d.end and d.start < e.end for e in slots)]
+    deletions = [d for d in edits if not d.slot and not _overlaps(d.start, d.end, slots)]
     out = [e for e in slots if e.start < e.end]
     for insertion in (e for e in slots if e.start == e.end):
         host = next((d for d in deletions if d.start <= insertion.start <= d.end), None)
