@@ -10,7 +10,7 @@ from __future__ import annotations
 import polib
 import pytest
 
-from worker.text.consistency import invented_spans, span_consistent, stand_ins_kept
+from worker.text.consistency import invented_spans, numbers_kept, span_consistent, stand_ins_kept
 from worker.text.masking import mask
 from worker.text.reinsert import restore_spans
 from worker.text.spans import find_spans
@@ -53,6 +53,16 @@ needs_model = pytest.mark.skipif(not (BUNDLE / "manifest.json").exists(), reason
     ("package name  followed by ``==`` and the version number:", [("command", "``==``")]),
     ("would expand /%(-_)?\\d*N/ to the desired string", [("path", "/%(-_)?\\d*N/")]),
     ("use /usr/bin and/or /etc/", [("path", "/usr/bin"), ("path", "/etc/")]),
+    # a lone single-dash setting of five letters or more after a space (stty's --help); not at the
+    # start (a list item's verb), nor after a conjunction (German ``Zeilen oder -spalten`` in a
+    # translation, which the consistency check reads with the same detector)
+    ("same as -parenb cs8", [("option", "-parenb"), ("code", "cs8")]),
+    ("Start it with -verbose to see more.", [("option", "-verbose")]),
+    ("-install the package first", []),
+    ("Tabellenzeilen oder -spalten", []),
+    ("the pre-built and -compiled parts", []),
+    ("for -execdir and -okdir, because", [("option", "-execdir"), ("option", "-okdir")]),  # find's
+    ("argument to -group is empty", [("option", "-group")]),
 ])
 def test_stty_runs_and_gnu_quotes_are_spans(sentence, spans):
     assert [(s.kind, s.text) for s in find_spans(sentence)] == spans
@@ -100,9 +110,27 @@ def test_two_spaces_between_words_come_back_before_the_word_aligned_to_the_next(
     # a number the source has once, twice (sed's FAQ)
     ("sed 12,18d myfile", "s 12 12,18d-Datei", ["12"]),
     ("1 and 10 and 100", "1 und 10 und 100", []),
+    # the German word before an option read as its program: the option is the source's
+    ("argument to -group is empty", "Argument für -group ist leer", []),
 ])
 def test_span_like_words_the_source_lacks_are_invented(source, translation, invented):
     assert invented_spans(source, translation) == invented
+
+
+@pytest.mark.parametrize("source, translation, kept", [
+    ("the 10th Edition Unix sh", "die 10. Edition der Unix-sh", True),  # an ordinal's German form
+    ("the 10th Edition Unix sh", "des Bearbeiten der Unix-Bedingung", False),  # lost
+    ("before August 1, 2009", "vor dem 1. August 2009", True),
+    ("before August 1, 2009", "bevor sie 1 im August 1999 2009", False),  # made up (the diffutils manual)
+    ("1,500 files of 2.5 MB", "1.500 Dateien mit 2,5 MB", True),  # grouping and decimal marks
+    ("1000 files", "1.000 Dateien", True),
+    ("I have 2 dogs.", "Ich habe zwei Hunde.", True),  # spelt out by the translation
+    ("the tenth argument", "das 10. Argument", True),  # spelt out by the source
+    ("a complete 3rd party polyfill", "einer ganzen Seite", False),
+    ("at 3 pm", "um 15 Uhr", False),  # a reader checks it: the segment is flagged and kept
+])
+def test_a_translation_keeps_the_sources_numbers(source, translation, kept):
+    assert numbers_kept(source, translation, "en", "de") is kept
 
 
 def test_a_hypothesis_keeps_each_stand_in_once():
@@ -171,6 +199,23 @@ def test_a_sentence_whose_beam_never_keeps_its_spans_is_flagged(shipped):
     assert "span_mismatch" in picked[0].flags and picked[0].translation == plain[0].translation
     # a best hypothesis that keeps its spans is the translation, as before
     assert "span_mismatch" not in picked[1].flags and picked[1].translation == plain[1].translation
+
+
+@needs_model
+@pytest.mark.slow
+def test_a_sentence_whose_beam_never_keeps_its_numbers_keeps_its_source(shipped):
+    """bash's examples index: the model writes ``10-Bedings`` for ``10th Edition`` (a made-up span,
+    deleted: the 10 is gone) and no hypothesis keeps the 10; the source text is kept, flagged."""
+    from worker.text.pipeline import TextOptions
+    sentences = ["An implementation of the 10th Edition Unix sh builtin 'whatis(1)' command.",
+                 "I have 2 dogs and 3 cats."]
+    plain = shipped.translate_sentences(sentences, text_options=TextOptions(pick_consistent=False))
+    assert not numbers_kept(sentences[0], plain[0].translation, "en", "de")
+    picked = shipped.translate_sentences(sentences)
+    assert picked[0].translation == sentences[0]
+    assert {"span_mismatch", "kept_source"} <= set(picked[0].flags)
+    assert any("keeps the source's numbers" in w for w in picked[0].warnings)
+    assert "kept_source" not in picked[1].flags and numbers_kept(sentences[1], picked[1].translation, "en", "de")
 
 
 @needs_model

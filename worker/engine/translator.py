@@ -24,7 +24,7 @@ from worker.text.casing import vocabulary_capitals
 from worker.text.truecase import CaseTable
 from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
-from worker.text.consistency import span_consistent
+from worker.text.consistency import numbers_kept, span_consistent
 from worker.text.pipeline import Prepared, TextOptions, prepare, restore, restored_text
 from worker.text.quality import DecodedChunk, assess, decoder_facts, model_for
 from worker.text.segment import (DROPPED_TEXT, KEPT_SOURCE, LOW_CONFIDENCE, SPAN_MISMATCH, TIME_BUDGET, WORD_MARKER,
@@ -216,25 +216,28 @@ class Translator:
     def _consistent(self, prepared: Prepared, decoded: "_Decoded", best: SegmentResult, first: SegmentResult,
                     with_attention: bool, options: SearchOptions) -> SegmentResult:
         """``first`` (``best``, the best hypothesis, finished) if it keeps its spans
-        (``span_consistent``) and carries its source (no ``dropped_text``); else the best-scoring
-        other hypothesis of the beam that does both, put first; else ``first``, flagged
-        ``span_mismatch`` where no hypothesis kept its spans, less the spans it made up (``restore``
-        with ``made_up``: as a sentence with masked spans loses them). A sentence decoded in parts
-        keeps its best."""
+        (``span_consistent``) and numbers (``numbers_kept``) and carries its source (no
+        ``dropped_text``); else the best-scoring other hypothesis of the beam that does all three,
+        put first; else ``first``, flagged ``span_mismatch`` where no hypothesis kept its spans,
+        less the spans it made up (``restore`` with ``made_up``: as a sentence with masked spans
+        loses them), or the source text itself, flagged ``kept_source`` too, where that still
+        loses or makes up a number. A sentence decoded in parts keeps its best."""
         if decoded.over is not None or len(decoded.units) != 1 or prepared.masked is None:
             return first
         unit, hyps = decoded.units[0]
-        kept = span_consistent(prepared.masked, self.target_sp.decode(list(hyps[0].tokens)), first.translation)
+        kept = span_consistent(prepared.masked, self.target_sp.decode(list(hyps[0].tokens)), first.translation) \
+            and self._numbers_kept(prepared, first.translation)
         if kept and DROPPED_TEXT not in first.flags:
             return first
         for k in range(1, len(hyps)):
             text = self.target_sp.decode(list(hyps[k].tokens))
-            if not span_consistent(prepared.masked, text, restored_text(prepared, text)):
+            restored = restored_text(prepared, text)
+            if not (span_consistent(prepared.masked, text, restored) and self._numbers_kept(prepared, restored)):
                 continue
             ordered = [(unit, [hyps[k], *hyps[:k], *hyps[k + 1:]])]
             result = self._finished(prepared, self._segment(prepared.text, ordered, decoded.warnings, with_attention,
                                                             options.n_best))
-            if DROPPED_TEXT not in result.flags:
+            if DROPPED_TEXT not in result.flags and self._numbers_kept(prepared, result.translation):
                 why = "dropped text" if kept else "changed its spans"
                 return replace(result, warnings=result.warnings + (
                     f"the best hypothesis {why} ({first.translation!r}): hypothesis {k + 1} of the beam is taken",))
@@ -246,7 +249,18 @@ class Translator:
         if deleted:
             first = cleaned
             warning += f", less the spans it made up ({', '.join(map(repr, deleted.elements()))})"
+        if not self._numbers_kept(prepared, first.translation):
+            # A number lost or made up is worse than no translation: the reader is told to translate it
+            kept_source = _kept(prepared, first)
+            return replace(kept_source, flags=tuple(f for f in first.flags if f == LOW_CONFIDENCE)
+                           + (SPAN_MISMATCH, KEPT_SOURCE), details={}, warnings=first.warnings + (
+                               f"no hypothesis of the beam keeps the source's numbers ({first.translation!r}): "
+                               "its source text is kept",))
         return replace(first, flags=first.flags + (SPAN_MISMATCH,), warnings=first.warnings + (warning,))
+
+    def _numbers_kept(self, prepared: Prepared, translation: str) -> bool:
+        """Whether ``translation`` keeps the digit runs of ``prepared.source`` (``numbers_kept``)."""
+        return numbers_kept(prepared.source, translation, self.bundle.source_language, self.target_language)
 
     def _retry(self, prepared: Prepared, first: SegmentResult, options: SearchOptions,
                with_attention: bool) -> SegmentResult:

@@ -12,6 +12,13 @@ A hypothesis is span-consistent when
   the source never had or has once (``s 12 12,18d`` for ``sed 12,18d``).
 
 Names and glossary terms (kept slots) are the glossary's and the names' business, not this check's.
+
+A hypothesis keeps its numbers (``numbers_kept``) when its restored text has the source's digit runs,
+no more and no fewer, as a reader compares them: ``10th`` -> ``10.``, ``1,500`` -> ``1.500`` and
+``2.5`` -> ``2,5`` keep theirs; ``10th Edition`` -> ``10-Bedings`` (a made-up span, deleted) or a
+year that the source never had do not. A number the source spells out (``the tenth argument`` ->
+``das 10. Argument``) or the translation spells out (``2 dogs`` -> ``zwei Hunde``) is the
+translation's choice.
 """
 from __future__ import annotations
 
@@ -46,16 +53,59 @@ def invented_spans(source: str, translation: str) -> list[str]:
         text = span.text
         if text not in source:
             tail, head = _COMPOUND_TAIL.search(text), _COMPOUND_HEAD.match(text)
+            word, _, rest = text.partition(" ")
             if tail and text[:tail.start()] in source:
                 text = text[:tail.start()]
             elif head and text[head.end():] in source:
                 text = text[head.end():]
+            elif span.kind == "option" and rest and rest in source and word not in source:
+                text = rest  # an option read with the German word before it as its program (für -group)
             else:
                 out.append(span.text)
                 continue
         if translation.count(text) > source.count(text):
             out.append(span.text)
     return out
+
+
+_DIGITS = re.compile(r"(?<!\d)\d{1,3}(?:[,.\u00a0\u202f]\d{3})+(?![\d])(?![.,]\d)|\d+")
+_GROUPING = re.compile(r"[,.\u00a0\u202f]")
+_WORD = re.compile(r"[^\W\d_]+")
+_ENDINGS = ("", "e", "en", "er", "es", "em", "s", "th", "te", "ten", "ter", "tes", "tem", "mal")
+# Number words from 0 to 12, cardinal and ordinal stems, by language: a stem with an ending of
+# ``_ENDINGS`` writes that number (German ``eine``, ``ersten``, ``zweimal``; not ``einfach``).
+NUMBER_WORDS = {
+    "en": ("zero", "one first once", "two second twice", "three third", "four", "five fifth", "six", "seven",
+           "eight eighth", "nine ninth", "ten tenth", "eleven", "twelve twelfth"),
+    "de": ("null", "ein erst", "zwei", "drei dritt", "vier", "fünf", "sechs", "sieben siebt", "acht", "neun",
+           "zehn", "elf", "zwölf"),
+}
+
+
+def _digit_runs(text: str) -> Counter:
+    """The digit runs of ``text``, a grouped number as one (``1,500`` and ``1.500``: ``1500``)."""
+    return Counter(_GROUPING.sub("", m.group()) for m in _DIGITS.finditer(text))
+
+
+def _spelt(text: str, language: str | None) -> set[str]:
+    """The numbers (as digit strings) that ``text`` writes as words of ``language``."""
+    stems = NUMBER_WORDS.get(language or "")
+    if not stems:
+        return set()
+    words = set(_WORD.findall(text.lower()))
+    return {str(n) for n, forms in enumerate(stems) for stem in forms.split()
+            if any(stem + ending in words for ending in _ENDINGS)}
+
+
+def numbers_kept(source: str, translation: str, source_language: str | None = None,
+                 target_language: str | None = None) -> bool:
+    """Whether ``translation`` writes the digit runs of ``source``, none lost and none made up,
+    less those one side spells out as a number word (``NUMBER_WORDS``) of its language."""
+    have, want = _digit_runs(translation), _digit_runs(source)
+    lost, extra = want - have, have - want
+    lost = {n for n in lost if n not in _spelt(translation, target_language)}
+    extra = {n for n in extra if n not in _spelt(source, source_language)}
+    return not lost and not extra
 
 
 def span_consistent(masked: Masked | None, decoded: str, translation: str) -> bool:

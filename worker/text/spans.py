@@ -144,6 +144,11 @@ PATTERNS: dict[str, str] = {
         r"(?![\w-])"
         r"|(?<![\w-])\[-\][A-Za-z][A-Za-z0-9]*(?![\w-])"
         r"|(?<![\w-])-[A-Z][A-Z0-9_]+(?![\w-])"  # a metavariable as an option: kill's -SIGNAL
+        # a lone single-dash word of five letters or more after a space (stty's ``same as -parenb
+        # cs8``, X's ``-display``): English prose puts no dash right before a word (the training
+        # catalogues hold these settings, so no word list tells them from English words);
+        # ``find_spans`` drops it as the second half of a pair of words (``_pair_half``)
+        r"|(?<=\s)-[a-z][a-z0-9]{4,}(?![\w-])"
     ),
     # phone numbers with spaces: +49 30 1234567, +49 (0)89 1234 5678, 0800 123 456, 0171 234 5678
     "phone": (
@@ -264,6 +269,8 @@ def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> l
             if kind in ("url", "path", "email", "option"):
                 end = _trim(text, start, end)
             if kind == "option":
+                if _pair_half(text, start, end):
+                    continue
                 start = _program_before(text, start)
                 end = _setting_after(text, start, end)
             if end > start:
@@ -279,6 +286,20 @@ def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> l
         if not spans or span.start >= spans[-1].end:
             spans.append(span)
     return _long_words(text, spans)
+
+
+_LONE_SETTING = re.compile(r"-[a-z][a-z0-9]{4,}")
+_PAIR_BEFORE = re.compile(r"(?<!\S)([^\s,]+)(?:,|\s+(?:and|or|und|oder|bis|sowie|bzw\.))\s+$")
+
+
+def _pair_half(text: str, start: int, end: int) -> bool:
+    """Whether the lone single-dash word ``text[start:end]`` is the second half of a pair of words
+    after a conjunction (German ``Tabellenzeilen oder -spalten``, read in a translation by the
+    consistency check), not an option (``-execdir and -okdir``, whose first half is one)."""
+    if not _LONE_SETTING.fullmatch(text, start, end):
+        return False
+    found = _PAIR_BEFORE.search(text, max(0, start - 60), start)
+    return found is not None and not found.group(1).startswith("-")
 
 
 _WORD_BEFORE = re.compile(r"(?<![\w./-])([a-z][\w.+-]*[a-z0-9])\s+$")
