@@ -207,28 +207,37 @@ end
 return #KEYS
 """
 # Admit deliveries (JobStore.admit): KEYS[1] the active set, KEYS[2] the queued set, then per delivery
-# its job hash, lease, attempts and message keys; ARGV owner, lease seconds, ttl, max attempts, time,
-# then per delivery its active-set member and message JSON. Returns {state, attempts} per delivery.
-# Every delivery leaves the queued set: its message reached a worker.
+# its job hash, lease, attempts, message and finished-chunks keys; ARGV owner, lease seconds, ttl, max
+# attempts, time, then per delivery its active-set member, message JSON and chunk index ("" for a
+# document). Returns {state, attempts} per delivery. Every delivery leaves the queued set: its
+# message reached a worker. A copy of a chunk that already finished (a restore after the visibility
+# timeout, while it ran) runs, to assemble the document if its first run died before that, but is
+# not counted as an attempt: only a delivery that may die mid-translation is.
 _ADMIT = """
 local out = {}
-for i = 0, (#KEYS - 2) / 4 - 1 do
-  local hash, lease, attempts, message = KEYS[4 * i + 3], KEYS[4 * i + 4], KEYS[4 * i + 5], KEYS[4 * i + 6]
-  redis.call('ZREM', KEYS[2], ARGV[2 * i + 6])
+for i = 0, (#KEYS - 2) / 5 - 1 do
+  local hash, lease, attempts, message = KEYS[5 * i + 3], KEYS[5 * i + 4], KEYS[5 * i + 5], KEYS[5 * i + 6]
+  local finished, index = KEYS[5 * i + 7], ARGV[3 * i + 8]
+  redis.call('ZREM', KEYS[2], ARGV[3 * i + 6])
   local state = redis.call('HGET', hash, 'state')
   if state == 'done' or state == 'failed' or state == 'cancelled' then
     out[i + 1] = {state, 0}
   elseif not redis.call('SET', lease, ARGV[1], 'NX', 'EX', ARGV[2]) then
     out[i + 1] = {'busy', 0}
   else
-    local count = redis.call('INCR', attempts)
-    redis.call('EXPIRE', attempts, ARGV[3])
+    local count
+    if index ~= '' and redis.call('SISMEMBER', finished, index) == 1 then
+      count = tonumber(redis.call('GET', attempts) or '0')
+    else
+      count = redis.call('INCR', attempts)
+      redis.call('EXPIRE', attempts, ARGV[3])
+    end
     if count > tonumber(ARGV[4]) then
       redis.call('DEL', lease)
       out[i + 1] = {'over', count}
     else
-      redis.call('SET', message, ARGV[2 * i + 7], 'EX', ARGV[3])
-      redis.call('ZADD', KEYS[1], ARGV[5], ARGV[2 * i + 6])
+      redis.call('SET', message, ARGV[3 * i + 7], 'EX', ARGV[3])
+      redis.call('ZADD', KEYS[1], ARGV[5], ARGV[3 * i + 6])
       out[i + 1] = {'run', count}
     end
   end
@@ -270,6 +279,11 @@ return #KEYS - 1
 def _member(job_id: str, scope: str) -> str:
     """A scope's member in the active set."""
     return f"{job_id}|{scope}"
+
+
+def _chunk_index(scope: str) -> str:
+    """The chunk index of a chunk's scope (``chunk-3``: "3"), "" for a document's."""
+    return scope.removeprefix("chunk-") if scope.startswith("chunk-") else ""
 
 
 def _what(ending: Ending) -> tuple[str, str]:
@@ -455,15 +469,15 @@ class JobStore:
     def admit(self, deliveries: list[Delivery], owner: str, lease_seconds: int, max_attempts: int) -> list[Admission]:
         """Decide each delivery in one atomic round trip for all: a scope whose job ended is skipped
         (its state); else ``owner`` takes its lease ("busy" if another holds it) and its attempt is
-        counted; above ``max_attempts`` the lease is given back ("over": the caller fails the job),
+        counted (not for a copy of a chunk that already finished); above ``max_attempts`` the lease is given back ("over": the caller fails the job),
         else its message joins the active set ("run"). Each leaves the queued set."""
         if not deliveries:
             return []
         keys, args = [ACTIVE, QUEUED], [owner, lease_seconds, self.ttl, max_attempts, time.time()]
         for d in deliveries:
             keys += [self.key(d.job_id), self.lease_key(d.job_id, d.scope), self.key(d.job_id, "attempts", d.scope),
-                     self.key(d.job_id, "message", d.scope)]
-            args += [_member(d.job_id, d.scope), _json(d.message)]
+                     self.key(d.job_id, "message", d.scope), self.key(d.job_id, "chunks")]
+            args += [_member(d.job_id, d.scope), _json(d.message), _chunk_index(d.scope)]
         return [Admission(state, int(attempts)) for state, attempts in self._write(self._admit, keys=keys, args=args)]
 
     def end(self, endings: list[Ending], owner: str) -> list[bool]:

@@ -96,6 +96,23 @@ def test_a_delivery_past_the_attempt_cap_is_counted_and_holds_no_lease(store):
     assert not store.lease_held("crashes", "document") and store.lease_held("fine", "document")
 
 
+def test_a_copy_of_a_finished_chunk_runs_but_is_not_counted_as_an_attempt(store):
+    """A chunk that outlived the visibility timeout is restored to the queue while it runs; the copy
+    arrives after it finished. It runs (to assemble the document, should the first run have died
+    before that) with its attempt count as it was; an unfinished chunk's copy is counted."""
+    created(store, "split")
+    chunk = [Delivery("split", f"chunk-{i}", {"task": "nmt.translate_chunk", "args": ["split", i]}) for i in (0, 1)]
+    assert store.admit(chunk, ME, 60, 1) == [Admission("run", 1), Admission("run", 1)]
+    store.put_chunk("split", 0, [{}])
+    store.end([Ending("split", "chunk-0"), Ending("split", "chunk-1")], ME)  # chunk 1's worker died: no result
+
+    again = store.admit(chunk, ME, 60, 1)
+
+    assert again == [Admission("run", 1), Admission("over", 2)]
+    assert store.redis.get(store.key("split", "attempts", "chunk-0")) == "1"
+    assert store.lease_held("split", "chunk-0") and not store.lease_held("split", "chunk-1")
+
+
 def test_ending_a_batch_stores_each_jobs_own_result_or_failure_and_releases_every_lease(store):
     jobs = ["ok", "bad", "stored", "twice", "taken"]
     created(store, *jobs)

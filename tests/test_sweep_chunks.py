@@ -143,7 +143,8 @@ def test_a_chunk_message_delivered_twice_translates_once_and_leaves_the_result_u
     assert (job.id, f"chunk-{middle}") in held_scopes(r, [QUEUE])
     client.app.send_task(CHUNK_TASK, args=[job.id, middle], queue=QUEUE, priority=0)
     result = job.wait(timeout=300)
-    assert r.get(store.key(job.id, "attempts", f"chunk-{middle}")) == "2"  # both ran, before the job ended
+    # The original ran after the copy had stored the chunk: it is no attempt (JobStore.admit)
+    assert r.get(store.key(job.id, "attempts", f"chunk-{middle}")) == "1"
     status = job.status()
     assert status.state == "done" and status.done == status.total == len(sentences)  # counted once
     assert [s.source for s in result.segments] == sentences
