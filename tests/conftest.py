@@ -74,8 +74,9 @@ def built_once(tmp_path_factory, name: str, build) -> Path:
 @pytest.fixture(scope="session")
 def one_heavy_training(tmp_path_factory):
     """``with one_heavy_training(): run_nmt("train-aligner", ...)``: the aligner trainings (and the
-    exports after them) of test_aligner.py and test_hybrid_export.py never run at the same time, on
-    any pytest-xdist worker of this session. Side by side on a busy 2-core machine both ran past
+    exports after them) of test_aligner.py never run at the same time, on any pytest-xdist worker
+    of this session (both now live in that file, so ``--dist loadfile`` runs them in turn anyway;
+    the lock keeps any later one apart too). Side by side on a busy 2-core machine both ran past
     run_nmt's 300 s timeout (issue 51); alone each passes. The lock is taken before a subprocess
     starts, so the wait never counts against its timeout."""
     return functools.partial(held_lock, session_dir(tmp_path_factory) / "heavy-training.lock")
