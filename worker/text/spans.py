@@ -147,7 +147,7 @@ PATTERNS: dict[str, str] = {
         # a lone single-dash word of five letters or more after a space (stty's ``same as -parenb
         # cs8``, X's ``-display``): English prose puts no dash right before a word (the training
         # catalogues hold these settings, so no word list tells them from English words);
-        # ``find_spans`` drops it as the second half of a pair of words (``_pair_half``)
+        # ``find_spans`` drops it where it is prose (``_prose_dash``: a pair's second half, a function word)
         r"|(?<=\s)-[a-z][a-z0-9]{4,}(?![\w-])"
     ),
     # phone numbers with spaces: +49 30 1234567, +49 (0)89 1234 5678, 0800 123 456, 0171 234 5678
@@ -269,7 +269,7 @@ def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> l
             if kind in ("url", "path", "email", "option"):
                 end = _trim(text, start, end)
             if kind == "option":
-                if _pair_half(text, start, end):
+                if _prose_dash(text, start, end):
                     continue
                 start = _program_before(text, start)
                 end = _setting_after(text, start, end)
@@ -292,12 +292,21 @@ _LONE_SETTING = re.compile(r"-[a-z][a-z0-9]{4,}")
 _PAIR_BEFORE = re.compile(r"(?<!\S)([^\s,]+)(?:,|\s+(?:and|or|und|oder|bis|sowie|bzw\.))\s+$")
 
 
-def _pair_half(text: str, start: int, end: int) -> bool:
-    """Whether the lone single-dash word ``text[start:end]`` is the second half of a pair of words
-    after a conjunction (German ``Tabellenzeilen oder -spalten``, read in a translation by the
-    consistency check), not an option (``-execdir and -okdir``, whose first half is one)."""
+# English words that are never a program's option: a dash typed before one is prose (``He left -without
+# a word``). Options are the names of things and actions (-group, -delete, -depth, -display, -parenb).
+_PROSE_WORDS = frozenset("without within about through during against between among never always perhaps "
+                         "maybe just really very even almost already still rather quite".split())
+
+
+def _prose_dash(text: str, start: int, end: int) -> bool:
+    """Whether the lone single-dash word ``text[start:end]`` is prose, not an option: the second half
+    of a pair of words after a conjunction (German ``Tabellenzeilen oder -spalten``, read in a
+    translation by the consistency check; not ``-execdir and -okdir``, whose first half is an
+    option), or a function word (``_STOP_WORDS``, ``_PROSE_WORDS``) after a typed dash."""
     if not _LONE_SETTING.fullmatch(text, start, end):
         return False
+    if text[start + 1:end] in _STOP_WORDS or text[start + 1:end] in _PROSE_WORDS:
+        return True
     found = _PAIR_BEFORE.search(text, max(0, start - 60), start)
     return found is not None and not found.group(1).startswith("-")
 
