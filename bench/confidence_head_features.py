@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         with gzip.open(file, "rt", encoding="utf-8") as f:
             for line in f:
                 decoded = json.loads(line)
-                features = dict(quality.decoder_facts([unit_from_json(u) for u in decoded["units"]], piece=piece).features)
+                units = [unit_from_json(u) for u in decoded["units"]]
+                features = dict(quality.decoder_facts(units, piece=piece).features)
                 out.append(Sample(features | head_features(translator, decoded["units"]), decoded["chrf"]))
         return out
 

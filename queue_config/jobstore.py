@@ -77,9 +77,17 @@ class Delivery:
     message: dict[str, Any]  # {"task", "args", "queue"}: what the sweep sends again if the scope is lost
 
 
+_CHUNK_SCOPE = "chunk-"
+
+
 def chunk_scope(index: int) -> str:
     """The scope of a chunked job's chunk ``index``: its lease, attempts and message are keyed by it."""
-    return f"chunk-{index}"
+    return f"{_CHUNK_SCOPE}{index}"
+
+
+def _chunk_index(scope: str) -> str:
+    """The chunk index of a chunk's scope (``chunk_scope(3)``: "3"), "" for a document's."""
+    return scope.removeprefix(_CHUNK_SCOPE) if scope.startswith(_CHUNK_SCOPE) else ""
 
 
 def chunk_index(scope: str) -> int | None:
@@ -281,11 +289,6 @@ def _member(job_id: str, scope: str) -> str:
     return f"{job_id}|{scope}"
 
 
-def _chunk_index(scope: str) -> str:
-    """The chunk index of a chunk's scope (``chunk-3``: "3"), "" for a document's."""
-    return scope.removeprefix("chunk-") if scope.startswith("chunk-") else ""
-
-
 def _what(ending: Ending) -> tuple[str, str]:
     """What ``JobStore.end`` does for an ending, with what: ("result", its JSON), ("error", the
     reason), ("input", the reason: a failure of the job's document) or ("none", "")."""
@@ -469,8 +472,9 @@ class JobStore:
     def admit(self, deliveries: list[Delivery], owner: str, lease_seconds: int, max_attempts: int) -> list[Admission]:
         """Decide each delivery in one atomic round trip for all: a scope whose job ended is skipped
         (its state); else ``owner`` takes its lease ("busy" if another holds it) and its attempt is
-        counted (not for a copy of a chunk that already finished); above ``max_attempts`` the lease is given back ("over": the caller fails the job),
-        else its message joins the active set ("run"). Each leaves the queued set."""
+        counted (not for a copy of a chunk that already finished); above ``max_attempts`` the lease
+        is given back ("over": the caller fails the job), else its message joins the active set
+        ("run"). Each leaves the queued set."""
         if not deliveries:
             return []
         keys, args = [ACTIVE, QUEUED], [owner, lease_seconds, self.ttl, max_attempts, time.time()]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from queue_config.jobstore import ACTIVE, INPUT_FAILURE, Admission, Delivery, Ending, JobStore
+from queue_config.jobstore import ACTIVE, INPUT_FAILURE, Admission, Delivery, Ending, JobStore, chunk_scope
 
 from .queue_harness import RedisServer
 
@@ -101,7 +101,7 @@ def test_a_copy_of_a_finished_chunk_runs_but_is_not_counted_as_an_attempt(store)
     arrives after it finished. It runs (to assemble the document, should the first run have died
     before that) with its attempt count as it was; an unfinished chunk's copy is counted."""
     created(store, "split")
-    chunk = [Delivery("split", f"chunk-{i}", {"task": "nmt.translate_chunk", "args": ["split", i]}) for i in (0, 1)]
+    chunk = [Delivery("split", chunk_scope(i), {"task": "nmt.translate_chunk", "args": ["split", i]}) for i in (0, 1)]
     assert store.admit(chunk, ME, 60, 1) == [Admission("run", 1), Admission("run", 1)]
     store.put_chunk("split", 0, [{}])
     store.end([Ending("split", "chunk-0"), Ending("split", "chunk-1")], ME)  # chunk 1's worker died: no result

@@ -251,11 +251,9 @@ class Translator:
             warning += f", less the spans it made up ({', '.join(map(repr, deleted.elements()))})"
         if not self._numbers_kept(prepared, first.translation):
             # A number lost or made up is worse than no translation: the reader is told to translate it
-            kept_source = _kept(prepared, first)
-            return replace(kept_source, flags=tuple(f for f in first.flags if f == LOW_CONFIDENCE)
-                           + (SPAN_MISMATCH, KEPT_SOURCE), details={}, warnings=first.warnings + (
-                               f"no hypothesis of the beam keeps the source's numbers ({first.translation!r}): "
-                               "its source text is kept",))
+            return _source_kept(prepared, first, (LOW_CONFIDENCE,), (SPAN_MISMATCH, KEPT_SOURCE), (
+                f"no hypothesis of the beam keeps the source's numbers ({first.translation!r}): "
+                "its source text is kept"))
         return replace(first, flags=first.flags + (SPAN_MISMATCH,), warnings=first.warnings + (warning,))
 
     def _numbers_kept(self, prepared: Prepared, translation: str) -> bool:
@@ -278,12 +276,9 @@ class Translator:
                 return replace(result, warnings=result.warnings + (
                     f"the first translation dropped text ({first.translation!r}): decoded again "
                     f"with beam {again.beam} and at least {again.min_len} tokens",))
-        kept = _kept(prepared, first)  # flags and details of the translation set aside go with it
-        flags = tuple(f for f in kept.flags if f in (LOW_CONFIDENCE, DROPPED_TEXT)) + (KEPT_SOURCE,)
-        return replace(kept, flags=flags, details={k: v for k, v in kept.details.items() if k == "coverage"},
-                       warnings=kept.warnings + (
-                           f"the translation dropped text ({first.translation!r}), also when decoded again: "
-                           "its source text is kept",))
+        return _source_kept(prepared, first, (LOW_CONFIDENCE, DROPPED_TEXT), (KEPT_SOURCE,), (
+            f"the translation dropped text ({first.translation!r}), also when decoded again: its source text is kept"),
+            details=("coverage",))
 
     def _built(self, sentence: str, decoded: "_Decoded", with_attention: bool, options: SearchOptions) -> SegmentResult:
         """The model's translation of one sentence, as it is, from its ``_decode`` entry (the best
@@ -511,6 +506,15 @@ def _kept(prepared: Prepared, result: SegmentResult) -> SegmentResult:
     words = tuple(word_spans(prepared.source))
     return replace(result, source=prepared.source, translation=prepared.source,
                    alignment=Alignment(tuple((i, i) for i in range(len(words))), words, words))
+
+
+def _source_kept(prepared: Prepared, result: SegmentResult, keep: tuple[str, ...], add: tuple[str, ...],
+                 warning: str, details: tuple[str, ...] = ()) -> SegmentResult:
+    """``result`` set aside for its source text (``_kept``): of its flags those in ``keep``, then
+    ``add``; of its details those named in ``details``; ``warning`` after its own."""
+    kept = _kept(prepared, result)
+    return replace(kept, flags=tuple(f for f in kept.flags if f in keep) + add,
+                   details={k: v for k, v in kept.details.items() if k in details}, warnings=kept.warnings + (warning,))
 
 
 def _undecoded(prepared: Prepared) -> SegmentResult:

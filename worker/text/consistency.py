@@ -103,9 +103,8 @@ def numbers_kept(source: str, translation: str, source_language: str | None = No
     less those one side spells out as a number word (``NUMBER_WORDS``) of its language."""
     have, want = _digit_runs(translation), _digit_runs(source)
     lost, extra = want - have, have - want
-    lost = {n for n in lost if n not in _spelt(translation, target_language)}
-    extra = {n for n in extra if n not in _spelt(source, source_language)}
-    return not lost and not extra
+    return not (lost and set(lost) - _spelt(translation, target_language)) \
+        and not (extra and set(extra) - _spelt(source, source_language))
 
 
 def span_consistent(masked: Masked | None, decoded: str, translation: str) -> bool:

@@ -59,6 +59,8 @@ _SUBCOMMANDS = ("status|install|uninstall|upgrade|update|add|commit|push|pull|cl
 _STOP = ("the|a|an|and|or|but|to|in|on|at|of|for|from|with|by|as|if|when|then|than|before|after|first|again|"
          "now|once|is|are|was|were|be|it|this|that|these|those|which|so|also|too|instead|here|there|command|"
          "will|can|should|must|may|might|you|we|they|he|she|i|your|our|my|not|only|until|while|every|each")
+# a lone single-dash setting of five letters or more (stty's -parenb): an option where it is no prose
+_LONE_SETTING = r"-[a-z][a-z0-9]{4,}"
 # an option's quoted value (--info-script='changevol $TAR_ARCHIVE')
 _QUOTED_VALUE = r"'[^'\n]{1,200}'|\"[^\"\n]{1,200}\""
 # an option, with its value (--info-script=FILE), a quoted one too
@@ -148,7 +150,7 @@ PATTERNS: dict[str, str] = {
         # cs8``, X's ``-display``): English prose puts no dash right before a word (the training
         # catalogues hold these settings, so no word list tells them from English words);
         # ``find_spans`` drops it where it is prose (``_prose_dash``: a pair's second half, a function word)
-        r"|(?<=\s)-[a-z][a-z0-9]{4,}(?![\w-])"
+        r"|(?<=\s)" + _LONE_SETTING + r"(?![\w-])"
     ),
     # phone numbers with spaces: +49 30 1234567, +49 (0)89 1234 5678, 0800 123 456, 0171 234 5678
     "phone": (
@@ -288,7 +290,7 @@ def find_spans(text: str, represented: Callable[[str], bool] | None = None) -> l
     return _long_words(text, spans)
 
 
-_LONE_SETTING = re.compile(r"-[a-z][a-z0-9]{4,}")
+_LONE_SETTING_WORD = re.compile(_LONE_SETTING)
 _PAIR_BEFORE = re.compile(r"(?<!\S)([^\s,]+)(?:,|\s+(?:and|or|und|oder|bis|sowie|bzw\.))\s+$")
 
 
@@ -303,7 +305,7 @@ def _prose_dash(text: str, start: int, end: int) -> bool:
     of a pair of words after a conjunction (German ``Tabellenzeilen oder -spalten``, read in a
     translation by the consistency check; not ``-execdir and -okdir``, whose first half is an
     option), or a function word (``_STOP_WORDS``, ``_PROSE_WORDS``) after a typed dash."""
-    if not _LONE_SETTING.fullmatch(text, start, end):
+    if not _LONE_SETTING_WORD.fullmatch(text, start, end):
         return False
     if text[start + 1:end] in _STOP_WORDS or text[start + 1:end] in _PROSE_WORDS:
         return True
