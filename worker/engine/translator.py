@@ -24,8 +24,8 @@ from worker.text.casing import vocabulary_capitals
 from worker.text.truecase import CaseTable
 from worker.text.layout import Layout, split_document
 from worker.text.masking import STAND_INS
-from worker.text.consistency import numbers_kept, span_consistent
-from worker.text.pipeline import Prepared, TextOptions, prepare, restore, restored_text
+from worker.text.consistency import consistent, numbers_kept
+from worker.text.pipeline import Prepared, TextOptions, prepare, restore, restored_texts
 from worker.text.quality import DecodedChunk, assess, decoder_facts, model_for
 from worker.text.segment import (DROPPED_TEXT, KEPT_SOURCE, LOW_CONFIDENCE, SPAN_MISMATCH, TIME_BUDGET, WORD_MARKER,
                                  Alignment, DocumentResult, SegmentResult, word_at, word_spans)
@@ -225,15 +225,15 @@ class Translator:
         if decoded.over is not None or len(decoded.units) != 1 or prepared.masked is None:
             return first
         unit, hyps = decoded.units[0]
-        kept = span_consistent(prepared.masked, self.target_sp.decode(list(hyps[0].tokens)), first.translation) \
-            and self._numbers_kept(prepared, first.translation)
+        kept = self._kept_all(prepared, [(self.target_sp.decode(list(hyps[0].tokens)), first.translation)])[0]
         if kept and DROPPED_TEXT not in first.flags:
             return first
-        for k in range(1, len(hyps)):
-            text = self.target_sp.decode(list(hyps[k].tokens))
-            restored = restored_text(prepared, text)
-            if not (span_consistent(prepared.masked, text, restored) and self._numbers_kept(prepared, restored)):
-                continue
+        # A hypothesis other than the best is a translation of its own: its alignment comes from the
+        # engine, and it takes the restoring passes again (``_finished``), once it is known to keep
+        # its spans and numbers (the others' texts restored and checked, once for all of them).
+        texts = [self.target_sp.decode(list(h.tokens)) for h in hyps[1:]]
+        candidates = self._kept_all(prepared, list(zip(texts, restored_texts(prepared, texts)))) if texts else []
+        for k in (k for k, ok in enumerate(candidates, 1) if ok):
             ordered = [(unit, [hyps[k], *hyps[:k], *hyps[k + 1:]])]
             result = self._finished(prepared, self._segment(prepared.text, ordered, decoded.warnings, with_attention,
                                                             options.n_best))
@@ -255,6 +255,11 @@ class Translator:
                 f"no hypothesis of the beam keeps the source's numbers ({first.translation!r}): "
                 "its source text is kept"))
         return replace(first, flags=first.flags + (SPAN_MISMATCH,), warnings=first.warnings + (warning,))
+
+    def _kept_all(self, prepared: Prepared, hypotheses: list[tuple[str, str]]) -> list[bool]:
+        """Whether each hypothesis (the model's text, and it restored) keeps its spans and numbers."""
+        return consistent(prepared.masked, prepared.source, hypotheses, self.bundle.source_language,
+                          self.target_language)
 
     def _numbers_kept(self, prepared: Prepared, translation: str) -> bool:
         """Whether ``translation`` keeps the digit runs of ``prepared.source`` (``numbers_kept``)."""

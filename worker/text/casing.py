@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
+from .masking import stand_in_pattern
+
 UPPER, TITLE = "upper", "title"
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
@@ -73,6 +75,15 @@ def restore(text: str, case: str | None, protected: Sequence[tuple[int, int]] = 
     if first is None or keep[first]:
         return text
     return text[:first] + upper_char(text[first]) + text[first + 1:]
+
+
+def recased(texts: Sequence[str], case: str | None, stand_ins: Sequence[str] = ()) -> list[str]:
+    """Each translation of ``texts`` (the best hypothesis, then its n-best list) in the source's
+    ``case``; the ``stand_ins`` of masked spans stay as they are (they are matched exactly)."""
+    if case is None:
+        return list(texts)
+    pattern = stand_in_pattern(stand_ins) if stand_ins else None
+    return [restore(text, case, [m.span() for m in pattern.finditer(text)] if pattern else []) for text in texts]
 
 
 def upper_char(c: str) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Sequence
 
 from .masking import Masked, stand_in_pattern
 from .spans import find_spans
@@ -119,3 +120,13 @@ def span_consistent(masked: Masked | None, decoded: str, translation: str) -> bo
                                      if not s.kept and s.span.replacement != s.span.text)
     return stand_ins_kept(masked, decoded) and not invented_spans(masked.text, decoded) \
         and not invented_spans(source, translation)
+
+
+def consistent(masked: Masked | None, source: str, hypotheses: Sequence[tuple[str, str]],
+               source_language: str | None = None, target_language: str | None = None) -> list[bool]:
+    """For each hypothesis (the model's text, and it restored), whether it keeps its spans
+    (``span_consistent``) and the numbers of ``source`` (``numbers_kept``): the consistency pass,
+    once for all the hypotheses it is given."""
+    return [span_consistent(masked, decoded, translation)
+            and numbers_kept(source, translation, source_language, target_language)
+            for decoded, translation in hypotheses]

@@ -2,19 +2,27 @@
 
 A term matches case-insensitively, as whole words (any whitespace between its words); where
 matches overlap the longest wins, then the earliest; verbatim spans keep their text. The pipeline
-masks each match like a verbatim span and puts the term's target back (worker.text.pipeline).
+masks each match like a verbatim span, ``worker.text.reinsert`` puts the term's target back, and
+``applied`` says for each term where its target went (a restoring pass of worker.text.pipeline).
 The file format and its checks live in queue_config.glossary, shared with the client.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from queue_config.glossary import GlossaryError, check_terms, read_glossary
 
-__all__ = ["Glossary", "GlossaryError", "TermMatch", "find_terms", "load_glossary"]
+from . import casing
+from .segment import GLOSSARY_MISS, SegmentResult
+
+if TYPE_CHECKING:
+    from .masking import Placement
+    from .spans import Span
+
+__all__ = ["Glossary", "GlossaryError", "TermMatch", "applied", "find_terms", "load_glossary"]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -75,3 +83,29 @@ def find_terms(sentence: str, glossary: Glossary | None,
             chosen.append(match)
             occupied.append((match.start, match.end))
     return sorted(chosen, key=lambda m: m.start)
+
+
+def applied(terms: Sequence[Span], placements: Sequence[Placement], result: SegmentResult) -> SegmentResult:
+    """``result`` (restored) with ``details["glossary"]`` (one entry per term of the source) and the
+    flag GLOSSARY_MISS when a term's target is not in the translation. ``method``: where the model
+    wrote the target term itself (copied), in place of the model's translation of the term
+    (aligned), next to its neighbours' (inserted); None for a term that could not be placed (its
+    place taken by a span's), applied only if its target term is in the translation anyway."""
+    if not terms:
+        return result
+    translation = result.translation
+    placed = {p.slot.span: p for p in placements if p.slot.kept}
+    if result.source[:1].isupper() and any(p.start == 0 for p in placed.values()):
+        translation = casing.restore(translation, casing.TITLE)  # a lower-case target term now opens it
+    entries = []
+    for term in terms:
+        entry = {"source": [term.start, term.end], "term": term.text, "target_term": term.replacement}
+        placement = placed.get(term)
+        if placement is not None:
+            entry |= {"target": [placement.start, placement.end], "method": placement.method, "applied": True}
+        else:
+            found = re.search(r"(?<!\w)" + re.escape(term.replacement) + r"(?!\w)", translation, re.IGNORECASE)
+            entry |= {"target": list(found.span()) if found else None, "method": None, "applied": found is not None}
+        entries.append(entry)
+    flags = result.flags + ((GLOSSARY_MISS,) if not all(e["applied"] for e in entries) else ())
+    return replace(result, translation=translation, flags=flags, details=dict(result.details) | {"glossary": entries})

@@ -121,6 +121,20 @@ def carried_ranges(name: Span, translation: str) -> list[tuple[int, int]]:
             for m in re.finditer(r"(?<!\w)" + re.escape(form) + r"s?(?!\w)", translation)]
 
 
+def carried_names(names: Sequence[Span], translation: str) -> tuple[list[tuple[int, int]], set[Span]]:
+    """Of the source's ``names`` (kept in the decoded text), those the translation carries (the
+    model wrote them itself, or in a German form) and the character ranges where it does: no span
+    put back may replace them."""
+    protected: list[tuple[int, int]] = []
+    found: set[Span] = set()
+    for name in names:
+        ranges = carried_ranges(name, translation)
+        protected += ranges
+        if ranges:
+            found.add(name)
+    return protected, found
+
+
 # -- the word lists ----------------------------------------------------------------------------------
 def build_word_lists(prefixes: Sequence[str], min_count: int = 5) -> tuple[list[str], list[str]]:
     """COMMON and TRANSLATED (worker.text.english_words) from parallel corpora: each prefix names

@@ -1,8 +1,10 @@
 """What the Translator runs around decoding, per sentence: ``prepare`` (find verbatim spans; copy
 a segment that is not prose through; find glossary terms and names, put the sentence in ordinary
 case, mask spans, keep terms and names as slots) -> the engine decodes ``Prepared.text`` ->
-``restore`` (case back, spans, target terms and lost names back, made-up placeholders out,
-alignment moved to the original words, flags and details).
+``restore`` (a fixed sequence of passes, each module entered once: case back (``casing``), the
+names the translation carries (``names``), spans, target terms and lost names back, made-up spans
+out, alignment moved to the original words (``reinsert``), the glossary's terms checked
+(``glossary``); flags and details).
 
 Flags name what a reader of the translation should check; later steps (language check, quality
 estimate, glossary) add theirs to ``FLAGS`` and to a result's ``flags`` the same way.
@@ -10,30 +12,24 @@ estimate, glossary) add theirs to ``FLAGS`` and to a result's ``flags`` the same
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from . import casing
-from .glossary import Glossary, find_terms
+from .glossary import Glossary, applied, find_terms
 from .keynames import localise_keys
 from .language import LanguageCheck, LanguageVerdict
-from .masking import STAND_INS, Masked, Placement, mask, stand_in_pattern
-from .names import KEPT_NAME, carried, carried_ranges, find_names
+from .masking import STAND_INS, Masked, mask
+from .names import KEPT_NAME, carried_names, find_names
 from .products import find_products
-from .reinsert import restore_spans
-from .segment import GLOSSARY_MISS, LANGUAGE, NOT_PROSE, RESTORED_SPAN, Alignment, SegmentResult, word_spans
-from .spans import GLOSSARY, KINDS, LONG, PROGRAM_NAMES, PLACEHOLDER, RUN, Span, find_spans
+from .reinsert import Reinserted, reinserted, reinserted_texts
+from .segment import LANGUAGE, NOT_PROSE, RESTORED_SPAN, Alignment, SegmentResult, word_spans
+from .spans import GLOSSARY, PROGRAM_NAMES, Span, find_spans
 from .verbatim import not_prose
 
 _NOTHING_ELSE = re.compile(r"[\W_]*")
 _WORD_CHAR = re.compile(r"\w")
 _ASCII_DASH = re.compile(r"(?<=\s)--(?=\s)")
-_GAP = re.compile(r"(?<=[^\s.!?:;]) {2,}(?=\S)")  # two spaces or more inside a sentence (worker.text.reinsert)
-# The kinds of span ``restore(..., made_up=True)`` deletes from a translation without masked spans
-# where the source lacks them (a sentence flagged span_mismatch: ``Translator._consistent``): every
-# kind ``find_spans`` reads but numbers, which may translate a word ("two hyphens" -> "2 Bindestriche").
-MADE_UP = frozenset(KINDS + (RUN, LONG)) - {"number"}
 
 
 @dataclass(frozen=True)
@@ -114,7 +110,7 @@ def prepare(sentence: str, options: TextOptions = TextOptions(), source_language
 def _ascii_dashes(text: str, ranges: Sequence[tuple[int, int]]) -> tuple[str, bool]:
     """``text`` with each spaced ASCII dash outside the spans (GNU's ``a filter -- deleting``) as a
     hyphen and a space (same length): before a word, the model reads ``--`` as an option's and
-    makes one up (``--filterle``); an en dash it reads alike (``Filter - -l``). ``_recase`` puts
+    makes one up (``--filterle``); an en dash it reads alike (``Filter - -l``). ``_dashes_back`` puts
     them back."""
     found = [m.start() for m in _ASCII_DASH.finditer(text) if not any(a <= m.start() < b for a, b in ranges)]
     for start in found:
@@ -123,64 +119,45 @@ def _ascii_dashes(text: str, ranges: Sequence[tuple[int, int]]) -> tuple[str, bo
 
 
 def restore(prepared: Prepared, result: SegmentResult, made_up: bool = False) -> SegmentResult:
-    """``result`` (the engine's, for ``prepared.text``) as the translation of ``prepared.source``.
-    A sentence with masked spans loses every span the model made up (one its source lacks); one
-    without loses only made-up placeholders (its numbers are translations), or with ``made_up`` the
-    spans of the kinds ``MADE_UP`` (the best of a beam none of whose hypotheses kept the source's
-    spans: ``/d`` made up for ``append / indicator``)."""
+    """``result`` (the engine's, for ``prepared.text``) as the translation of ``prepared.source``:
+    a fixed sequence of passes, each module entered once, in the order the data needs. The
+    hypotheses (the best and its n-best list) get the source's dashes back, then its case
+    (``casing``); the names the best carries are found (``names``) and kept out of the spans' way;
+    the spans go back in and the made-up ones out, with the alignment moved to the original words
+    (``reinsert``; ``made_up``: see ``reinsert.reinserted``); the glossary's terms are checked
+    (``glossary``). Nothing here returns to a pass already left (``bench/restore_rooms.py``)."""
     if prepared.language is not None:
         return _foreign(prepared, result)
     if not prepared.decode:
         return _verbatim(prepared, result)
+    masked = prepared.masked
+    stand_ins = [s.stand_in for s in masked.slots if not s.kept] if masked is not None else []
+    texts = casing.recased([_dashes_back(t, prepared) for t in (result.translation, *(t for t, _ in result.n_best))],
+                           prepared.case, stand_ins)
+    translation, n_best = texts[0], texts[1:]
     details: dict[str, Any] = {"case": prepared.case} if prepared.case else {}
-    translation = _recase(result.translation, prepared)
-    masked = prepared.masked
-    protected: list[tuple[int, int]] = []  # names the model wrote itself (or in a German form): kept as they are
-    if masked is not None:
-        for name in (s.span for s in masked.slots if s.span.kind == KEPT_NAME):
-            protected += carried_ranges(name, translation)
-        masked = replace(masked, slots=tuple(s for s in masked.slots
-                                             if s.span.kind != KEPT_NAME or not carried(s.span, translation)))
-    if masked is None or not (masked.slots or made_up or _extra_placeholders(prepared.source, translation)
-                              or _GAP.search(prepared.source)):
-        if masked is not None and masked.unmasked:
-            details["spans"] = [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
-        alignment = Alignment(result.alignment.pairs, tuple(word_spans(prepared.source)), tuple(word_spans(translation)))
-        return _with_glossary(prepared, (), replace(
-            result, source=prepared.source, translation=translation, alignment=alignment,
-            n_best=tuple((_recase(t, prepared), s) for t, s in result.n_best), details=details))
-    # Without slots, only placeholders the model made up are deleted (its numbers are translations).
-    invented = None if masked.slots else MADE_UP if made_up else (PLACEHOLDER,)
-    restored = restore_spans(masked, translation, result.alignment.pairs, invented, protected)
-    placements = [p for p in restored.placements if not p.slot.kept]  # verbatim spans'
-    named = [p for p in restored.placements if p.slot.span.kind == KEPT_NAME]
-    if any(not s.kept for s in masked.slots) or masked.unmasked:
-        details["spans"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method}
-                            for p in placements]
-        details["spans"] += [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
-        details["spans"].sort(key=lambda d: d["source"])
-    if named:
-        details["names"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method} for p in named]
-    if restored.removed:
-        details["removed"] = list(restored.removed)
     flags = result.flags
-    if restored.removed or any(p.method != "copied" for p in placements + named):
-        flags += (RESTORED_SPAN,)
-    alignment = Alignment(restored.pairs, tuple(word_spans(prepared.source)), tuple(word_spans(restored.translation)))
-    n_best = tuple((restore_spans(masked, _recase(t, prepared), (), invented).translation, s) for t, s in result.n_best)
-    return _with_glossary(prepared, restored.placements, replace(
-        result, source=prepared.source, translation=restored.translation, alignment=alignment,
-        n_best=n_best, flags=flags, details=details))
+    if masked is None:
+        back = Reinserted(translation, result.alignment.pairs, tuple(n_best))
+    else:
+        name_slots = [s for s in masked.slots if s.span.kind == KEPT_NAME]
+        protected, found = carried_names([s.span for s in name_slots], translation) if name_slots else ([], set())
+        back = reinserted(masked, translation, n_best, result.alignment.pairs,
+                          {s for s in name_slots if s.span in found}, protected, made_up)
+        details |= back.details
+        flags += (RESTORED_SPAN,) if back.restored else ()
+    alignment = Alignment(back.pairs, tuple(word_spans(prepared.source)), tuple(word_spans(back.translation)))
+    return applied(prepared.terms, back.placements, replace(
+        result, source=prepared.source, translation=back.translation, alignment=alignment,
+        n_best=tuple(zip(back.n_best, (s for _, s in result.n_best))), flags=flags, details=details))
 
 
-def restored_text(prepared: Prepared, decoded: str) -> str:
-    """``decoded`` (a hypothesis for ``prepared.text``) with its case and spans back, placed as
-    ``restore`` places them without an alignment (as in the n-best list)."""
-    translation = _recase(decoded, prepared)
-    masked = prepared.masked
-    if masked is None or not (masked.slots or _extra_placeholders(prepared.source, translation)):
-        return translation
-    return restore_spans(masked, translation, (), None if masked.slots else (PLACEHOLDER,)).translation
+def restored_texts(prepared: Prepared, decoded: Sequence[str]) -> list[str]:
+    """Each of ``decoded`` (hypotheses for ``prepared.text``) with its case and spans back, placed
+    as ``restore`` places them without an alignment; the same passes, once for all."""
+    stand_ins = [s.stand_in for s in prepared.masked.slots if not s.kept] if prepared.masked is not None else []
+    texts = casing.recased([_dashes_back(t, prepared) for t in decoded], prepared.case, stand_ins)
+    return texts if prepared.masked is None else reinserted_texts(prepared.masked, texts)
 
 
 # -- names -------------------------------------------------------------------------------------------
@@ -217,13 +194,6 @@ def _full_names(sentence: str, spans: tuple[Span, ...], terms: tuple[Span, ...],
     return tuple(names) if any(" " in n.text for n in names) else ()
 
 
-def _extra_placeholders(source: str, translation: str) -> bool:
-    """Whether the translation holds a placeholder more often than the source does."""
-    def count(text: str) -> Counter:
-        return Counter(s.text for s in find_spans(text) if s.kind == PLACEHOLDER)
-    return bool(count(translation) - count(source))
-
-
 # -- glossary ----------------------------------------------------------------------------------------
 def _glossary_terms(sentence: str, options: TextOptions, span_ranges: list[tuple[int, int]],
                     case: str | None) -> tuple[Span, ...]:
@@ -240,48 +210,15 @@ def _to_mask(spans: tuple[Span, ...], terms: tuple[Span, ...], options: TextOpti
     return sorted((spans if options.protect_spans else ()) + terms, key=lambda s: s.start)
 
 
-def _with_glossary(prepared: Prepared, placements: Sequence[Placement], result: SegmentResult) -> SegmentResult:
-    """``result`` with ``details["glossary"]`` (one entry per term of the source) and the flag
-    GLOSSARY_MISS when a term's target is not in the translation. ``method``: where the model wrote
-    the target term itself (copied), in place of the model's translation of the term (aligned),
-    next to its neighbours' (inserted); None for a term that could not be placed (its place taken
-    by a span's), applied only if its target term is in the translation anyway."""
-    if not prepared.terms:
-        return result
-    translation = result.translation
-    placed = {p.slot.span: p for p in placements if p.slot.kept}
-    if prepared.source[:1].isupper() and any(p.start == 0 for p in placed.values()):
-        translation = casing.restore(translation, casing.TITLE)  # a lower-case target term now opens it
-    entries = []
-    for term in prepared.terms:
-        entry = {"source": [term.start, term.end], "term": term.text, "target_term": term.replacement}
-        placement = placed.get(term)
-        if placement is not None:
-            entry |= {"target": [placement.start, placement.end], "method": placement.method, "applied": True}
-        else:
-            found = re.search(r"(?<!\w)" + re.escape(term.replacement) + r"(?!\w)", translation, re.IGNORECASE)
-            entry |= {"target": list(found.span()) if found else None, "method": None, "applied": found is not None}
-        entries.append(entry)
-    flags = result.flags + ((GLOSSARY_MISS,) if not all(e["applied"] for e in entries) else ())
-    return replace(result, translation=translation, flags=flags, details=dict(result.details) | {"glossary": entries})
-
-
-def _recase(translation: str, prepared: Prepared) -> str:
-    """The translation in the source's case, stand-ins left alone (they are matched exactly), and
-    with the source's ASCII dashes where it has spaced hyphens (``_ascii_dashes``), or spaced en
-    dashes that a source without them did not have (the documentation model writes ``Filter –
-    Löschen`` for ``filter - deleting``)."""
+def _dashes_back(translation: str, prepared: Prepared) -> str:
+    """The translation with the source's ASCII dashes where it has spaced hyphens
+    (``_ascii_dashes``), or spaced en dashes that a source without them did not have (the
+    documentation model writes ``Filter – Löschen`` for ``filter - deleting``)."""
     if prepared.dashes:
         translation = translation.replace(" - ", " -- ")
         if "\u2013" not in prepared.source:
             translation = translation.replace(" \u2013 ", " -- ")
-    if prepared.case is None:
-        return translation
-    protected = []
-    if prepared.masked is not None and prepared.masked.slots:
-        stand_ins = [s.stand_in for s in prepared.masked.slots if not s.kept]
-        protected = [m.span() for m in stand_in_pattern(stand_ins).finditer(translation)] if stand_ins else []
-    return casing.restore(translation, prepared.case, protected)
+    return translation
 
 
 def _verbatim(prepared: Prepared, result: SegmentResult) -> SegmentResult:

@@ -16,14 +16,20 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
-from typing import Collection, Iterable, Sequence
+from typing import Any, Collection, Iterable, Sequence
 
 from .masking import Masked, Placement, Slot, slot_source_words, slot_words, source_word_map, stand_in_pattern
 from .names import KEPT_NAME
 from .segment import word_at, word_spans
-from .spans import PLACEHOLDER, find_spans
+from .spans import KINDS, LONG, PLACEHOLDER, RUN, find_spans
+
+# The kinds of span ``reinserted(..., made_up=True)`` deletes from a translation without masked
+# spans where the source lacks them (a sentence flagged span_mismatch: ``Translator._consistent``):
+# every kind ``find_spans`` reads but numbers, which may translate a word ("two hyphens" -> "2 Bindestriche").
+MADE_UP = frozenset(KINDS + (RUN, LONG)) - {"number"}
+_GAP = re.compile(r"(?<=[^\s.!?:;]) {2,}(?=\S)")  # two spaces or more inside a sentence (``_gaps``)
 
 _CLOSING = ".,;:!?\"')]»”’"
 _OPENING = "\"'([«„“‘"
@@ -56,6 +62,70 @@ class _Edit:
     text: str
     slot: Slot | None = None
     method: str = ""
+
+
+@dataclass(frozen=True)
+class Reinserted:
+    """What the spans' pass of ``worker.text.pipeline.restore`` hands on."""
+
+    translation: str
+    pairs: tuple[tuple[int, int], ...]  # (source word, target word) over the original source
+    n_best: tuple[str, ...]  # the n-best list's translations, spans back (placed without an alignment)
+    placements: tuple[Placement, ...] = ()  # every slot's, glossary terms' (kept slots) too
+    details: dict[str, Any] = field(default_factory=dict)  # "spans", "names", "removed" of a SegmentResult
+    restored: bool = False  # a span or name placed otherwise than copied, or text removed: RESTORED_SPAN
+
+
+def reinserted(masked: Masked, translation: str, n_best: Sequence[str], pairs: Sequence[tuple[int, int]],
+               names: Collection[Slot] = (), protected: Sequence[tuple[int, int]] = (),
+               made_up: bool = False) -> Reinserted:
+    """The spans' pass: ``translation`` (the best hypothesis, in the source's case; ``pairs`` its
+    alignment to the masked text) and its ``n_best`` list with every slot's span back, but for the
+    ``names`` the translation carries (``protected``: where). A sentence with masked spans loses
+    every span the model made up (one its source lacks); one without loses only made-up
+    placeholders (its numbers are translations), or with ``made_up`` the spans of the kinds
+    ``MADE_UP`` (the best of a beam none of whose hypotheses kept the source's spans: ``/d`` made
+    up for ``append / indicator``). A translation with nothing to put back or take out comes back
+    as it is."""
+    masked = replace(masked, slots=tuple(s for s in masked.slots if s not in names))
+    details: dict[str, Any] = {}
+    if not (masked.slots or made_up or made_up_placeholders(masked.source, translation) or _GAP.search(masked.source)):
+        if masked.unmasked:
+            details["spans"] = [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
+        return Reinserted(translation, tuple(pairs), tuple(n_best), details=details)
+    # Without slots, only placeholders the model made up are deleted (its numbers are translations).
+    invented = None if masked.slots else MADE_UP if made_up else (PLACEHOLDER,)
+    restored = restore_spans(masked, translation, pairs, invented, protected)
+    placements = [p for p in restored.placements if not p.slot.kept]  # verbatim spans'
+    named = [p for p in restored.placements if p.slot.span.kind == KEPT_NAME]
+    if any(not s.kept for s in masked.slots) or masked.unmasked:
+        details["spans"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method}
+                            for p in placements]
+        details["spans"] += [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
+        details["spans"].sort(key=lambda d: d["source"])
+    if named:
+        details["names"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method} for p in named]
+    if restored.removed:
+        details["removed"] = list(restored.removed)
+    return Reinserted(restored.translation, restored.pairs,
+                      tuple(restore_spans(masked, t, (), invented).translation for t in n_best),
+                      restored.placements, details,
+                      bool(restored.removed or any(p.method != "copied" for p in placements + named)))
+
+
+def reinserted_texts(masked: Masked, texts: Sequence[str]) -> list[str]:
+    """Each of ``texts`` (hypotheses for the masked text, in the source's case) with its spans back,
+    placed without an alignment, and the placeholders it made up out where the sentence has no
+    masked spans."""
+    return [t if not (masked.slots or made_up_placeholders(masked.source, t))
+            else restore_spans(masked, t, (), None if masked.slots else (PLACEHOLDER,)).translation for t in texts]
+
+
+def made_up_placeholders(source: str, translation: str) -> bool:
+    """Whether the translation holds a placeholder more often than the source does."""
+    def count(text: str) -> Counter:
+        return Counter(s.text for s in find_spans(text) if s.kind == PLACEHOLDER)
+    return bool(count(translation) - count(source))
 
 
 def restore_spans(masked: Masked, translation: str, pairs: Sequence[tuple[int, int]],
