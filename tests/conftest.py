@@ -16,6 +16,13 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# Under pytest-xdist each worker has a core of its own: torch (in the worker and in every `nmt`
+# it starts) takes one thread, not one per core beside the other worker's. Seen on the 2-core CI
+# machine: the Transformer aligner test ran 187 s beside another test, 43 s alone; tiny models
+# train up to 5x faster on one thread of a busy machine (tests/marian_models.py).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 def run_nmt(*args: str, stdin: str | bytes | None = None, text: bool = True) -> subprocess.CompletedProcess:
     """``python -m nmt ARGS`` from the repository root, as a user runs it; output captured
