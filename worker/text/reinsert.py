@@ -77,17 +77,17 @@ class Reinserted:
 
 
 def reinserted(masked: Masked, translation: str, n_best: Sequence[str], pairs: Sequence[tuple[int, int]],
-               names: Collection[Slot] = (), protected: Sequence[tuple[int, int]] = (),
+               carried: Collection[Slot] = (), protected: Sequence[tuple[int, int]] = (),
                made_up: bool = False) -> Reinserted:
     """The spans' pass: ``translation`` (the best hypothesis, in the source's case; ``pairs`` its
     alignment to the masked text) and its ``n_best`` list with every slot's span back, but for the
-    ``names`` the translation carries (``protected``: where). A sentence with masked spans loses
-    every span the model made up (one its source lacks); one without loses only made-up
-    placeholders (its numbers are translations), or with ``made_up`` the spans of the kinds
-    ``MADE_UP`` (the best of a beam none of whose hypotheses kept the source's spans: ``/d`` made
-    up for ``append / indicator``). A translation with nothing to put back or take out comes back
-    as it is."""
-    masked = replace(masked, slots=tuple(s for s in masked.slots if s not in names))
+    names' slots the translation ``carried`` (``protected``: where it wrote them). A sentence with
+    masked spans loses every span the model made up (one its source lacks); one without loses only
+    made-up placeholders (its numbers are translations), or with ``made_up`` the spans of the
+    kinds ``MADE_UP`` (the best of a beam none of whose hypotheses kept the source's spans: ``/d``
+    made up for ``append / indicator``). A translation with nothing to put back or take out comes
+    back as it is."""
+    masked = replace(masked, slots=tuple(s for s in masked.slots if s not in carried))
     details: dict[str, Any] = {}
     if not (masked.slots or made_up or made_up_placeholders(masked.source, translation) or _GAP.search(masked.source)):
         if masked.unmasked:
