@@ -16,12 +16,18 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# Under pytest-xdist each worker has a core of its own: torch (in the worker and in every `nmt`
-# it starts) takes one thread, not one per core beside the other worker's. Seen on the 2-core CI
-# machine: the Transformer aligner test ran 187 s beside another test, 43 s alone; tiny models
-# train up to 5x faster on one thread of a busy machine (tests/marian_models.py).
+# Under pytest-xdist each worker has a core of its own (gw0 the first, gw1 the next...), and so
+# does every process it starts: torch takes one thread (OMP_NUM_THREADS), and ONNX Runtime and the
+# engine's batch workers count the cores this process may run on. Else the two workers of the
+# README's command run twice as many threads as cores. With the README's command on 2 cores (AMD
+# EPYC, AVX-512): 1,183 s with torch and ONNX Runtime on both cores in each worker (other work ran
+# beside it for some minutes), 970 s with one torch thread per worker (`.ci/run`, clean clone),
+# 886 s with each worker on its own core. The Transformer aligner test: 187 s, 49 s, 46 s.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if hasattr(os, "sched_setaffinity"):
+        _cores = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {_cores[int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw")) % len(_cores)]})
 
 
 def run_nmt(*args: str, stdin: str | bytes | None = None, text: bool = True) -> subprocess.CompletedProcess:
