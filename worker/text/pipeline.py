@@ -131,10 +131,7 @@ def restore(prepared: Prepared, result: SegmentResult, made_up: bool = False) ->
     if not prepared.decode:
         return _verbatim(prepared, result)
     masked = prepared.masked
-    stand_ins = [s.stand_in for s in masked.slots if not s.kept] if masked is not None else []
-    texts = casing.recased([_dashes_back(t, prepared) for t in (result.translation, *(t for t, _ in result.n_best))],
-                           prepared.case, stand_ins)
-    translation, n_best = texts[0], texts[1:]
+    translation, *n_best = _recased(prepared, [result.translation, *(t for t, _ in result.n_best)])
     details: dict[str, Any] = {"case": prepared.case} if prepared.case else {}
     flags = result.flags
     if masked is None:
@@ -155,9 +152,16 @@ def restore(prepared: Prepared, result: SegmentResult, made_up: bool = False) ->
 def restored_texts(prepared: Prepared, decoded: Sequence[str]) -> list[str]:
     """Each of ``decoded`` (hypotheses for ``prepared.text``) with its case and spans back, placed
     as ``restore`` places them without an alignment; the same passes, once for all."""
-    stand_ins = [s.stand_in for s in prepared.masked.slots if not s.kept] if prepared.masked is not None else []
-    texts = casing.recased([_dashes_back(t, prepared) for t in decoded], prepared.case, stand_ins)
+    texts = _recased(prepared, decoded)
     return texts if prepared.masked is None else reinserted_texts(prepared.masked, texts)
+
+
+def _recased(prepared: Prepared, texts: Sequence[str]) -> list[str]:
+    """The dashes and case pass: each of ``texts`` with the source's dashes (``_dashes_back``),
+    then in its case, the stand-ins of its masked spans left alone."""
+    masked = prepared.masked
+    stand_ins = [s.stand_in for s in masked.slots if not s.kept] if masked is not None else []
+    return casing.recased([_dashes_back(t, prepared) for t in texts], prepared.case, stand_ins)
 
 
 # -- names -------------------------------------------------------------------------------------------
