@@ -232,7 +232,7 @@ class Translator:
         # engine, and it takes the restoring passes again (``_finished``), once it is known to keep
         # its spans and numbers (the others' texts restored and checked, once for all of them).
         texts = [self.target_sp.decode(list(h.tokens)) for h in hyps[1:]]
-        candidates = self._kept_all(prepared, list(zip(texts, restored_texts(prepared, texts)))) if texts else []
+        candidates = self._kept_all(prepared, list(zip(texts, restored_texts(prepared, texts))))
         for k in (k for k, ok in enumerate(candidates, 1) if ok):
             ordered = [(unit, [hyps[k], *hyps[:k], *hyps[k + 1:]])]
             result = self._finished(prepared, self._segment(prepared.text, ordered, decoded.warnings, with_attention,

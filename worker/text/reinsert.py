@@ -91,17 +91,16 @@ def reinserted(masked: Masked, translation: str, n_best: Sequence[str], pairs: S
     details: dict[str, Any] = {}
     if not (masked.slots or made_up or made_up_placeholders(masked.source, translation) or _GAP.search(masked.source)):
         if masked.unmasked:
-            details["spans"] = [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
+            details["spans"] = _unprotected(masked)
         return Reinserted(translation, tuple(pairs), tuple(n_best), details=details)
-    # Without slots, only placeholders the model made up are deleted (its numbers are translations).
-    invented = None if masked.slots else MADE_UP if made_up else (PLACEHOLDER,)
+    invented = _invented_kinds(masked, made_up)
     restored = restore_spans(masked, translation, pairs, invented, protected)
     placements = [p for p in restored.placements if not p.slot.kept]  # verbatim spans'
     named = [p for p in restored.placements if p.slot.span.kind == KEPT_NAME]
     if any(not s.kept for s in masked.slots) or masked.unmasked:
         details["spans"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method}
                             for p in placements]
-        details["spans"] += [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
+        details["spans"] += _unprotected(masked)
         details["spans"].sort(key=lambda d: d["source"])
     if named:
         details["names"] = [p.slot.span.to_json() | {"target": [p.start, p.end], "method": p.method} for p in named]
@@ -118,7 +117,19 @@ def reinserted_texts(masked: Masked, texts: Sequence[str]) -> list[str]:
     placed without an alignment, and the placeholders it made up out where the sentence has no
     masked spans."""
     return [t if not (masked.slots or made_up_placeholders(masked.source, t))
-            else restore_spans(masked, t, (), None if masked.slots else (PLACEHOLDER,)).translation for t in texts]
+            else restore_spans(masked, t, (), _invented_kinds(masked)).translation for t in texts]
+
+
+def _invented_kinds(masked: Masked, made_up: bool = False) -> Collection[str] | None:
+    """The kinds of made-up span deleted from a translation of ``masked``: every kind where it has
+    slots (None); without, only placeholders (its numbers are translations), or with ``made_up``
+    the kinds ``MADE_UP``."""
+    return None if masked.slots else MADE_UP if made_up else (PLACEHOLDER,)
+
+
+def _unprotected(masked: Masked) -> list[dict[str, Any]]:
+    """The details of the spans left in the text (more spans than stand-ins): placed nowhere."""
+    return [s.to_json() | {"target": None, "method": "unprotected"} for s in masked.unmasked]
 
 
 def made_up_placeholders(source: str, translation: str) -> bool:
