@@ -89,13 +89,14 @@ def check_provider(requested: str, session: ort.InferenceSession) -> str:
     return running
 
 
-def load_session(path: Path, options: ort.SessionOptions, providers: list[str]) -> ort.InferenceSession:
-    """An InferenceSession; a graph ONNX Runtime cannot load (corrupt, unknown operator) is a
-    ``BundleError`` naming the file."""
+def load_session(path: Path | bytes, options: ort.SessionOptions, providers: list[str]) -> ort.InferenceSession:
+    """An InferenceSession over a graph file (or a serialized graph); a graph ONNX Runtime cannot load
+    (corrupt, unknown operator) is a ``BundleError`` naming the file."""
     try:
-        return ort.InferenceSession(str(path), options, providers=providers)
+        return ort.InferenceSession(path if isinstance(path, bytes) else str(path), options, providers=providers)
     except Exception as exc:  # onnxruntime raises its own exception types
-        raise BundleError(f"cannot load graph {Path(path).name}: {exc}") from None
+        name = "a rewritten step graph" if isinstance(path, bytes) else Path(path).name
+        raise BundleError(f"cannot load graph {name}: {exc}") from None
 
 
 def gather_state_graph(elem_type: str) -> bytes:

@@ -7,16 +7,25 @@ rows of its beam (the step graph takes rows grouped as [B, K]). Every layer has 
 (``bundle.transformer_interface``), so a step never splits or stacks the cache. Dimensions: B
 sentences, K rows per sentence (N = B * K), S source length, T target steps so far, H heads, E head
 size, V vocabulary.
+
+With IO binding (always on CUDA), the cross keys and values and the mask are uploaded once per
+batch (and again when ``select`` drops sentences), the cache stays on the device between steps and
+is reordered there by one Gather graph over all its tensors; only the scores and attention rows
+come back to the host. A tensor on the device is read as [B, K, ...] by the step and as [N, ...] by
+the reorder without a copy: both bind its one buffer with the shape they need. Bad words (the
+model's ``<pad>``) are then dropped from each row's best ``candidates + len(bad_words)`` on the host,
+so the step never brings the whole vocabulary back.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 
 from .bundle import ALIGNER, TOPK_INPUT, Bundle, BundleError, SpecialIds, layer_names, transformer_interface
-from .ort_model import check_provider, load_session, providers_for, session_options
+from .ort_model import CUDA, check_provider, load_session, providers_for, session_options
 from .search import EVERY, StepScores
 from .shortlist import Shortlist
 from .shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
@@ -40,13 +49,53 @@ class TransformerEncoded:
     vocab: dict[str, np.ndarray] | None = None
     vocab_mask: np.ndarray | None = None
     memory: np.ndarray | None = None  # float [B, S, D], the encoder output: the alignment head's keys, if any
+    # with IO binding: cross (in order), then mask, as OrtValues on the binding device
+    bound: tuple[Any, ...] = field(default=(), compare=False)
+
+
+def reorder_graph(elem_type: str, count: int) -> bytes:
+    """Serialized ONNX model: ``Gather(state.i [N, H, T, E], index int64 [M], axis=0) -> gathered.i
+    [M, H, T, E]`` for i < ``count``, in one run; ``elem_type`` is ONNX Runtime's type of the cache
+    (``tensor(float)`` or ``tensor(float16)``). IR version 10, opset 18."""
+    from onnx import TensorProto, helper
+
+    elem = {"tensor(float)": TensorProto.FLOAT, "tensor(float16)": TensorProto.FLOAT16}[elem_type]
+    dims = ["rows", "heads", "steps", "head_dim"]
+    graph = helper.make_graph(
+        [helper.make_node("Gather", [f"state.{i}", "index"], [f"gathered.{i}"], axis=0) for i in range(count)],
+        "reorder_cache",
+        [*(helper.make_tensor_value_info(f"state.{i}", elem, dims) for i in range(count)),
+         helper.make_tensor_value_info("index", TensorProto.INT64, ["kept"])],
+        [helper.make_tensor_value_info(f"gathered.{i}", elem, ["kept", *dims[1:]]) for i in range(count)])
+    return helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
+
+
+def topk_as_input(path) -> bytes:
+    """The step graph at ``path``, serialized, with its overridable ``topk`` initializer (int64 [1])
+    turned into an input of the same name: what IO binding can bind."""
+    import onnx
+
+    proto = onnx.load(str(path))
+    kept = [init for init in proto.graph.initializer if init.name != TOPK_INPUT]
+    del proto.graph.initializer[:]
+    proto.graph.initializer.extend(kept)
+    if TOPK_INPUT not in {i.name for i in proto.graph.input}:
+        proto.graph.input.extend([onnx.helper.make_tensor_value_info(TOPK_INPUT, onnx.TensorProto.INT64, [1])])
+    return proto.SerializeToString()
+
+
+def without_bad_words(values: np.ndarray, ids: np.ndarray, bad: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's best ``keep`` candidates that are not ``bad``: values float [N, C], ids int [N, C]
+    (best first, C >= keep + len(bad)) -> ([N, keep], [N, keep]), order kept."""
+    order = np.argsort(np.isin(ids, bad), axis=1, kind="stable")[:, :keep]
+    return np.take_along_axis(values, order, 1), np.take_along_axis(ids, order, 1)
 
 
 class OrtTransformerStepModel:
     """``encode``/``expand``/``initial_state``/``step``/``reorder``/``select`` over a Transformer bundle."""
 
     def __init__(self, bundle: Bundle, provider: str = "cpu", threads: int = 0,
-                 shortlist: Shortlist | None = None) -> None:
+                 shortlist: Shortlist | None = None, io_binding: bool | None = None) -> None:
         self.special: SpecialIds = bundle.special_ids
         options = session_options(threads)
         providers = providers_for(provider)
@@ -54,10 +103,15 @@ class OrtTransformerStepModel:
         self.decoder = load_session(bundle.graph_path("decoder_step"), options, providers)
         check_provider(provider, self.encoder)
         self.provider = check_provider(provider, self.decoder)
-        self.device = "cpu"
+        self.device = "cuda" if self.provider == CUDA else "cpu"
+        self.io_binding = self.device == "cuda" if io_binding is None else io_binding
+        if self.io_binding and TOPK_INPUT in {i.name for i in self.decoder.get_overridable_initializers()}:
+            # IO binding cannot bind an initializer: the count becomes an input of the step graph
+            self.decoder = load_session(topk_as_input(bundle.graph_path("decoder_step")), options, providers)
         outputs = {o.name: o for o in self.decoder.get_outputs()}
         self.vocab_size = int(outputs["log_probs"].shape[-1])
-        self.topk_input = TOPK_INPUT in {i.name for i in self.decoder.get_overridable_initializers()}
+        self.topk_input = TOPK_INPUT in {i.name for i in (*self.decoder.get_overridable_initializers(),
+                                                          *self.decoder.get_inputs())}
         self.topk = self.vocab_size if self.topk_input else 0
         self.layers = sum(name.startswith("self_keys.") for name in (i.name for i in self.decoder.get_inputs()))
         cache = next(i for i in self.decoder.get_inputs() if i.name == "self_keys.0").shape
@@ -66,6 +120,12 @@ class OrtTransformerStepModel:
         self.state_names = layer_names("self", self.layers)
         self.new_state_names = layer_names("new_self", self.layers)
         self.bad_words = np.array(sorted(bundle.manifest.get("bad_words", ())), dtype=np.int64)
+        cache_type = next(i.type for i in self.decoder.get_inputs() if i.name == "self_keys.0")
+        self.cache_dtype = np.float16 if cache_type == "tensor(float16)" else np.float32
+        self.reorderer = None  # with IO binding: reorders the cache where it lives
+        if self.io_binding:
+            self.reorderer = ort.InferenceSession(reorder_graph(cache_type, 2 * self.layers), options,
+                                                  providers=providers)
         self.max_steps = int(bundle.manifest.get("max_positions", 0)) or None
         # The alignment head, if the bundle has one (nmt train-aligner --bundle): forced decoding reads links from it.
         self.aligner = None
@@ -74,24 +134,24 @@ class OrtTransformerStepModel:
         # A lexical shortlist runs a step graph of its own that projects ``hidden`` onto the batch's
         # candidates only (worker.shortlist_graph). Pad (the decoder's start) and the bad words are
         # never candidates: what can never be produced takes no share of a row's probability.
-        self.shortlist = shortlist
+        self.shortlist = shortlist if not self.io_binding else None  # (on a GPU the full projection is cheap)
         self.shortlist_step = self.shortlist_decoder = None
         self.never = np.union1d(self.bad_words, [self.special.pad]).astype(np.int64)
-        if shortlist is not None:
+        if self.shortlist is not None:
             self.shortlist_step = ShortlistStep.of(bundle.graph_path("decoder_step"))
             self.shortlist_step.check(shortlist)
             self.shortlist_decoder = ort.InferenceSession(self.shortlist_step.graph, options, providers=providers)
 
     @classmethod
-    def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0, shortlist: bool = False
-                    ) -> "OrtTransformerStepModel":
+    def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0, shortlist: bool = False,
+                    io_binding: bool | None = None) -> "OrtTransformerStepModel":
         """``shortlist``: decode onto the bundle's lexical shortlist (``BundleError`` if it has none)."""
         table = None
         if shortlist:
             if bundle.shortlist_path is None:
                 raise BundleError(f"{bundle.path}: this bundle has no lexical shortlist")
             table = Shortlist.load(bundle.shortlist_path)
-        return cls(bundle, provider, threads, table)
+        return cls(bundle, provider, threads, table, io_binding)
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> TransformerEncoded:
         if self.max_steps and src.shape[1] > self.max_steps:
@@ -107,7 +167,7 @@ class OrtTransformerStepModel:
                    for row, length in zip(src, lengths)]
             ids = np.unique(np.concatenate(own))
             vocab, vocab_mask = self.shortlist_step.inputs(ids), ShortlistStep.mask(ids, own)
-        return TransformerEncoded(tuple(cross), mask, vocab=vocab, vocab_mask=vocab_mask, memory=memory)
+        return self._place(TransformerEncoded(tuple(cross), mask, vocab=vocab, vocab_mask=vocab_mask, memory=memory))
 
     def expand(self, encoded: TransformerEncoded, repeats: int) -> TransformerEncoded:
         return replace(encoded, repeats=repeats)  # the step graph reads each sentence's once for its K rows
@@ -115,12 +175,21 @@ class OrtTransformerStepModel:
     def select(self, encoded: TransformerEncoded, sentences: np.ndarray) -> TransformerEncoded:
         """Keep ``sentences``: their cross keys and values, mask and shortlist mask rows (the batch's
         candidate ids stay: a candidate only the dropped sentences had is -inf in every kept row)."""
-        return replace(encoded, cross=tuple(c[sentences] for c in encoded.cross), mask=encoded.mask[sentences],
-                       vocab_mask=None if encoded.vocab_mask is None else encoded.vocab_mask[sentences],
-                       memory=None if encoded.memory is None else encoded.memory[sentences])
+        return self._place(replace(
+            encoded, cross=tuple(c[sentences] for c in encoded.cross), mask=encoded.mask[sentences],
+            vocab_mask=None if encoded.vocab_mask is None else encoded.vocab_mask[sentences],
+            memory=None if encoded.memory is None else encoded.memory[sentences]))
+
+    def _place(self, encoded: TransformerEncoded) -> TransformerEncoded:
+        """With IO binding: the cross keys and values and the mask uploaded to the binding device."""
+        if not self.io_binding:
+            return encoded
+        upload = [*encoded.cross, encoded.mask]
+        return replace(encoded, bound=tuple(ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(a), self.device, 0)
+                                            for a in upload))
 
     def initial_state(self, encoded: TransformerEncoded) -> dict[str, np.ndarray]:
-        empty = np.zeros((encoded.mask.shape[0], self.heads, 0, self.head_dim), dtype=np.float32)
+        empty = np.zeros((encoded.mask.shape[0], self.heads, 0, self.head_dim), dtype=self.cache_dtype)
         return {name: empty for name in self.state_names}
 
     def step(self, prev_ids: np.ndarray, state: dict[str, np.ndarray], encoded: TransformerEncoded,
@@ -128,6 +197,8 @@ class OrtTransformerStepModel:
         """prev_ids int64 [N] -> the best ``candidates`` tokens per row (all when 0 or ``EVERY``).
         With a shortlist, a count or ``EVERY`` draws each row's candidates from its sentence's own,
         projected in the shortlist step graph; 0 still scores the whole vocabulary (forced decoding)."""
+        if self.io_binding:
+            return self._bound_step(prev_ids, state, encoded, candidates)
         batch = encoded.mask.shape[0]
         n = prev_ids.shape[0]
         rows = n // batch
@@ -163,8 +234,71 @@ class OrtTransformerStepModel:
             log_probs[:, self.bad_words] = -np.inf
         return StepScores(log_probs, None, new_state, attention.reshape(n, -1))
 
-    def reorder(self, state: dict[str, np.ndarray], index: np.ndarray) -> dict[str, np.ndarray]:
-        return {name: value[index] for name, value in state.items()}
+    def _bound_step(self, prev_ids: np.ndarray, state: dict[str, Any], encoded: TransformerEncoded,
+                    candidates: int) -> StepScores:
+        """``step`` with IO binding: the cache in and out on the device, scores and attention to the
+        host; with bad words, each row's best ``candidates + len(bad_words)`` less the bad ones."""
+        batch = encoded.mask.shape[0]
+        n = prev_ids.shape[0]
+        rows = n // batch
+        binding = self.decoder.io_binding()
+        binding.bind_cpu_input("prev_ids", np.ascontiguousarray(prev_ids.reshape(batch, rows)))
+        for name, value in zip([*self.names["step_inputs"][2:2 + 2 * self.layers], "src_mask"], encoded.bound):
+            binding.bind_ortvalue_input(name, value)
+        for name in self.state_names:
+            self._bind_rows(binding, name, state[name], (batch, rows))
+        wanted = candidates + len(self.bad_words) if candidates > 0 else 0
+        topk = 0 < wanted < self.vocab_size and self.topk_input
+        if self.topk_input:  # an input of the rewritten step graph: 1 (unread) when the whole vocabulary is wanted
+            binding.bind_cpu_input(TOPK_INPUT, np.array([wanted if topk else 1], dtype=np.int64))
+        scores = list(SCORES) if topk else ["log_probs"]
+        top = [TOP_STATE] if self.aligner is not None else []
+        for name in [*scores, "attention", *top]:
+            binding.bind_output(name, "cpu")
+        for name in self.new_state_names:
+            binding.bind_output(name, self.device)
+        self.decoder.run_with_iobinding(binding)
+        outputs = binding.get_outputs()
+        found = [o.numpy().reshape(n, -1) for o in outputs[:len(scores)]]
+        attention = outputs[len(scores)].numpy().reshape(n, -1)
+        new_state: dict[str, Any] = dict(zip(self.state_names, outputs[len(scores) + 1:len(scores) + 1 + 2 * self.layers]))
+        if top:
+            new_state[TOP_STATE] = outputs[-1].numpy().reshape(n, -1)
+        if topk:
+            values, ids = found
+            if self.bad_words.size:
+                values, ids = without_bad_words(values, ids, self.bad_words, candidates)
+            return StepScores(values, ids, new_state, attention)
+        log_probs = found[0]
+        if self.bad_words.size:
+            log_probs[:, self.bad_words] = -np.inf
+        return StepScores(log_probs, None, new_state, attention)
+
+    def _bind_rows(self, binding, name: str, value: Any, rows: tuple[int, ...]) -> None:
+        """Bind one cache tensor (host array or device OrtValue of [..., H, T, E]) as [*rows, H, T, E]:
+        a device tensor's own buffer under the new shape, no copy."""
+        if isinstance(value, np.ndarray):
+            binding.bind_cpu_input(name, np.ascontiguousarray(value.reshape(*rows, *value.shape[-3:])))
+            return
+        binding.bind_input(name, self.device, 0, self.cache_dtype, [*rows, *value.shape()[-3:]], value.data_ptr())
+
+    def reorder(self, state: dict[str, Any], index: np.ndarray) -> dict[str, Any]:
+        """Rows ``index`` (int64 [M]) of every state tensor; with IO binding the cache is gathered on
+        the device (only the index is uploaded)."""
+        if not self.io_binding:
+            return {name: value[index] for name, value in state.items()}
+        binding = self.reorderer.io_binding()
+        for i, name in enumerate(self.state_names):
+            value = state[name]
+            rows = int(np.prod(value.shape[:-3])) if isinstance(value, np.ndarray) else int(np.prod(value.shape()[:-3]))
+            self._bind_rows(binding, f"state.{i}", value, (rows,))
+            binding.bind_output(f"gathered.{i}", self.device)
+        binding.bind_cpu_input("index", np.ascontiguousarray(index, dtype=np.int64))
+        self.reorderer.run_with_iobinding(binding)
+        gathered: dict[str, Any] = dict(zip(self.state_names, binding.get_outputs()))
+        if TOP_STATE in state:
+            gathered[TOP_STATE] = state[TOP_STATE][index]
+        return gathered
 
     def top_state(self, state: dict[str, np.ndarray]) -> np.ndarray:
         """The final decoder state of the step that returned ``state``: float32 [N, D]. Needs a bundle

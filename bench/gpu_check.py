@@ -1,0 +1,641 @@
+"""The CUDA path on one GPU, in one run: the provider proven, both decoder families timed beside
+PyTorch eager and CTranslate2, long inputs. Written for a lent GPU machine that has PyTorch,
+transformers and onnx but neither onnxruntime-gpu nor ctranslate2 (both travel as wheels: the
+recipe is in docs/benchmarks.md, "CUDA").
+
+Parts, each recorded in ``--out``/gpu.json as soon as it ends (a run that is cut short keeps what
+it finished):
+
+1. ``proof``: the shipped GRU/hybrid bundle on ``CUDAExecutionProvider`` (read back from each
+   session: no silent fallback), IO binding on, beam 5 over ``--proof-sentences`` newstest2014
+   sentences; the best hypotheses compared with the CPU provider's, token for token, as the
+   provider runs by default (TF32 products) and with ``use_tf32=0``.
+2. ``gru``: target tokens/s of the shipped bundle at beam 5 over all ``--src`` sentences, batch
+   sizes 32 up to ``--max-batch`` (doubling, until one fails or runs past ``--run-limit``
+   seconds), fp32 and fp16 (``export.quantize.convert_fp16``), beside PyTorch eager (the model
+   rebuilt from the bundle by ``export.recover``). Every run reports the share of wall time
+   inside the step model (graphs, uploads and downloads) and in the host-side search (the rest),
+   the GPU utilisation sampled every 20 ms (NVML), and the GPU memory in use at its peak.
+3. ``long``: one 2,000-token segment, and one batch of the 256 longest sentences, beam 5.
+4. ``marian``: a model of opus-mt-en-de's shape (``bench/marian_speed.py``'s recipe, random
+   weights from ``--seed``; its small files travel in the payload, the weights are made here),
+   imported by ``nmt import``; CUDA against the CPU provider token for token (TF32 on and off);
+   then beam 4 to exactly ``--max-length`` tokens (random weights never end early) at each batch
+   size, fp32 and fp16; a ``--long-tokens`` segment through the Translator and the
+   ``--long-batch`` longest sentences in one batch; then (unless ``--no-baselines``) CTranslate2
+   (float32, float16) on the same weights and transformers' ``generate``. CTranslate2's wheel
+   wants CUDA 12's ``libcublas.so.12``: on a CUDA 13 machine, link it to the ``.so.13`` files.
+
+    python bench/gpu_check.py --payload .gpuload --out "$OUT" [--device cuda] [--quick]
+
+``--device cpu --quick`` runs every part small on the CPU (the script's own check, no GPU).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+import numpy as np
+
+RESULTS: dict = {}
+STARTED = time.perf_counter()
+
+
+def log(*parts) -> None:
+    print(f"[{time.perf_counter() - STARTED:6.1f}s]", *parts, flush=True)
+
+
+def save(out: Path) -> None:
+    (out / "gpu.json").write_text(json.dumps(RESULTS, indent=1, default=str), encoding="utf-8")
+
+
+class Sampler:
+    """GPU utilisation (%) and memory in use (MiB), every 20 ms, through NVML."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float, float]] = []
+        self.handle = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            self.nvml = pynvml
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            self.name = pynvml.nvmlDeviceGetName(self.handle)
+        except Exception as exc:  # noqa: BLE001 - no GPU (the CPU check) or no NVML
+            self.name = f"no NVML ({exc.__class__.__name__})"
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set() and self.handle is not None:
+            try:
+                util = self.nvml.nvmlDeviceGetUtilizationRates(self.handle).gpu
+                mem = self.nvml.nvmlDeviceGetMemoryInfo(self.handle).used / 2**20
+                self.samples.append((time.perf_counter(), util, mem))
+            except Exception:  # noqa: BLE001
+                pass
+            time.sleep(0.02)
+
+    def window(self, start: float, end: float) -> dict:
+        inside = [(u, m) for t, u, m in self.samples if start <= t <= end]
+        if not inside:
+            return {"gpu_util_mean": None, "gpu_mem_peak_mib": None}
+        return {"gpu_util_mean": round(float(np.mean([u for u, _ in inside])), 1),
+                "gpu_mem_peak_mib": round(max(m for _, m in inside))}
+
+
+class Timed:
+    """A step model whose calls are timed: the rest of a search's wall time is the host-side search."""
+
+    METHODS = ("encode", "expand", "select", "initial_state", "step", "reorder")
+
+    def __init__(self, model) -> None:
+        self.model, self.seconds = model, 0.0
+        for name in self.METHODS:
+            setattr(self, name, self._timed(getattr(model, name)))
+
+    def _timed(self, method):
+        def call(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - started
+        return call
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def timed_search(model, sources, options, batch: int, sampler: Sampler, device: str) -> tuple[dict, list]:
+    from worker.engine.search import search_in_batches
+
+    timed = Timed(model)
+    synchronize(device)
+    start = time.perf_counter()
+    hyps = search_in_batches(timed, sources, options, batch, batch * max(map(len, sources)), 1)
+    synchronize(device)
+    seconds = time.perf_counter() - start
+    outputs = [h[0].tokens for h in hyps]
+    tokens = sum(len(o) + 1 for o in outputs)
+    return ({"batch": batch, "sentences": len(sources), "seconds": round(seconds, 3),
+             "target_tokens_per_s": round(tokens / seconds, 1), "tokens": tokens,
+             "step_model_share": round(timed.seconds / seconds, 3),
+             "host_search_share": round(1 - timed.seconds / seconds, 3), **sampler.window(start, start + seconds)},
+            outputs)
+
+
+def batch_sizes(args) -> list[int]:
+    sizes, b = [], 32 if not args.quick else 4
+    while b <= args.max_batch:
+        sizes.append(b)
+        b *= 2
+    return sizes
+
+
+def sweep(label: str, make_model, sources, options, args, sampler: Sampler, warm=None) -> tuple[list, list | None]:
+    """Timed searches at growing batch sizes; stops at the first failure or a run past the limit."""
+    runs, first = [], None
+    model = make_model()
+    from worker.engine.search import beam_search
+
+    beam_search(model, sources[:8] if warm is None else warm, options)  # warm-up: kernels, allocator
+    for batch in batch_sizes(args):
+        if time.perf_counter() - STARTED > args.deadline:
+            log(label, "deadline reached; larger batches skipped")
+            break
+        try:
+            run, outputs = timed_search(model, sources, options, batch, sampler, args.device)
+        except Exception as exc:  # noqa: BLE001 - out of memory ends the sweep, recorded
+            runs.append({"batch": batch, "error": f"{exc.__class__.__name__}: {str(exc)[:300]}"})
+            log(label, batch, "failed:", runs[-1]["error"])
+            break
+        first = first or outputs
+        runs.append(run)
+        log(label, json.dumps(run))
+        if run["seconds"] > args.run_limit:
+            break
+    return runs, first
+
+
+def identical(a: list, b: list, length: int | None = None) -> dict:
+    if length is not None:
+        a, b = [list(x)[:length] for x in a], [list(y)[:length] for y in b]
+    same = sum(list(x) == list(y) for x, y in zip(a, b))
+    positions = sum(sum(p == q for p, q in zip(x, y)) for x, y in zip(a, b))
+    total = sum(max(len(x), len(y)) for x, y in zip(a, b))
+    first = next((i for i, (x, y) in enumerate(zip(a, b)) if list(x) != list(y)), None)
+    return {"identical": same, "of": len(a), "token_agreement": round(positions / max(1, total), 5),
+            "first_difference": first}
+
+
+class patched:
+    """``name`` in each module replaced by ``value`` for the with-block."""
+
+    def __init__(self, modules, name: str, value) -> None:
+        self.modules, self.name, self.value = modules, name, value
+
+    def __enter__(self):
+        self.saved = [getattr(m, self.name) for m in self.modules]
+        for m in self.modules:
+            setattr(m, self.name, self.value)
+
+    def __exit__(self, *exc):
+        for m, v in zip(self.modules, self.saved):
+            setattr(m, self.name, v)
+
+
+def exact_fp32():
+    """The CUDA provider with TF32 matrix products off (ONNX Runtime's default is on): fp32 as the CPU
+    computes it, so that CUDA and CPU beams can be compared token for token."""
+    from worker.engine import ort_model, transformer_step
+
+    def providers_for(requested: str):
+        return [(ort_model.CUDA, {"use_tf32": "0"}), ort_model.CPU] if requested == "cuda" else [ort_model.CPU]
+
+    return patched([ort_model, transformer_step], "providers_for", providers_for)
+
+
+# --- 1-3: the shipped GRU/hybrid bundle --------------------------------------------------------
+
+def gru_parts(args, sampler: Sampler, out: Path) -> None:
+    import sentencepiece as spm
+
+    from export.quantize import convert_fp16
+    from worker.engine.bundle import load_bundle
+    from worker.engine.ort_model import CUDA, OrtStepModel
+    from worker.engine.search import SearchOptions, beam_search
+
+    bundle = load_bundle(Path(args.payload) / "en-de")
+    sp = spm.SentencePieceProcessor(model_file=str(bundle.vocab_path("source")))
+    eos = bundle.special_ids.eos
+    lines = [s.strip() for s in (Path(args.payload) / "newstest2014.en").read_text(encoding="utf-8").splitlines()]
+    sources = [[*sp.encode(s), eos] for s in lines if s][:args.sentences]
+    d = bundle.manifest["decoding_defaults"]
+    options = SearchOptions(beam=5, max_len_a=d["max_len_a"], max_len_b=d["max_len_b"],
+                            length_penalty=d.get("length_penalty", 0.0))
+
+    # 1. the provider, and CUDA = CPU token for token
+    model = OrtStepModel.from_bundle(bundle, args.device)
+    providers = {"encoder": model.encoder.get_providers()[0], "decoder_step": model.decoder.get_providers()[0]}
+    if args.device == "cuda":
+        assert set(providers.values()) == {CUDA}, providers
+        assert model.io_binding, "IO binding is off on CUDA"
+    cpu = OrtStepModel.from_bundle(bundle, "cpu", threads=os.cpu_count() or 1)
+    proof = sources[:args.proof_sentences]
+    from worker.engine.search import search_in_batches
+
+    on_device = [h[0].tokens for h in search_in_batches(model, proof, options, 64)]
+    on_cpu = [h[0].tokens for h in search_in_batches(cpu, proof, options, 64)]
+    RESULTS["proof"] = {"providers": providers, "io_binding": model.io_binding, "beam": 5,
+                        "cuda_vs_cpu": identical(on_device, on_cpu)}
+    if args.device == "cuda":
+        with exact_fp32():
+            exact = OrtStepModel.from_bundle(bundle, args.device)
+        on_exact = [h[0].tokens for h in search_in_batches(exact, proof, options, 64)]
+        RESULTS["proof"]["cuda_no_tf32_vs_cpu"] = identical(on_exact, on_cpu)
+        del exact
+    log("proof", json.dumps(RESULTS["proof"]))
+    save(out)
+    del cpu
+
+    # 2. throughput: fp32, fp16, PyTorch eager
+    fp16_dir = Path(args.work) / "en-de-fp16"
+    fp16_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("encoder", "decoder_step"):
+        convert_fp16(bundle.graph_path(name), fp16_dir / f"{name}.onnx")
+
+    def fp16_model():
+        return OrtStepModel(fp16_dir / "encoder.onnx", fp16_dir / "decoder_step.onnx", args.device,
+                            default_topk=int(bundle.manifest.get("topk", 0)), grouped_beams=bundle.grouped_beams,
+                            special=bundle.special_ids)
+
+    def torch_model():
+        import torch
+
+        from export.recover import recover_model
+        from export.torch_model import TorchStepModel
+
+        recovered, _ = recover_model(bundle)
+        return TorchStepModel(recovered.to(torch.device(args.device)), grouped=True)
+
+    gru = RESULTS.setdefault("gru", {"beam": 5, "sentences": len(sources)})
+    reference = None
+    engines = [("onnxruntime fp32", lambda: model), ("onnxruntime fp16", fp16_model)]
+    if args.baselines:
+        engines.append(("torch eager fp32", torch_model))
+    for label, make in engines:
+        try:
+            runs, outputs = sweep(f"gru {label}", make, sources, options, args, sampler)
+        except Exception as exc:  # noqa: BLE001
+            gru[label] = {"error": traceback.format_exc()[-1500:]}
+            log("gru", label, "failed", exc)
+            save(out)
+            continue
+        gru[label] = {"runs": runs}
+        if reference is None:
+            reference = outputs
+        elif outputs is not None:
+            gru[label]["vs_onnxruntime_fp32"] = identical(outputs, reference)
+        save(out)
+
+    # 3. long inputs
+    long = RESULTS.setdefault("long", {})
+    try:
+        flat = [t for s in sources for t in s if t != eos]
+        segment = [*flat[:args.long_tokens - 1], eos]
+        started = time.perf_counter()
+        hyps = beam_search(model, [segment], options)
+        long["segment"] = {"source_tokens": len(segment), "target_tokens": len(hyps[0][0].tokens),
+                           "seconds": round(time.perf_counter() - started, 2),
+                           **sampler.window(started, time.perf_counter())}
+    except Exception as exc:  # noqa: BLE001
+        long["segment"] = {"error": f"{exc.__class__.__name__}: {str(exc)[:500]}"}
+    log("long segment", json.dumps(long["segment"]))
+    save(out)
+    try:
+        longest = sorted(sources, key=len)[-args.long_batch:]
+        started = time.perf_counter()
+        hyps = beam_search(model, longest, options)
+        long["batch"] = {"sentences": len(longest), "source_tokens_max": max(map(len, longest)),
+                         "source_tokens_mean": round(float(np.mean([len(s) for s in longest])), 1),
+                         "target_tokens": sum(len(h[0].tokens) + 1 for h in hyps),
+                         "seconds": round(time.perf_counter() - started, 2),
+                         **sampler.window(started, time.perf_counter())}
+    except Exception as exc:  # noqa: BLE001
+        long["batch"] = {"error": f"{exc.__class__.__name__}: {str(exc)[:500]}"}
+    log("long batch", json.dumps(long["batch"]))
+    save(out)
+
+
+# --- 4: an OPUS-MT-shaped imported bundle -------------------------------------------------------
+
+def marian_dir(args) -> Path:
+    """The payload's MarianMT directory (tokenizer, vocabulary, config) with weights made here."""
+    import torch
+    from transformers import GenerationConfig, MarianConfig, MarianMTModel
+
+    sys.path.insert(0, str(REPO_ROOT / "bench"))
+    from marian_speed import _spread
+
+    out = Path(args.work) / "marian-hf"
+    if (out / "built.ok").is_file():
+        return out
+    shutil.copytree(Path(args.payload) / "marian-hf", out, dirs_exist_ok=True)
+    config = MarianConfig.from_pretrained(out)
+    torch.manual_seed(args.seed)
+    model = _spread(MarianMTModel(config).eval(), args.seed)
+    pad = config.pad_token_id
+    model.generation_config = GenerationConfig(num_beams=4, max_length=512, bad_words_ids=[[pad]], pad_token_id=pad,
+                                               eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=0)
+    model.save_pretrained(out)
+    (out / "built.ok").write_text("")
+    return out
+
+
+def fp16_bundle(bundle_dir: Path, out: Path) -> Path:
+    """A copy of an imported bundle whose encoder and step graph are fp16 (inputs and outputs too)."""
+    from export.quantize import convert_fp16
+
+    shutil.copytree(bundle_dir, out, dirs_exist_ok=True)
+    for name in ("encoder", "decoder_step"):
+        convert_fp16(bundle_dir / f"{name}.onnx", out / f"{name}.onnx")
+    from worker.engine.bundle import sha256_file, signature_for
+
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    manifest["precision"] = "fp16"
+    for name in ("encoder", "decoder_step"):
+        manifest["files"][f"{name}.onnx"] = sha256_file(out / f"{name}.onnx")
+    manifest["signature"] = signature_for(manifest)
+    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return out
+
+
+def marian_part(args, sampler: Sampler, out: Path) -> None:
+    from transformers import MarianTokenizer
+
+    from worker.engine.bundle import load_bundle
+    from worker.engine.search import SearchOptions, search_in_batches
+    from worker.engine.transformer_step import OrtTransformerStepModel
+
+    part = RESULTS.setdefault("marian", {"beam": 4, "max_length": args.max_length})
+    started = time.perf_counter()
+    hf = marian_dir(args)
+    bundle_dir = Path(args.work) / "marian-bundle"
+    if not (bundle_dir / "manifest.json").is_file():
+        done = subprocess.run([sys.executable, "-m", "nmt", "import", str(hf), "--out", str(bundle_dir), "--force"],
+                              capture_output=True, text=True, cwd=REPO_ROOT)
+        if done.returncode != 0:
+            raise RuntimeError(f"nmt import failed: {done.stderr[-2000:]}")
+    part["prepare_seconds"] = round(time.perf_counter() - started, 1)
+    log("marian: imported in", part["prepare_seconds"], "s")
+    tokenizer = MarianTokenizer.from_pretrained(str(hf))
+    lines = [s.strip() for s in (Path(args.payload) / "newstest2014.en").read_text(encoding="utf-8").splitlines()]
+    lines = [s for s in lines if s][:args.marian_sentences]
+    ids = [tokenizer(s)["input_ids"] for s in lines]
+    pieces = [tokenizer.convert_ids_to_tokens(row) for row in ids]
+    bundle = load_bundle(bundle_dir)
+    # exactly max_length tokens and eos: random weights never end a hypothesis early
+    options = SearchOptions(beam=4, max_len_a=0.0, max_len_b=args.max_length, length_penalty=1.0,
+                            free_forced_eos=True)
+    model = OrtTransformerStepModel.from_bundle(bundle, args.device)
+    part["providers"] = {"encoder": model.encoder.get_providers()[0], "decoder_step": model.decoder.get_providers()[0]}
+    part["io_binding"] = model.io_binding
+    cpu = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=os.cpu_count() or 1)
+    proof = ids[:args.proof_marian]
+    on_device = [h[0].tokens for h in search_in_batches(model, proof, options, 32)]
+    on_cpu = [h[0].tokens for h in search_in_batches(cpu, proof, options, 32)]
+    part["cuda_vs_cpu"] = identical(on_device, on_cpu)
+    if args.device == "cuda":
+        with exact_fp32():
+            exact = OrtTransformerStepModel.from_bundle(bundle, args.device)
+        part["cuda_no_tf32_vs_cpu"] = identical([h[0].tokens for h in search_in_batches(exact, proof, options, 32)],
+                                                on_cpu)
+        del exact
+    log("marian proof", json.dumps({k: part[k] for k in ("providers", "io_binding", "cuda_vs_cpu")}))
+    save(out)
+    del cpu
+    fp16_dir = fp16_bundle(bundle_dir, Path(args.work) / "marian-bundle-fp16")
+    ours = {}
+    for label, make in (("onnxruntime fp32", lambda: model),
+                        ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(
+                            load_bundle(fp16_dir), args.device))):
+        try:
+            runs, outputs = sweep(f"marian {label}", make, ids, options, args, sampler, warm=ids[:4])
+            part[label] = {"runs": runs}
+            ours[label] = outputs
+        except Exception:  # noqa: BLE001
+            part[label] = {"error": traceback.format_exc()[-1500:]}
+            log("marian", label, "failed", part[label]["error"][-300:])
+        save(out)
+    marian_long(args, bundle_dir, ids, options, part, sampler, model)
+    save(out)
+    if ours.get("onnxruntime fp16") and ours.get("onnxruntime fp32"):
+        part["onnxruntime fp16"]["vs_fp32"] = identical(ours["onnxruntime fp16"], ours["onnxruntime fp32"],
+                                                         args.max_length)
+    if not args.baselines:
+        return
+    try:
+        ct2(args, hf, ids, pieces, part, sampler, ours.get("onnxruntime fp32"), out)
+    except Exception:  # noqa: BLE001
+        part["ctranslate2"] = {"error": traceback.format_exc()[-1500:]}
+        log("ctranslate2 failed", part["ctranslate2"]["error"][-400:])
+    save(out)
+    try:
+        hf_generate(args, hf, ids, part, sampler, ours.get("onnxruntime fp32"))
+    except Exception:  # noqa: BLE001
+        part["transformers"] = {"error": traceback.format_exc()[-1500:]}
+        log("transformers failed", part["transformers"]["error"][-400:])
+    save(out)
+
+
+def marian_long(args, bundle_dir: Path, ids, options, part: dict, sampler: Sampler, model) -> None:
+    """A segment of ``--long-tokens`` source pieces through the Translator (more than the model's
+    512 positions: the pipeline splits it), and one batch of the ``--long-batch`` longest sentences."""
+    from worker.engine import EngineSettings, Translator
+    from worker.engine.search import beam_search
+    from worker.text.pipeline import TextOptions
+
+    long = part.setdefault("long", {})
+    try:
+        translator = Translator(bundle_dir, EngineSettings(provider=args.device, max_batch_sentences=64,
+                                                           shortlist="off"))
+        lines = [s.strip() for s in (Path(args.payload) / "newstest2014.en").read_text(encoding="utf-8").splitlines()]
+        pieces = translator.source_sp.encode(" ".join(lines[:400]))
+        segment = translator.source_sp.decode(pieces[:args.long_tokens])
+        started = time.perf_counter()
+        result = translator.translate_sentences([segment], translator.search_options(beam=4, max_length=args.max_length),
+                                                text_options=TextOptions(protect_spans=False, restore_case=False,
+                                                                         check_language=False))[0]
+        long["segment"] = {"source_pieces": len(translator.source_sp.encode(segment)),
+                           "translation_chars": len(result.translation),
+                           "seconds": round(time.perf_counter() - started, 2),
+                           **sampler.window(started, time.perf_counter())}
+    except Exception as exc:  # noqa: BLE001
+        long["segment"] = {"error": f"{exc.__class__.__name__}: {str(exc)[:500]}"}
+    log("marian long segment", json.dumps(long["segment"]))
+    try:
+        longest = sorted(ids, key=len)[-args.long_batch:]
+        started = time.perf_counter()
+        hyps = beam_search(model, longest, options)
+        long["batch"] = {"sentences": len(longest), "source_tokens_max": max(map(len, longest)),
+                         "target_tokens": sum(len(h[0].tokens) + 1 for h in hyps),
+                         "seconds": round(time.perf_counter() - started, 2),
+                         **sampler.window(started, time.perf_counter())}
+    except Exception as exc:  # noqa: BLE001
+        long["batch"] = {"error": f"{exc.__class__.__name__}: {str(exc)[:500]}"}
+    log("marian long batch", json.dumps(long["batch"]))
+
+
+def ct2(args, hf: Path, ids, pieces, part: dict, sampler: Sampler, reference, out: Path) -> None:
+    import ctranslate2
+
+    converted = Path(args.work) / "ct2-float32"
+    if not (converted / "model.bin").is_file():
+        from ctranslate2.converters import TransformersConverter
+
+        TransformersConverter(str(hf)).convert(str(converted), force=True)
+    part["ctranslate2_version"] = ctranslate2.__version__
+    part["ctranslate2_cuda_devices"] = ctranslate2.get_cuda_device_count()
+    vocab = json.loads((hf / "vocab.json").read_text(encoding="utf-8"))
+    device = "cuda" if args.device == "cuda" else "cpu"
+    for compute in (("float32", "float16") if device == "cuda" else ("float32",)):
+        translator = ctranslate2.Translator(str(converted), device=device, compute_type=compute)
+        runs, first = [], None
+        common = {"beam_size": 4, "length_penalty": 1.0, "return_end_token": True,
+                  "max_decoding_length": args.max_length + 1}
+        translator.translate_batch(pieces[:4], max_batch_size=4, **common)  # warm-up
+        for batch in batch_sizes(args):
+            synchronize(args.device)
+            start = time.perf_counter()
+            results = translator.translate_batch(pieces, max_batch_size=batch, **common)
+            seconds = time.perf_counter() - start
+            produced = [r.hypotheses[0] for r in results]
+            tokens = sum(len(t) for t in produced)
+            runs.append({"batch": batch, "seconds": round(seconds, 3), "tokens": tokens,
+                         "target_tokens_per_s": round(tokens / seconds, 1), **sampler.window(start, start + seconds)})
+            log(f"ct2 {compute}", json.dumps(runs[-1]))
+            first = first or [[vocab[p] for p in t if p != "</s>"] for t in produced]
+        part[f"ctranslate2 {compute}"] = {"runs": runs}
+        if reference is not None:
+            part[f"ctranslate2 {compute}"]["vs_onnxruntime_fp32"] = identical(first, reference, args.max_length)
+        del translator
+        save(out)
+
+
+def hf_generate(args, hf: Path, ids, part: dict, sampler: Sampler, reference) -> None:
+    import torch
+    from transformers import MarianMTModel
+
+    device = torch.device(args.device)
+    for label, dtype in (("transformers fp32", torch.float32), ("transformers fp16", torch.float16)):
+        if args.device != "cuda" and dtype == torch.float16:
+            continue
+        import transformers
+
+        key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
+        model = MarianMTModel.from_pretrained(str(hf), **{key: dtype}).eval().to(device)
+        pad, eos = model.config.pad_token_id, model.config.eos_token_id
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+
+        def generate(rows, new_tokens):
+            src = torch.full((len(rows), max(map(len, rows))), pad, dtype=torch.long)
+            for r, row in enumerate(rows):
+                src[r, :len(row)] = torch.tensor(row)
+            src = src.to(device)
+            with torch.inference_mode():
+                got = model.generate(input_ids=src, attention_mask=src != pad, num_beams=4, do_sample=False,
+                                     max_new_tokens=new_tokens, length_penalty=1.0, early_stopping=False)
+            return [row[:row.index(eos) + 1] if eos in row else [t for t in row if t != pad]
+                    for row in got[:, 1:].tolist()]
+
+        generate(ids[:4], 4)
+        runs, first = [], None
+        for batch in batch_sizes(args):
+            if time.perf_counter() - STARTED > args.deadline:
+                break
+            outputs = [None] * len(ids)
+            synchronize(args.device)
+            start = time.perf_counter()
+            try:
+                for i in range(0, len(order), batch):
+                    chunk = order[i:i + batch]
+                    for j, produced in zip(chunk, generate([ids[j] for j in chunk], args.max_length + 1)):
+                        outputs[j] = produced
+            except Exception as exc:  # noqa: BLE001
+                runs.append({"batch": batch, "error": f"{exc.__class__.__name__}: {str(exc)[:300]}"})
+                break
+            synchronize(args.device)
+            seconds = time.perf_counter() - start
+            tokens = sum(map(len, outputs))
+            runs.append({"batch": batch, "seconds": round(seconds, 3), "tokens": tokens,
+                         "target_tokens_per_s": round(tokens / seconds, 1), **sampler.window(start, start + seconds)})
+            log(label, json.dumps(runs[-1]))
+            first = first or [[t for t in o if t != eos] for o in outputs]
+            if seconds > args.run_limit:
+                break
+        part[label] = {"runs": runs}
+        if reference is not None and first is not None:
+            part[label]["vs_onnxruntime_fp32"] = identical(first, reference, args.max_length)
+        del model
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--payload", default=".gpuload", help="the bundle, sentences and Marian files carried here")
+    parser.add_argument("--out", default=os.environ.get("OUT", "gpu-out"))
+    parser.add_argument("--work", default="/tmp/gpu-check")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--parts", default="marian,gru", help="parts to run, in this order")
+    parser.add_argument("--quick", action="store_true", help="everything small: the script's own check")
+    parser.add_argument("--sentences", type=int, default=3003)
+    parser.add_argument("--proof-sentences", type=int, default=500)
+    parser.add_argument("--max-batch", type=int, default=1024)
+    parser.add_argument("--run-limit", type=float, default=25.0, help="seconds: a run longer ends its sweep")
+    parser.add_argument("--deadline", type=float, default=470.0, help="seconds from start: no new run after it")
+    parser.add_argument("--long-tokens", type=int, default=2000)
+    parser.add_argument("--long-batch", type=int, default=256)
+    parser.add_argument("--marian-sentences", type=int, default=512)
+    parser.add_argument("--proof-marian", type=int, default=32)
+    parser.add_argument("--max-length", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--no-baselines", dest="baselines", action="store_false",
+                        help="skip PyTorch eager, CTranslate2 and transformers")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sentences, args.proof_sentences, args.max_batch = 24, 8, 8
+        args.long_tokens, args.long_batch, args.marian_sentences, args.proof_marian, args.max_length = 300, 8, 8, 4, 8
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    sampler = Sampler()
+    import onnxruntime as ort
+
+    RESULTS["env"] = {"gpu": sampler.name, "onnxruntime": ort.__version__, "providers": ort.get_available_providers(),
+                      "python": sys.version.split()[0], "cpu_count": os.cpu_count()}
+    try:
+        import torch
+
+        RESULTS["env"]["torch"] = torch.__version__
+    except ImportError:
+        pass
+    log("env", json.dumps(RESULTS["env"]))
+    save(out)
+    parts = {"gru": gru_parts, "marian": marian_part}
+    for name in args.parts.split(","):
+        run = parts[name]
+        try:
+            run(args, sampler, out)
+        except Exception:  # noqa: BLE001 - one part's failure keeps the other's figures
+            RESULTS.setdefault("errors", {})[name] = traceback.format_exc()[-3000:]
+            log(name, "failed:\n", RESULTS["errors"][name])
+        save(out)
+    sampler.stop.set()
+    RESULTS["seconds"] = round(time.perf_counter() - STARTED, 1)
+    save(out)
+    log("done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

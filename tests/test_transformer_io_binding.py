@@ -1,0 +1,109 @@
+"""IO binding of the Transformer step model (``worker.engine.transformer_step``), run here on the
+CPU provider (CUDA binds the same way, on another device): the cache stays in OrtValues between
+steps and is gathered by the reorder graph, and beam search decodes token for token and score for
+score like the plain path, also when bad words are dropped from a widened top-k."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .marian_models import sample_pairs, shared_model
+
+pytestmark = pytest.mark.slow
+pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    from worker.engine.bundle import load_bundle
+
+    _, path = shared_model(tmp_path_factory, "opus-tiny-en-de")
+    return load_bundle(path)
+
+
+def _sources(bundle, n: int) -> list[list[int]]:
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(bundle.vocab_path("source")))
+    return [[*sp.encode(s), bundle.special_ids.eos] for s, _ in sample_pairs(n, offset=3)]
+
+
+def test_bound_beam_search_equals_the_plain_run_token_for_token_and_score_for_score(bundle):
+    import onnxruntime as ort
+
+    from worker.engine.search import SearchOptions, beam_search
+    from worker.engine.transformer_step import OrtTransformerStepModel
+
+    plain = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=False)
+    bound = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=True)
+    assert bound.io_binding and not plain.io_binding
+    sources = _sources(bundle, 40)
+    options = SearchOptions(beam=4, max_len_a=1.5, max_len_b=10)
+    expected = beam_search(plain, sources, options)
+    # two of the words the model produces most, banned: the bound path widens its top-k and drops them
+    common = np.bincount(np.concatenate([h[0].tokens for h in expected])).argsort()[-2:]
+    for bad in (np.array([], dtype=np.int64), common.astype(np.int64)):
+        plain.bad_words = bound.bad_words = bad
+        want = beam_search(plain, sources, options)
+        found = beam_search(bound, sources, options)
+        assert [[h.tokens for h in hyps] for hyps in found] == [[h.tokens for h in hyps] for hyps in want]
+        for got, ref in zip(found, want):
+            assert max(abs(g.score - w.score) for g, w in zip(got, ref)) < 1e-5
+        assert not bad.size or not np.isin(np.concatenate([h[0].tokens for h in found]), bad).any()
+    # between steps the cache is an OrtValue (device memory under CUDA), never a host array
+    encoded = bound.expand(bound.encode(np.array([sources[0]], dtype=np.int64),
+                                        np.array([len(sources[0])], dtype=np.int64)), 1)
+    step = bound.step(np.array([bundle.special_ids.bos]), bound.initial_state(encoded), encoded, 12)
+    assert step.log_probs.shape == (1, 12)
+    assert all(isinstance(v, ort.OrtValue) for v in step.state.values())
+    assert step.ids.shape == (1, 12) and not np.isin(step.ids, bound.bad_words).any()
+    reordered = bound.reorder(step.state, np.array([0, 0, 0], dtype=np.int64))
+    assert all(isinstance(v, ort.OrtValue) and v.shape()[0] == 3 for v in reordered.values())
+    again = bound.step(np.array([5, 6, 7]), reordered, bound.expand(encoded, 3), 12)
+    assert again.log_probs.shape == (3, 12)
+
+
+def test_widened_top_k_without_bad_words_is_the_masked_full_vocabulary_top_k():
+    from worker.engine.transformer_step import without_bad_words
+
+    rng = np.random.default_rng(7)
+    bad = np.array([0, 5, 9])
+    for _ in range(50):
+        full = rng.normal(size=(6, 40))
+        full[rng.integers(0, 6), bad] = 10.0  # bad words at the very top of some rows
+        wide = np.argsort(-full, axis=1, kind="stable")[:, :8 + len(bad)]
+        values, ids = without_bad_words(np.take_along_axis(full, wide, 1), wide, bad, 8)
+        masked = full.copy()
+        masked[:, bad] = -np.inf
+        want = np.argsort(-masked, axis=1, kind="stable")[:, :8]
+        assert (ids == want).all() and np.array_equal(values, np.take_along_axis(full, want, 1))
+
+
+def test_an_fp16_step_graph_decodes_through_the_binding_with_an_fp16_cache(bundle, tmp_path):
+    """The GPU artifact's dtypes on the CPU: fp16 cross keys, values and cache (graph inputs and
+    outputs too), bound and gathered as fp16; the output stays close to fp32's."""
+    import json
+    import shutil
+
+    from export.quantize import convert_fp16
+    from worker.engine.bundle import load_bundle, sha256_file, signature_for
+    from worker.engine.search import SearchOptions, beam_search
+    from worker.engine.transformer_step import OrtTransformerStepModel
+
+    half = tmp_path / "fp16"
+    shutil.copytree(bundle.path, half)
+    manifest = json.loads((half / "manifest.json").read_text(encoding="utf-8"))
+    for name in ("encoder", "decoder_step"):
+        convert_fp16(bundle.graph_path(name), half / f"{name}.onnx")
+        manifest["files"][f"{name}.onnx"] = sha256_file(half / f"{name}.onnx")
+    manifest["precision"] = "fp16"
+    manifest["signature"] = signature_for(manifest)
+    (half / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    bound = OrtTransformerStepModel.from_bundle(load_bundle(half), "cpu", threads=1, io_binding=True)
+    assert bound.cache_dtype == np.float16
+    sources = _sources(bundle, 40)
+    options = SearchOptions(beam=4, max_len_a=1.5, max_len_b=10)
+    found = [h[0].tokens for h in beam_search(bound, sources, options)]
+    plain = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=False)
+    expected = [h[0].tokens for h in beam_search(plain, sources, options)]
+    assert sum(f == e for f, e in zip(found, expected)) >= 0.8 * len(sources)
