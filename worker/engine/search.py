@@ -225,11 +225,13 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         # (3) the best 2K candidates of each sentence, best first.
         candidates = (scores[:, :, None] + values).reshape(n, rows_per * width_c)
         width = min(2 * k, rows_per * width_c)
+        by_row = np.arange(n)[:, None]  # plain fancy indexing: take_along_axis costs more on these small arrays
         top = np.argpartition(-candidates, width - 1, axis=1)[:, :width]
-        top = np.take_along_axis(top, np.argsort(-np.take_along_axis(candidates, top, 1), axis=1, kind="stable"), 1)
-        top_scores = np.take_along_axis(candidates, top, 1)
+        top_scores = candidates[by_row, top]
+        order = np.argsort(-top_scores, axis=1, kind="stable")
+        top, top_scores = top[by_row, order], top_scores[by_row, order]
         origins = top // width_c
-        tokens = top % width_c if scores_t.ids is None else np.take_along_axis(ids.reshape(n, rows_per * width_c), top, 1)
+        tokens = top % width_c if scores_t.ids is None else ids.reshape(n, rows_per * width_c)[by_row, top]
 
         # (4) eos candidates ranked within K finish (while the sentence has fewer than K
         # finished); the best K others, in rank order, fill the live beam.
@@ -274,12 +276,11 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         if keep.size < n:
             encoded = model.select(encoded, keep)
         active = active[keep]
-        token_lp = new_scores[keep] - np.take_along_axis(scores[keep], new_origins, 1)
-        trace.record(t, active, new_tokens, new_origins, np.take_along_axis(attention[keep], new_origins[:, :, None], 1),
-                     token_lp)
+        kept_rows = keep[:, None]
+        token_lp = new_scores[keep] - scores[kept_rows, new_origins]
+        trace.record(t, active, new_tokens, new_origins, attention[kept_rows, new_origins], token_lp)
         if options.no_repeat_ngram:
-            history = np.concatenate([np.take_along_axis(history[keep], new_origins[:, :, None], 1),
-                                      new_tokens[:, :, None]], axis=2)
+            history = np.concatenate([history[kept_rows, new_origins], new_tokens[:, :, None]], axis=2)
         scores = new_scores[keep]
         prev = new_tokens.reshape(-1)
 
@@ -333,36 +334,36 @@ def _best(trace: "_Trace", sentence: int, ended: list[_Ended], source_length: in
 
 
 class _Trace:
-    """Back-pointers of one batch's search: for sentence b, beam slot l and step t, the token the
-    slot took, the slot it extended at step t - 1 and the attention row that produced the token."""
+    """Back-pointers of one batch's search: for step t, sentence b and beam slot l, the token the
+    slot took, the slot it extended at step t - 1 and the attention row that produced the token.
+    Step-major, so each step's record writes one block per sentence."""
 
     def __init__(self, batch: int, beam: int, steps: int, src_len: int) -> None:
-        self.tokens = np.zeros((batch, beam, steps), dtype=np.int64)
-        self.origins = np.zeros((batch, beam, steps), dtype=np.int64)
-        self.attention = np.zeros((batch, beam, steps, src_len), dtype=np.float32)
-        self.log_probs = np.zeros((batch, beam, steps), dtype=np.float32)
+        self.tokens = np.zeros((steps, batch, beam), dtype=np.int64)
+        self.origins = np.zeros((steps, batch, beam), dtype=np.int64)
+        self.attention = np.zeros((steps, batch, beam, src_len), dtype=np.float32)
+        self.log_probs = np.zeros((steps, batch, beam), dtype=np.float32)
 
     def record(self, t: int, sentences: np.ndarray, tokens: np.ndarray, origins: np.ndarray,
                attention: np.ndarray, log_probs: np.ndarray) -> None:
         """sentences int [n]; tokens, origins int [n, K]; attention float [n, K, S]; log_probs float
         [n, K] (each new token's own log-probability)."""
-        self.tokens[sentences, :, t] = tokens
-        self.origins[sentences, :, t] = origins
-        self.attention[sentences, :, t] = attention
-        self.log_probs[sentences, :, t] = log_probs
+        self.tokens[t, sentences] = tokens
+        self.origins[t, sentences] = origins
+        self.attention[t, sentences] = attention
+        self.log_probs[t, sentences] = log_probs
 
     def read(self, t: int, sentence: int, slot: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The hypothesis in ``slot`` after step t - 1 -> its tokens int [t], attention float [t, S]
-        and token log-probabilities float [t]."""
-        tokens = np.zeros(t, dtype=np.int64)
-        attention = np.zeros((t, self.attention.shape[-1]), dtype=np.float32)
-        log_probs = np.zeros(t, dtype=np.float32)
+        and token log-probabilities float [t]: the slots followed back, then each array read once."""
+        origins = self.origins[:t, sentence].tolist()
+        slots = [0] * t
         for step in range(t - 1, -1, -1):
-            tokens[step] = self.tokens[sentence, slot, step]
-            attention[step] = self.attention[sentence, slot, step]
-            log_probs[step] = self.log_probs[sentence, slot, step]
-            slot = self.origins[sentence, slot, step]
-        return tokens, attention, log_probs
+            slots[step] = slot
+            slot = origins[step][slot]
+        steps = np.arange(t)
+        return (self.tokens[steps, sentence, slots], self.attention[steps, sentence, slots],
+                self.log_probs[steps, sentence, slots])
 
 
 def _finish(tokens: np.ndarray, attention: np.ndarray, eos_attention: np.ndarray, log_prob: float,
