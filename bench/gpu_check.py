@@ -17,6 +17,7 @@ it finished):
    inside the step model (graphs, uploads and downloads) and in the host-side search (the rest),
    the GPU utilisation sampled every 20 ms (NVML), and the GPU memory in use at its peak.
 3. ``long``: one 2,000-token segment, and one batch of the 256 longest sentences, beam 5.
+   (``--profile``: before it, a cProfile of one search of each family, in ``profile-*.txt``.)
 4. ``marian``: a model of opus-mt-en-de's shape (``bench/marian_speed.py``'s recipe, random
    weights from ``--seed``; its small files travel in the payload, the weights are made here),
    imported by ``nmt import``; CUDA against the CPU provider token for token (TF32 on and off);
@@ -144,6 +145,25 @@ def timed_search(model, sources, options, batch: int, sampler: Sampler, device: 
              "step_model_share": round(timed.seconds / seconds, 3),
              "host_search_share": round(1 - timed.seconds / seconds, 3), **sampler.window(start, start + seconds)},
             outputs)
+
+
+def profiled(label: str, model, sources, options, batch: int, out: Path) -> None:
+    """cProfile of one search over ``sources`` at ``batch``: where the host side's time goes
+    (``--profile``), the 30 costliest functions by own time in ``out``/profile-LABEL.txt."""
+    import cProfile
+    import io
+    import pstats
+
+    from worker.engine.search import search_in_batches
+
+    profile = cProfile.Profile()
+    profile.enable()
+    search_in_batches(model, sources, options, batch, batch * max(map(len, sources)), 1)
+    profile.disable()
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(30)
+    (out / f"profile-{label}.txt").write_text(text.getvalue(), encoding="utf-8")
+    log("profile", label, "written")
 
 
 def batch_sizes(args) -> list[int]:
@@ -300,6 +320,9 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
             gru[label]["vs_onnxruntime_fp32"] = identical(outputs, reference)
         save(out)
 
+    if args.profile:
+        profiled("gru", model, sources, options, 256 if not args.quick else 8, out)
+
     # 3. long inputs
     long = RESULTS.setdefault("long", {})
     try:
@@ -429,6 +452,8 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
             part[label] = {"error": traceback.format_exc()[-1500:]}
             log("marian", label, "failed", part[label]["error"][-300:])
         save(out)
+    if args.profile:
+        profiled("marian", model, ids, options, 128 if not args.quick else 8, out)
     marian_long(args, bundle_dir, ids, options, part, sampler, model)
     save(out)
     if ours.get("onnxruntime fp16") and ours.get("onnxruntime fp32"):
@@ -600,6 +625,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--proof-marian", type=int, default=32)
     parser.add_argument("--max-length", type=int, default=64)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--profile", action="store_true", help="cProfile one search of each family (host side)")
     parser.add_argument("--no-baselines", dest="baselines", action="store_false",
                         help="skip PyTorch eager, CTranslate2 and transformers")
     args = parser.parse_args(argv)
