@@ -12,9 +12,11 @@ With IO binding (always on CUDA), the cross keys and values and the mask are upl
 batch (and again when ``select`` drops sentences), the cache stays on the device between steps and
 is reordered there by one Gather graph over all its tensors; only the scores and attention rows
 come back to the host. A tensor on the device is read as [B, K, ...] by the step and as [N, ...] by
-the reorder without a copy: both bind its one buffer with the shape they need. Bad words (the
-model's ``<pad>``) are then dropped from each row's best ``candidates + len(bad_words)`` on the host,
-so the step never brings the whole vocabulary back.
+the reorder without a copy: both bind its one buffer with the shape they need.
+
+Bad words (the model's ``<pad>``) are dropped on the host from each row's best ``candidates +
+len(bad_words)``, so a step asks the graph for its top-k and never brings the whole vocabulary back
+(only forced decoding and a row that must end score every word).
 """
 from __future__ import annotations
 
@@ -216,10 +218,10 @@ class OrtTransformerStepModel:
                          for name in self.state_names}
             return StepScores(found[TOPK_OUTPUTS[0]].reshape(n, -1), found[TOPK_OUTPUTS[1]].reshape(n, -1), new_state,
                               found["attention"].reshape(n, -1))
-        topk = 0 < candidates < self.vocab_size and self.topk_input and not self.bad_words.size
-        if topk:
-            feeds[TOPK_INPUT] = np.array([candidates], dtype=np.int64)
-        scores = list(SCORES) if topk else ["log_probs"]
+        wanted = self._wanted(candidates)
+        if wanted:
+            feeds[TOPK_INPUT] = np.array([wanted], dtype=np.int64)
+        scores = list(SCORES) if wanted else ["log_probs"]
         top = [TOP_STATE] if self.aligner is not None else []
         outputs = self.decoder.run([*scores, "attention", *self.new_state_names, *top], feeds)
         found, attention = outputs[:len(scores)], outputs[len(scores)]
@@ -227,17 +229,31 @@ class OrtTransformerStepModel:
         new_state = {name: value.reshape(n, *value.shape[2:]) for name, value in zip(self.state_names, cache)}
         if top:
             new_state[TOP_STATE] = outputs[-1].reshape(n, -1)
-        if topk:
-            return StepScores(found[0].reshape(n, -1), found[1].reshape(n, -1), new_state, attention.reshape(n, -1))
-        log_probs = found[0].reshape(n, -1)
+        return self._scores([f.reshape(n, -1) for f in found], candidates, new_state, attention.reshape(n, -1))
+
+    def _wanted(self, candidates: int) -> int:
+        """The step graph's top-k count for ``candidates`` per row: widened by the bad words, which
+        are dropped on the host (``_scores``); 0: the whole vocabulary."""
+        wanted = candidates + len(self.bad_words) if candidates > 0 else 0
+        return wanted if 0 < wanted < self.vocab_size and self.topk_input else 0
+
+    def _scores(self, found: list[np.ndarray], candidates: int, new_state: dict[str, Any],
+                attention: np.ndarray) -> StepScores:
+        """A step's result from its scores [N, C] (top-k values and ids, or all log-probabilities):
+        bad words dropped from a widened top-k, or set to -inf over the whole vocabulary."""
+        if len(found) == 2:
+            values, ids = found
+            if self.bad_words.size:
+                values, ids = without_bad_words(values, ids, self.bad_words, candidates)
+            return StepScores(values, ids, new_state, attention)
+        log_probs = found[0]
         if self.bad_words.size:
             log_probs[:, self.bad_words] = -np.inf
-        return StepScores(log_probs, None, new_state, attention.reshape(n, -1))
+        return StepScores(log_probs, None, new_state, attention)
 
     def _bound_step(self, prev_ids: np.ndarray, state: dict[str, Any], encoded: TransformerEncoded,
                     candidates: int) -> StepScores:
-        """``step`` with IO binding: the cache in and out on the device, scores and attention to the
-        host; with bad words, each row's best ``candidates + len(bad_words)`` less the bad ones."""
+        """``step`` with IO binding: the cache in and out on the device, scores and attention to the host."""
         batch = encoded.mask.shape[0]
         n = prev_ids.shape[0]
         rows = n // batch
@@ -247,11 +263,10 @@ class OrtTransformerStepModel:
             binding.bind_ortvalue_input(name, value)
         for name in self.state_names:
             self._bind_rows(binding, name, state[name], (batch, rows))
-        wanted = candidates + len(self.bad_words) if candidates > 0 else 0
-        topk = 0 < wanted < self.vocab_size and self.topk_input
+        wanted = self._wanted(candidates)
         if self.topk_input:  # an input of the rewritten step graph: 1 (unread) when the whole vocabulary is wanted
-            binding.bind_cpu_input(TOPK_INPUT, np.array([wanted if topk else 1], dtype=np.int64))
-        scores = list(SCORES) if topk else ["log_probs"]
+            binding.bind_cpu_input(TOPK_INPUT, np.array([wanted or 1], dtype=np.int64))
+        scores = list(SCORES) if wanted else ["log_probs"]
         top = [TOP_STATE] if self.aligner is not None else []
         for name in [*scores, "attention", *top]:
             binding.bind_output(name, "cpu")
@@ -264,15 +279,7 @@ class OrtTransformerStepModel:
         new_state: dict[str, Any] = dict(zip(self.state_names, outputs[len(scores) + 1:len(scores) + 1 + 2 * self.layers]))
         if top:
             new_state[TOP_STATE] = outputs[-1].numpy().reshape(n, -1)
-        if topk:
-            values, ids = found
-            if self.bad_words.size:
-                values, ids = without_bad_words(values, ids, self.bad_words, candidates)
-            return StepScores(values, ids, new_state, attention)
-        log_probs = found[0]
-        if self.bad_words.size:
-            log_probs[:, self.bad_words] = -np.inf
-        return StepScores(log_probs, None, new_state, attention)
+        return self._scores(found, candidates, new_state, attention)
 
     def _bind_rows(self, binding, name: str, value: Any, rows: tuple[int, ...]) -> None:
         """Bind one cache tensor (host array or device OrtValue of [..., H, T, E]) as [*rows, H, T, E]:
