@@ -14,9 +14,10 @@ is reordered there by one Gather graph over all its tensors; only the scores and
 come back to the host. A tensor on the device is read as [B, K, ...] by the step and as [N, ...] by
 the reorder without a copy: both bind its one buffer with the shape they need.
 
-Bad words (the model's ``<pad>``) are dropped on the host from each row's best ``candidates +
-len(bad_words)``, so a step asks the graph for its top-k and never brings the whole vocabulary back
-(only forced decoding and a row that must end score every word).
+Bad words (the generation config's ``bad_words_ids`` other than ``<pad>``, which the search bans
+anyway) are dropped on the host from each row's best ``candidates + len(bad_words)``, so a step
+asks the graph for its top-k and never brings the whole vocabulary back (only forced decoding and
+a row that must end score every word).
 """
 from __future__ import annotations
 
