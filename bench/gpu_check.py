@@ -490,7 +490,8 @@ def marian_long(args, bundle_dir: Path, ids, options, part: dict, sampler: Sampl
         pieces = translator.source_sp.encode(" ".join(lines[:400]))
         segment = translator.source_sp.decode(pieces[:args.long_tokens])
         started = time.perf_counter()
-        result = translator.translate_sentences([segment], translator.search_options(beam=4, max_length=args.max_length),
+        segment_options = translator.search_options(beam=4, max_length=args.max_length)
+        result = translator.translate_sentences([segment], segment_options,
                                                 text_options=TextOptions(protect_spans=False, restore_case=False,
                                                                          check_language=False))[0]
         long["segment"] = {"source_pieces": len(translator.source_sp.encode(segment)),

@@ -277,7 +277,8 @@ class OrtTransformerStepModel:
         outputs = binding.get_outputs()
         found = [o.numpy().reshape(n, -1) for o in outputs[:len(scores)]]
         attention = outputs[len(scores)].numpy().reshape(n, -1)
-        new_state: dict[str, Any] = dict(zip(self.state_names, outputs[len(scores) + 1:len(scores) + 1 + 2 * self.layers]))
+        cache = outputs[len(scores) + 1:len(scores) + 1 + 2 * self.layers]
+        new_state: dict[str, Any] = dict(zip(self.state_names, cache))
         if top:
             new_state[TOP_STATE] = outputs[-1].numpy().reshape(n, -1)
         return self._scores(found, candidates, new_state, attention)
