@@ -122,14 +122,18 @@ class DecoderLayer(nn.Module):
         values = torch.cat([past_v, a.split(a.v(x))], dim=3)
         weights = torch.softmax((q @ keys.transpose(-1, -2)) * a.scaling, dim=-1)
         x = self.self_norm(x + a.out(a.merge(weights @ values)))
+        # Cross-attention with a sentence's R rows as the queries of one product per head: q [B, H, R, E]
+        # against its keys [B, H, S, E]. (Read as [B, R, H, 1, E] against keys broadcast over R, the
+        # products cannot be one strided batch: ONNX Runtime's CUDA MatMul then builds a pointer per
+        # row and head on the host at every step.)
         c = self.cross_attn
-        q = c.split(c.q(x))  # [B, R, H, 1, E]
-        scores = (q @ cross_k.unsqueeze(1).transpose(-1, -2)) * c.scaling  # [B, R, H, 1, S]
-        scores = scores.masked_fill(~src_mask[:, None, None, None, :], float("-inf"))
-        cross = torch.softmax(scores, dim=-1)
-        x = self.cross_norm(x + c.out(c.merge(cross @ cross_v.unsqueeze(1))))
+        q = c.q(x).squeeze(2).unflatten(-1, (c.heads, c.head_dim)).transpose(1, 2)  # [B, H, R, E]
+        scores = (q @ cross_k.transpose(-1, -2)) * c.scaling  # [B, H, R, S]
+        cross = torch.softmax(scores.masked_fill(~src_mask[:, None, None, :], float("-inf")), dim=-1)
+        context = (cross @ cross_v).transpose(1, 2).flatten(-2).unsqueeze(2)  # [B, R, 1, D]
+        x = self.cross_norm(x + c.out(context))
         x = self.ffn_norm(x + self.ffn(x))
-        return x, keys, values, cross.squeeze(-2)
+        return x, keys, values, cross.transpose(1, 2)
 
 
 class MarianModel(nn.Module):
