@@ -125,6 +125,27 @@ def test_forced_decoding_runs_the_onnx_head_as_torch_computes_it(headed):
         np.testing.assert_allclose(f.reverse, reverse[row, :len(t) + 1, :len(s)], atol=1e-4)
 
 
+def test_forced_decoding_through_io_binding_equals_the_plain_run(headed):
+    """The bound path (the GPU's, here on the CPU provider) keeps the head's decoder states beside the
+    device-resident cache and cross keys: the same links and log-probabilities as a plain run."""
+    from worker.engine.bundle import load_bundle
+    from worker.engine.forced import force_decode
+    from worker.engine.transformer_step import OrtTransformerStepModel
+
+    engine = translator(headed.headed)
+    pairs = held_out(12)
+    sources = [[*engine.source_sp.encode(s), engine.model.special.eos] for s, _ in pairs]
+    targets = [engine.target_sp.encode(t) for _, t in pairs]
+    bundle = load_bundle(headed.headed)
+    found = {bound: force_decode(OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=bound),
+                                 sources, targets, max_sentences=5) for bound in (False, True)}
+    for plain, bound in zip(found[False], found[True], strict=True):
+        np.testing.assert_allclose(bound.guided, plain.guided, atol=1e-6)
+        np.testing.assert_allclose(bound.reverse, plain.reverse, atol=1e-6)
+        np.testing.assert_allclose(bound.token_log_probs, plain.token_log_probs, atol=1e-5)
+        np.testing.assert_allclose(bound.attention, plain.attention, atol=1e-6)
+
+
 def test_nmt_align_on_the_imported_bundle_prints_the_heads_links(headed, tmp_path):
     from nmt.links import pharaoh
     from worker.engine.forced import align_pairs, default_method

@@ -10,20 +10,44 @@ import onnxruntime as ort
 import pytest
 
 from worker.engine.bundle import BundleError, load_bundle
-from worker.engine.ort_model import CPU, CUDA, OrtStepModel, ProviderError, check_provider, gather_state_graph
+from worker.engine.ort_model import (CPU, CUDA, EOS_OUTPUT, OrtStepModel, ProviderError, bindable_step_graph,
+                                     check_provider, gather_graph)
 from worker.engine.search import SearchOptions, search_in_batches
 
 
 @pytest.mark.parametrize("elem_type, dtype", [("tensor(float)", np.float32), ("tensor(float16)", np.float16)])
-def test_gather_state_graph_passes_the_checker_and_gathers_rows(elem_type, dtype):
+@pytest.mark.parametrize("count, axis", [(1, 1), (3, 0)])
+def test_gather_graph_passes_the_checker_and_gathers_rows_of_every_tensor(elem_type, dtype, count, axis):
     import onnx
 
-    model = gather_state_graph(elem_type)
+    model = gather_graph(elem_type, count, axis, ("a", "b", "c"))
     onnx.checker.check_model(onnx.load_from_string(model), full_check=True)
     session = ort.InferenceSession(model, providers=[CPU])
-    state = np.arange(2 * 5 * 3, dtype=dtype).reshape(2, 5, 3)
-    index = np.array([4, 0, 0], dtype=np.int64)
-    np.testing.assert_array_equal(session.run(None, {"state": state, "index": index})[0], state[:, index])
+    states = [np.arange(2 * 5 * 3, dtype=dtype).reshape(2, 5, 3).swapaxes(0, axis).copy() + i for i in range(count)]
+    index = np.array([1, 0, 0], dtype=np.int64)
+    gathered = session.run(None, {**{f"state.{i}": s for i, s in enumerate(states)}, "index": index})
+    for state, got in zip(states, gathered, strict=True):
+        np.testing.assert_array_equal(got, np.take(state, index, axis=axis))
+
+
+def test_bindable_step_graph_returns_the_eos_column_beside_the_step_s_outputs(tiny_bundle):
+    """The rewritten step graph: every output as before, plus log_probs' eos column."""
+    bundle = load_bundle(tiny_bundle)
+    eos = bundle.special_ids.eos
+    plain = ort.InferenceSession(str(bundle.graph_path("decoder_step")), providers=[CPU])
+    rewritten = ort.InferenceSession(bindable_step_graph(bundle.graph_path("decoder_step"), eos, topk_input=False),
+                                     providers=[CPU])
+    model = OrtStepModel.from_bundle(bundle, "cpu")
+    encoded = model.encode(np.array([[5, 6, 7, 3], [8, 9, 3, 0]]), np.array([4, 3]))
+    feeds = {"prev_ids": np.full(2, bundle.special_ids.bos), "state": model.initial_state(encoded),
+             "annotations": encoded.annotations, "keys": encoded.keys, "src_mask": encoded.mask}
+    names = [o.name for o in plain.get_outputs()]
+    before = plain.run(names, feeds)
+    after = rewritten.run([*names, EOS_OUTPUT], feeds)
+    for a, b in zip(before, after[:-1], strict=True):
+        np.testing.assert_array_equal(a, b)
+    log_probs = before[names.index("log_probs")]
+    np.testing.assert_array_equal(after[-1], log_probs[..., eos:eos + 1])
 
 
 @pytest.mark.slow
@@ -60,6 +84,35 @@ def test_reorder_under_io_binding_gathers_the_state_without_a_host_copy(tiny_bun
 
 
 @pytest.mark.slow
+def test_under_io_binding_the_encoder_outputs_stay_where_written_and_select_gathers_them_there(tiny_bundle,
+                                                                                              monkeypatch):
+    """A step graph that groups beams: encode leaves annotations, keys and the first state in
+    OrtValues (only the mask is uploaded) and select keeps sentences without a host copy."""
+    bundle = load_bundle(tiny_bundle)
+    assert bundle.grouped_beams
+    model = OrtStepModel.from_bundle(bundle, "cpu", io_binding=True)
+    plain = OrtStepModel.from_bundle(bundle, "cpu", io_binding=False)
+    src, lengths = np.array([[5, 6, 7, 3], [8, 9, 3, 0], [10, 3, 0, 0]]), np.array([4, 3, 2])
+    encoded, want = model.encode(src, lengths), plain.encode(src, lengths)
+    assert encoded.host is None
+    assert all(isinstance(v, ort.OrtValue) for v in (encoded.annotations, encoded.keys, encoded.mask,
+                                                      encoded.init_state))
+    keep = np.array([2, 0], dtype=np.int64)
+
+    def no_host_copy(*args, **kwargs):
+        raise AssertionError("select copied the encoder outputs through the host")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ort.OrtValue, "numpy", no_host_copy)
+        patch.setattr(ort.OrtValue, "ortvalue_from_numpy", no_host_copy)
+        kept = model.select(model.expand(encoded, 4), keep)
+    expected = plain.select(plain.expand(want, 4), keep)
+    assert kept.repeats == 4
+    for name in ("annotations", "keys", "mask", "init_state"):
+        np.testing.assert_array_equal(getattr(kept, name).numpy(), getattr(expected, name))
+
+
+@pytest.mark.slow
 def test_corrupt_graph_with_matching_hashes_is_a_bundle_error_naming_the_file(tiny_bundle, tmp_path):
     broken = shutil.copytree(tiny_bundle, tmp_path / "broken")
     (broken / "decoder_step.onnx").write_bytes(b"\x00not an onnx graph\xff" * 64)
@@ -91,3 +144,34 @@ def test_thread_counts_reach_onnx_runtime(tiny_bundle):
     assert [s.get_session_options().intra_op_num_threads for s in (three.encoder, three.decoder)] == [3, 3]
     default = OrtStepModel.from_bundle(bundle, "cpu", threads=0)
     assert [s.get_session_options().intra_op_num_threads for s in (default.encoder, default.decoder)] == [0, 0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("io_binding", [False, True])
+def test_rows_at_their_length_limit_are_scored_from_eos_alone_as_over_the_whole_vocabulary(tiny_bundle, io_binding):
+    """The GRU family: a step where rows must end returns each row's eos log-probability beside the
+    top-k (``step(eos=True)``) rather than every row's whole vocabulary; the beams are the same."""
+    from worker.engine.search import EVERY, SearchOptions, beam_search
+
+    bundle = load_bundle(tiny_bundle)
+    apart = OrtStepModel.from_bundle(bundle, "cpu", io_binding=io_binding)
+    whole = OrtStepModel.from_bundle(bundle, "cpu", io_binding=io_binding)
+    whole.eos_scores = False
+    assert apart.topk >= 2 * 4 + 4, "the tiny bundle's step graph must offer a top-k for this test"
+    asked = {id(apart): [], id(whole): []}
+    for model in (apart, whole):
+        step = model.step
+
+        def recorded(*args, _step=step, _model=model, **kwargs):
+            asked[id(_model)].append(args[3])
+            return _step(*args, **kwargs)
+
+        model.step = recorded
+    sources = [[5, 6, 7, 3], [8, 3], [9, 10, 11, 12, 13, 3], [14, 3], [15, 16, 17, 5, 6, 7, 8, 3]]
+    for options in (SearchOptions(beam=4, n_best=3, max_len_a=0.5, max_len_b=1),
+                    SearchOptions(beam=4, max_len_a=0.0, max_len_b=3, free_forced_eos=True, min_len=5)):
+        found, want = beam_search(apart, sources, options), beam_search(whole, sources, options)
+        assert [[h.tokens for h in hyps] for hyps in found] == [[h.tokens for h in hyps] for hyps in want]
+        for got, ref in zip(found, want):
+            assert max(abs(g.score - w.score) for g, w in zip(got, ref)) < 1e-6
+    assert EVERY in asked[id(whole)] and EVERY not in asked[id(apart)]

@@ -110,3 +110,34 @@ def test_an_fp16_step_graph_decodes_through_the_binding_with_an_fp16_cache(bundl
     plain = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=False)
     expected = [h[0].tokens for h in beam_search(plain, sources, options)]
     assert sum(f == e for f, e in zip(found, expected)) >= 0.8 * len(sources)
+
+
+@pytest.mark.parametrize("io_binding", [False, True])
+def test_rows_at_their_length_limit_are_scored_from_eos_alone_as_over_the_whole_vocabulary(bundle, io_binding):
+    """Where rows must end, the step returns each row's eos log-probability beside the usual top-k
+    (``step(eos=True)``) instead of every row's whole vocabulary: the same hypotheses and scores."""
+    from worker.engine.search import EVERY, SearchOptions, beam_search
+    from worker.engine.transformer_step import OrtTransformerStepModel
+
+    apart = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=io_binding)
+    whole = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=io_binding)
+    whole.eos_scores = False  # the reference: a step with a row at its limit scores every word
+    asked = {id(apart): [], id(whole): []}
+    for model in (apart, whole):
+        step = model.step
+
+        def recorded(*args, _step=step, _model=model, **kwargs):
+            asked[id(_model)].append(args[3])
+            return _step(*args, **kwargs)
+
+        model.step = recorded
+    sources = _sources(bundle, 24)
+    for options in (SearchOptions(beam=4, n_best=2, max_len_a=0.5, max_len_b=2),
+                    SearchOptions(beam=3, max_len_a=0.0, max_len_b=4, free_forced_eos=True, length_penalty=1.0,
+                                  length_normalisation="length", stopping="best_k")):
+        found, want = beam_search(apart, sources, options), beam_search(whole, sources, options)
+        assert [[h.tokens for h in hyps] for hyps in found] == [[h.tokens for h in hyps] for hyps in want]
+        for got, ref in zip(found, want):
+            assert max(abs(g.score - w.score) for g, w in zip(got, ref)) < 1e-6
+            assert max(abs(g.log_prob - w.log_prob) for g, w in zip(got, ref)) < 1e-5
+    assert EVERY in asked[id(whole)] and EVERY not in asked[id(apart)]

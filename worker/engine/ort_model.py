@@ -4,9 +4,11 @@ Providers: ``cpu``, ``cuda`` or ``auto``. ONNX Runtime falls back to the CPU sil
 CUDA provider cannot load, so the provider that actually runs is read back from the session
 (``check_provider``): ``cuda`` requested but not running is a ``ProviderError``. A graph that
 does not load is a ``BundleError`` naming the file. With IO binding (always on CUDA),
-annotations, keys and the mask are uploaded once per batch (and again when ``select`` drops
-sentences); the decoder state stays on the device between steps, reordered there by a one-node
-Gather graph; only log-probabilities and attention rows come back to the host.
+annotations, keys and the first state stay on the device where the encoder wrote them and the mask
+is uploaded once per batch (a step graph that groups beams; ``select`` gathers them there when
+sentences finish; older graphs repeat them per row on the host and upload them again); the
+decoder state stays on the device between steps, reordered there by a one-node Gather graph; only
+log-probabilities (each row's candidates) and attention rows come back to the host.
 
 Encoder outputs per sentence: a bundle whose step graph groups beams (``Bundle.grouped_beams``)
 reads annotations, keys and mask once per sentence for its K adjacent decoder rows, so a beam
@@ -45,7 +47,7 @@ class OrtEncoded:
     keys: Any  # float [B or N, S, A]
     mask: Any  # bool [B or N, S]
     init_state: Any  # float [L, B, D]: the decoder's first state, one row per sentence
-    host: "OrtEncoded | None" = None  # with IO binding: the same arrays on the host, for select()
+    host: "OrtEncoded | None" = None  # with IO binding, older step graphs: the same arrays on the host, for select()
     repeats: int = 1  # K
     # with a lexical shortlist: the shortlist step graph's inputs for the batch's V' candidate ids,
     # and float32 [B or N, V']: 0 for each sentence's own candidates, -inf for the others
@@ -89,29 +91,61 @@ def check_provider(requested: str, session: ort.InferenceSession) -> str:
     return running
 
 
-def load_session(path: Path | bytes, options: ort.SessionOptions, providers: list[str]) -> ort.InferenceSession:
-    """An InferenceSession over a graph file (or a serialized graph); a graph ONNX Runtime cannot load
-    (corrupt, unknown operator) is a ``BundleError`` naming the file."""
+def load_session(graph: Path | bytes, options: ort.SessionOptions, providers: list[str],
+                 name: str | None = None) -> ort.InferenceSession:
+    """An InferenceSession over a graph file, or a serialized graph rewritten from the file ``name``;
+    a graph ONNX Runtime cannot load (corrupt, unknown operator) is a ``BundleError`` naming the file."""
     try:
-        return ort.InferenceSession(path if isinstance(path, bytes) else str(path), options, providers=providers)
+        return ort.InferenceSession(graph if isinstance(graph, bytes) else str(graph), options, providers=providers)
     except Exception as exc:  # onnxruntime raises its own exception types
-        name = "a rewritten step graph" if isinstance(path, bytes) else Path(path).name
-        raise BundleError(f"cannot load graph {name}: {exc}") from None
+        shown = name or (Path(graph).name if not isinstance(graph, bytes) else "a serialized graph")
+        raise BundleError(f"cannot load graph {shown}: {exc}") from None
 
 
-def gather_state_graph(elem_type: str) -> bytes:
-    """Serialized ONNX model: ``Gather(state [L, N, D], index int64 [M], axis=1) -> gathered [L, M, D]``;
-    ``elem_type`` is the state's ONNX Runtime type, e.g. ``tensor(float)``. IR version 10, opset 18:
-    what onnxruntime >= 1.20 loads."""
+# The output that ``bindable_step_graph`` adds to a step graph: each row's log-probability of eos.
+EOS_OUTPUT = "eos_log_prob"
+_ELEM = {"tensor(float)": 1, "tensor(bool)": 9, "tensor(float16)": 10, "tensor(double)": 11}  # ONNX data types
+
+
+def bindable_step_graph(path: Path, eos: int, topk_input: bool) -> bytes:
+    """The step graph at ``path``, serialized, as IO binding runs it.
+
+    - ``EOS_OUTPUT`` float [..., 1] (the type of ``log_probs``): ``log_probs``' column ``eos``, so a row
+      that must end is scored without bringing the whole vocabulary back to the host.
+    - ``topk_input``: an overridable ``topk`` initializer (int64 [1]) becomes an input of the same
+      name, since IO binding cannot bind an initializer.
+    """
+    import onnx
+    from onnx import helper, numpy_helper
+
+    proto = onnx.load(str(path))
+    graph = proto.graph
+    if topk_input and any(init.name == TOPK_INPUT for init in graph.initializer):
+        kept = [init for init in graph.initializer if init.name != TOPK_INPUT]
+        del graph.initializer[:]
+        graph.initializer.extend(kept)
+        if TOPK_INPUT not in {i.name for i in graph.input}:
+            graph.input.extend([helper.make_tensor_value_info(TOPK_INPUT, onnx.TensorProto.INT64, [1])])
+    log_probs = next(o for o in graph.output if o.name == "log_probs")
+    graph.initializer.append(numpy_helper.from_array(np.array([eos], dtype=np.int64), f"{EOS_OUTPUT}.index"))
+    graph.node.append(helper.make_node("Gather", ["log_probs", f"{EOS_OUTPUT}.index"], [EOS_OUTPUT], axis=-1))
+    graph.output.append(helper.make_tensor_value_info(EOS_OUTPUT, log_probs.type.tensor_type.elem_type, None))
+    return proto.SerializeToString()
+
+
+def gather_graph(elem_type: str, count: int, axis: int, dims: tuple[str, ...]) -> bytes:
+    """Serialized ONNX model: ``Gather(state.i [dims], index int64 [M], axis) -> gathered.i`` (dimension
+    ``axis`` of M) for each i < ``count``, in one run; ``elem_type`` is ONNX Runtime's type of the
+    tensors, e.g. ``tensor(float)``. IR version 10, opset 18: what onnxruntime >= 1.20 loads."""
     from onnx import TensorProto, helper
 
-    elem = {"tensor(float)": TensorProto.FLOAT, "tensor(float16)": TensorProto.FLOAT16,
-            "tensor(double)": TensorProto.DOUBLE}[elem_type]
+    kept = [*dims[:axis], "kept", *dims[axis + 1:]]
     graph = helper.make_graph(
-        [helper.make_node("Gather", ["state", "index"], ["gathered"], axis=1)], "gather_state",
-        [helper.make_tensor_value_info("state", elem, ["layers", "rows", "hidden"]),
+        [helper.make_node("Gather", [f"state.{i}", "index"], [f"gathered.{i}"], axis=axis) for i in range(count)],
+        "gather_state",
+        [*(helper.make_tensor_value_info(f"state.{i}", _ELEM[elem_type], list(dims)) for i in range(count)),
          helper.make_tensor_value_info("index", TensorProto.INT64, ["kept"])],
-        [helper.make_tensor_value_info("gathered", elem, ["layers", "kept", "hidden"])])
+        [helper.make_tensor_value_info(f"gathered.{i}", _ELEM[elem_type], kept) for i in range(count)])
     return helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
 
 
@@ -126,17 +160,20 @@ class OrtStepModel:
         options = session_options(threads)
         providers = providers_for(provider)
         self.encoder = load_session(encoder_path, options, providers)
-        self.decoder = load_session(decoder_path, options, providers)
+        self.device = "cuda" if check_provider(provider, self.encoder) == CUDA else "cpu"
+        self.io_binding = self.device == "cuda" if io_binding is None else io_binding
+        # With IO binding the step graph also returns each row's eos log-probability (``step(eos=True)``).
+        self.decoder = load_session(bindable_step_graph(decoder_path, special.eos, topk_input=False)
+                                    if self.io_binding else decoder_path, options, providers, Path(decoder_path).name)
+        self.provider = check_provider(provider, self.decoder)
         # The guided-alignment head, if the bundle has one: forced decoding reads links from it.
         self.aligner = load_session(aligner_path, options, providers) if aligner_path else None
-        check_provider(provider, self.encoder)
-        self.provider = check_provider(provider, self.decoder)
-        self.device = "cuda" if self.provider == CUDA else "cpu"
-        self.io_binding = self.device == "cuda" if io_binding is None else io_binding
         self.gather = None  # with IO binding: reorders the state where it lives
+        self.options, self.providers = options, providers
+        self.gathers: dict[tuple[str, int, int], ort.InferenceSession] = {}  # ``select`` on the device
         if self.io_binding:
             state_type = next(i.type for i in self.decoder.get_inputs() if i.name == "state")
-            self.gather = ort.InferenceSession(gather_state_graph(state_type), options,
+            self.gather = ort.InferenceSession(gather_graph(state_type, 1, 1, ("layers", "rows", "hidden")), options,
                                                providers=providers)
         # A step graph may take the candidate count per run ("topk", an overridable initializer,
         # so readers that do not know it still see the same inputs) or have a fixed count. IO binding cannot bind an initializer: it runs with the default count.
@@ -159,6 +196,9 @@ class OrtStepModel:
             self.shortlist_step = ShortlistStep.of(Path(decoder_path))
             self.shortlist_step.check(self.shortlist)
             self.shortlist_decoder = ort.InferenceSession(self.shortlist_step.graph, options, providers=providers)
+        # ``step(eos=True)`` scores eos for every row beside the candidates (not on a shortlist,
+        # whose candidate sets are small enough to score whole)
+        self.eos_scores = self.shortlist is None
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0,
@@ -175,14 +215,30 @@ class OrtStepModel:
                    special=bundle.special_ids)
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
-        annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
         mask = np.arange(src.shape[1])[None, :] < lengths[:, None]
+        if self.io_binding and self.grouped_beams:
+            return self._encode_bound(src, lengths, mask)
+        annotations, keys, init_state = self.encoder.run(None, {"src_ids": src, "src_lengths": lengths})
         vocab = vocab_mask = None
         if self.shortlist is not None:
             own = [self.shortlist.candidates(row[:length]) for row, length in zip(src, lengths)]
             ids = np.unique(np.concatenate(own))
             vocab, vocab_mask = self.shortlist_step.inputs(ids), ShortlistStep.mask(ids, own)
         return self._place(OrtEncoded(annotations, keys, mask, init_state, vocab=vocab, vocab_mask=vocab_mask))
+
+    def _encode_bound(self, src: np.ndarray, lengths: np.ndarray, mask: np.ndarray) -> OrtEncoded:
+        """``encode`` with IO binding and a step graph that groups beams: annotations, keys and the
+        first state stay on the device where the encoder wrote them (no ``host`` copy; ``select``
+        gathers them there), the mask is uploaded."""
+        binding = self.encoder.io_binding()
+        binding.bind_cpu_input("src_ids", np.ascontiguousarray(src, dtype=np.int64))
+        binding.bind_cpu_input("src_lengths", np.ascontiguousarray(lengths, dtype=np.int64))
+        names = [o.name for o in self.encoder.get_outputs()]  # annotations, keys, init_state
+        for name in names:
+            binding.bind_output(name, self.device)
+        self.encoder.run_with_iobinding(binding)
+        annotations, keys, init_state = binding.get_outputs()
+        return OrtEncoded(annotations, keys, self._to_device(mask), init_state)
 
     def expand(self, encoded: OrtEncoded, repeats: int) -> OrtEncoded:
         """K = ``repeats`` decoder rows per sentence from now on. A step graph that groups beams
@@ -199,8 +255,12 @@ class OrtStepModel:
                                       np.repeat(host.vocab_mask, repeats, 0)))
 
     def select(self, encoded: OrtEncoded, sentences: np.ndarray) -> OrtEncoded:
-        """Keep ``sentences`` (positions in the batch) with their rows: selected on the host,
-        uploaded again with IO binding."""
+        """Keep ``sentences`` (positions in the batch) with their rows: gathered on the device when
+        the encoder's outputs live there, else selected on the host (and uploaded again with IO binding)."""
+        if self.io_binding and encoded.host is None:
+            return OrtEncoded(self._gather(encoded.annotations, sentences, 0), self._gather(encoded.keys, sentences, 0),
+                              self._gather(encoded.mask, sentences, 0), self._gather(encoded.init_state, sentences, 1),
+                              repeats=encoded.repeats)
         host = encoded.host or encoded
         rows = sentences
         if not self.grouped_beams and encoded.repeats > 1:
@@ -208,6 +268,22 @@ class OrtStepModel:
         return self._place(OrtEncoded(host.annotations[rows], host.keys[rows], host.mask[rows],
                                       host.init_state[:, sentences], repeats=encoded.repeats, vocab=host.vocab,
                                       vocab_mask=None if host.vocab_mask is None else host.vocab_mask[rows]))
+
+    def _gather(self, value: ort.OrtValue, index: np.ndarray, axis: int) -> ort.OrtValue:
+        """Rows ``index`` along ``axis`` of a device tensor, gathered there (a one-node graph per
+        type, axis and rank, made on first use)."""
+        key = (value.data_type(), axis, len(value.shape()))
+        if key not in self.gathers:
+            dims = tuple(f"d{i}" for i in range(key[2]))
+            self.gathers[key] = ort.InferenceSession(gather_graph(key[0], 1, axis, dims), self.options,
+                                                     providers=self.providers)
+        session = self.gathers[key]
+        binding = session.io_binding()
+        binding.bind_ortvalue_input("state.0", value)
+        binding.bind_cpu_input("index", np.ascontiguousarray(index, dtype=np.int64))
+        binding.bind_output("gathered.0", self.device)
+        session.run_with_iobinding(binding)
+        return binding.get_outputs()[0]
 
     def _place(self, host: OrtEncoded) -> OrtEncoded:
         if not self.io_binding:
@@ -218,10 +294,12 @@ class OrtStepModel:
     def initial_state(self, encoded: OrtEncoded) -> Any:
         return encoded.init_state
 
-    def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded, candidates: int = 0) -> StepScores:
+    def step(self, prev_ids: np.ndarray, state: Any, encoded: OrtEncoded, candidates: int = 0,
+             eos: bool = False) -> StepScores:
         """One decoder step: log-probs of the best ``candidates`` tokens per row (at least that many;
         more from graphs with a fixed count), or over the whole vocabulary when 0 (and ``EVERY``
-        without a shortlist). With a shortlist, a count or ``EVERY`` draws each row's candidates
+        without a shortlist); ``eos``: also each row's eos log-probability (``StepScores.eos``).
+        With a shortlist, a count or ``EVERY`` draws each row's candidates
         from its sentence's own (``worker.shortlist``), projected in the shortlist step graph
         (``worker.shortlist_graph``); 0 still scores the whole vocabulary (forced decoding)."""
         if candidates and encoded.vocab is not None and self.shortlist_decoder is not None:
@@ -235,7 +313,8 @@ class OrtStepModel:
             return StepScores(values, ids, new_state, attention)
         candidates = max(candidates, 0)  # EVERY is the whole vocabulary here
         scores = ["log_probs"] if not candidates or not self.topk else ["topk_log_probs", "topk_ids"]
-        names = [*scores, "new_state", "attention"]
+        eos_from = ([] if not eos or len(scores) == 1 else ["log_probs"] if not self.io_binding else [EOS_OUTPUT])
+        names = [*scores, "new_state", "attention", *eos_from]
         extra = {TOPK_INPUT: np.array([candidates], dtype=np.int64)} if len(scores) == 2 and self.topk_input else {}
         if not self.io_binding:
             outputs = self.decoder.run(names, {
@@ -255,8 +334,12 @@ class OrtStepModel:
             outputs = binding.get_outputs()
             outputs = [o if n == "new_state" else o.numpy() for n, o in zip(names, outputs)]
         if len(scores) == 1:
-            return StepScores(outputs[0], None, outputs[1], outputs[2])
-        return StepScores(outputs[0], outputs[1], outputs[2], outputs[3])
+            eos_scores = outputs[0][:, self.special.eos] if eos else None
+            return StepScores(outputs[0], None, outputs[1], outputs[2], eos_scores)
+        eos_scores = None
+        if eos_from:  # the whole log_probs (no IO binding) or the bound graph's eos column
+            eos_scores = outputs[4].reshape(len(prev_ids), -1)[:, self.special.eos if eos_from == ["log_probs"] else 0]
+        return StepScores(outputs[0], outputs[1], outputs[2], outputs[3], eos_scores)
 
     def top_state(self, state: Any) -> np.ndarray:
         """The top layer of a step's state on the host: float32 [N, D]."""
@@ -273,8 +356,9 @@ class OrtStepModel:
         if self.aligner is None:
             raise BundleError("this bundle has no alignment head (export it from a checkpoint made by nmt train-aligner)")
         host = encoded.host or encoded
+        on_host = (lambda x: x if isinstance(x, np.ndarray) else x.numpy())  # noqa: E731 - device-resident encodings
         alignment, *reverse = self.aligner.run(None, {
-            "annotations": np.asarray(host.annotations, dtype=np.float32), "src_mask": host.mask,
+            "annotations": np.asarray(on_host(host.annotations), dtype=np.float32), "src_mask": on_host(host.mask),
             "states": np.asarray(states, dtype=np.float32), "target_ids": target_ids,
             "attention": np.asarray(attention, dtype=np.float32)})
         return alignment, (reverse[0] if reverse else None)
@@ -285,9 +369,9 @@ class OrtStepModel:
         if not self.io_binding:
             return state[:, index]
         binding = self.gather.io_binding()
-        binding.bind_ortvalue_input("state", state)
+        binding.bind_ortvalue_input("state.0", state)
         binding.bind_cpu_input("index", np.ascontiguousarray(index, dtype=np.int64))
-        binding.bind_output("gathered", self.device)
+        binding.bind_output("gathered.0", self.device)
         self.gather.run_with_iobinding(binding)
         return binding.get_outputs()[0]
 

@@ -100,13 +100,17 @@ class StepScores(NamedTuple):
     ids: np.ndarray | None  # int64 [N, C]: token ids of the candidates; None: column index is the id
     state: Any
     attention: np.ndarray  # float [N, S]
+    eos: np.ndarray | None = None  # float [N]: each row's eos log-probability, when asked (``step(eos=True)``)
 
 
 class StepModel(Protocol):
     """What the search needs from a model. ``Encoded`` and ``State`` are opaque to the search.
 
     ``topk`` is the most best-first candidates per row ``step`` can return (0: it always returns
-    the full vocabulary).
+    the full vocabulary). A model whose ``eos_scores`` is true takes ``step(..., eos=True)`` and then
+    also returns each row's eos log-probability: a row at its length limit, which may only end, is
+    scored from it, and the other rows of that step still get just their best candidates (a model
+    without it scores the whole vocabulary of every row at such a step).
     """
 
     topk: int
@@ -195,15 +199,23 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
     n_finished = np.zeros(batch, dtype=np.int64)
     history = np.zeros((batch, 1, 0), dtype=np.int64)  # [sentences, rows per sentence, t]: for n-gram blocking
     best_k = options.stopping == "best_k" and k > 1  # beam 1 stays greedy decoding
+    wanted = 0 if topk < 2 * k + 4 else 2 * k + 4
+    eos_apart = bool(getattr(model, "eos_scores", False)) and wanted > 0
 
     for t in range(steps):
         n, rows_per = scores.shape
         # (2) one step for all live rows: each row's best 2K + 4 candidates (the best 2K of a
         # sentence survive even when pad, bos, unk and eos are banned), or the whole vocabulary
-        # when a row must end (eos may be outside its best) or the model offers fewer candidates.
+        # when the model offers fewer candidates. A row that must end (eos may be outside its
+        # best) reads eos's own log-probability, or where the model cannot give it apart, the
+        # step scores the whole vocabulary.
         at_limit = t >= max_lens[active]
-        candidates = EVERY if at_limit.any() else 0 if topk < 2 * k + 4 else 2 * k + 4
-        scores_t = model.step(prev, state, encoded, candidates)
+        if not at_limit.any():
+            scores_t = model.step(prev, state, encoded, wanted)
+        elif eos_apart:
+            scores_t = model.step(prev, state, encoded, wanted, eos=True)
+        else:
+            scores_t = model.step(prev, state, encoded, EVERY)
         state = scores_t.state
         values = scores_t.log_probs.astype(np.float64).reshape(n, rows_per, -1)
         width_c = values.shape[-1]
@@ -218,7 +230,14 @@ def beam_search(model: StepModel, sources: Sequence[Sequence[int]], options: Sea
         values = np.where(banned, -np.inf, values)
         if options.no_repeat_ngram and t >= options.no_repeat_ngram:
             values = _block_repeats(values, ids, history, options.no_repeat_ngram)
-        if at_limit.any():  # only eos may follow (at no cost where the reference forces it so)
+        if at_limit.any() and scores_t.eos is not None and scores_t.ids is not None:
+            # only eos may follow (at no cost where the reference forces it so): each such row's
+            # one candidate is eos, in its first column
+            forced = 0.0 if options.free_forced_eos else scores_t.eos.astype(np.float64).reshape(n, rows_per)[at_limit]
+            values[at_limit] = -np.inf
+            values[at_limit, :, 0] = forced
+            ids[at_limit, :, 0] = special.eos
+        elif at_limit.any():  # the same over the whole vocabulary
             forced = 0.0 if options.free_forced_eos else values[at_limit]
             values[at_limit] = np.where(ids[0 if scores_t.ids is None else at_limit] == special.eos, forced, -np.inf)
 

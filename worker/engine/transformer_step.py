@@ -8,16 +8,16 @@ rows of its beam (the step graph takes rows grouped as [B, K]). Every layer has 
 sentences, K rows per sentence (N = B * K), S source length, T target steps so far, H heads, E head
 size, V vocabulary.
 
-With IO binding (always on CUDA), the cross keys and values and the mask are uploaded once per
-batch (and again when ``select`` drops sentences), the cache stays on the device between steps and
-is reordered there by one Gather graph over all its tensors; only the scores and attention rows
-come back to the host. A tensor on the device is read as [B, K, ...] by the step and as [N, ...] by
+With IO binding (always on CUDA), the cross keys and values stay on the device where the encoder
+wrote them (gathered there when ``select`` drops sentences), the mask is uploaded once per batch,
+the cache stays on the device between steps and is reordered there by one Gather graph over all
+its tensors; only the scores and attention rows come back to the host. A tensor on the device is read as [B, K, ...] by the step and as [N, ...] by
 the reorder without a copy: both bind its one buffer with the shape they need.
 
 Bad words (the generation config's ``bad_words_ids`` other than ``<pad>``, which the search bans
 anyway) are dropped on the host from each row's best ``candidates + len(bad_words)``, so a step
-asks the graph for its top-k and never brings the whole vocabulary back (only forced decoding and
-a row that must end score every word).
+asks the graph for its top-k and never brings the whole vocabulary back (only forced decoding
+does; a row that must end reads eos's own log-probability, ``step(eos=True)``).
 """
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ import numpy as np
 import onnxruntime as ort
 
 from .bundle import ALIGNER, TOPK_INPUT, Bundle, BundleError, SpecialIds, layer_names, transformer_interface
-from .ort_model import CUDA, check_provider, load_session, providers_for, session_options
+from .ort_model import (CUDA, EOS_OUTPUT, bindable_step_graph, check_provider, gather_graph, load_session,
+                        providers_for, session_options)
 from .search import EVERY, StepScores
 from .shortlist import Shortlist
 from .shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
@@ -42,7 +43,7 @@ TOP_STATE = "hidden"
 @dataclass(frozen=True)
 class TransformerEncoded:
     """An encoded batch: each decoder layer's cross keys and values float [B, H, S, E] (in the step
-    graph's input order); mask bool [B, S]."""
+    graph's input order; empty with IO binding, where ``bound`` holds them); mask bool [B, S]."""
 
     cross: tuple[np.ndarray, ...]
     mask: np.ndarray
@@ -54,37 +55,6 @@ class TransformerEncoded:
     memory: np.ndarray | None = None  # float [B, S, D], the encoder output: the alignment head's keys, if any
     # with IO binding: cross (in order), then mask, as OrtValues on the binding device
     bound: tuple[Any, ...] = field(default=(), compare=False)
-
-
-def reorder_graph(elem_type: str, count: int) -> bytes:
-    """Serialized ONNX model: ``Gather(state.i [N, H, T, E], index int64 [M], axis=0) -> gathered.i
-    [M, H, T, E]`` for i < ``count``, in one run; ``elem_type`` is ONNX Runtime's type of the cache
-    (``tensor(float)`` or ``tensor(float16)``). IR version 10, opset 18."""
-    from onnx import TensorProto, helper
-
-    elem = {"tensor(float)": TensorProto.FLOAT, "tensor(float16)": TensorProto.FLOAT16}[elem_type]
-    dims = ["rows", "heads", "steps", "head_dim"]
-    graph = helper.make_graph(
-        [helper.make_node("Gather", [f"state.{i}", "index"], [f"gathered.{i}"], axis=0) for i in range(count)],
-        "reorder_cache",
-        [*(helper.make_tensor_value_info(f"state.{i}", elem, dims) for i in range(count)),
-         helper.make_tensor_value_info("index", TensorProto.INT64, ["kept"])],
-        [helper.make_tensor_value_info(f"gathered.{i}", elem, ["kept", *dims[1:]]) for i in range(count)])
-    return helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
-
-
-def topk_as_input(path) -> bytes:
-    """The step graph at ``path``, serialized, with its overridable ``topk`` initializer (int64 [1])
-    turned into an input of the same name: what IO binding can bind."""
-    import onnx
-
-    proto = onnx.load(str(path))
-    kept = [init for init in proto.graph.initializer if init.name != TOPK_INPUT]
-    del proto.graph.initializer[:]
-    proto.graph.initializer.extend(kept)
-    if TOPK_INPUT not in {i.name for i in proto.graph.input}:
-        proto.graph.input.extend([onnx.helper.make_tensor_value_info(TOPK_INPUT, onnx.TensorProto.INT64, [1])])
-    return proto.SerializeToString()
 
 
 def without_bad_words(values: np.ndarray, ids: np.ndarray, bad: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:
@@ -103,32 +73,40 @@ class OrtTransformerStepModel:
         options = session_options(threads)
         providers = providers_for(provider)
         self.encoder = load_session(bundle.graph_path("encoder"), options, providers)
-        self.decoder = load_session(bundle.graph_path("decoder_step"), options, providers)
-        check_provider(provider, self.encoder)
-        self.provider = check_provider(provider, self.decoder)
-        self.device = "cuda" if self.provider == CUDA else "cpu"
+        self.device = "cuda" if check_provider(provider, self.encoder) == CUDA else "cpu"
         self.io_binding = self.device == "cuda" if io_binding is None else io_binding
-        if self.io_binding and TOPK_INPUT in {i.name for i in self.decoder.get_overridable_initializers()}:
-            # IO binding cannot bind an initializer: the count becomes an input of the step graph
-            self.decoder = load_session(topk_as_input(bundle.graph_path("decoder_step")), options, providers)
+        # With IO binding the step graph takes its top-k count as an input and also returns each
+        # row's eos log-probability (``bindable_step_graph``): one session, loaded once.
+        step_path = bundle.graph_path("decoder_step")
+        self.decoder = load_session(bindable_step_graph(step_path, self.special.eos, topk_input=True)
+                                    if self.io_binding else step_path, options, providers, step_path.name)
+        self.provider = check_provider(provider, self.decoder)
         outputs = {o.name: o for o in self.decoder.get_outputs()}
         self.vocab_size = int(outputs["log_probs"].shape[-1])
         self.topk_input = TOPK_INPUT in {i.name for i in (*self.decoder.get_overridable_initializers(),
                                                           *self.decoder.get_inputs())}
         self.topk = self.vocab_size if self.topk_input else 0
-        self.layers = sum(name.startswith("self_keys.") for name in (i.name for i in self.decoder.get_inputs()))
-        cache = next(i for i in self.decoder.get_inputs() if i.name == "self_keys.0").shape
-        self.heads, self.head_dim = int(cache[2]), int(cache[4])
+        inputs = {i.name: i for i in self.decoder.get_inputs()}
+        self.layers = sum(name.startswith("self_keys.") for name in inputs)
+        cache = inputs["self_keys.0"]
+        self.heads, self.head_dim = int(cache.shape[2]), int(cache.shape[4])
         self.names = transformer_interface(self.layers)
+        self.cross_names = self.names["step_inputs"][2:2 + 2 * self.layers]  # per layer: cross keys, values
         self.state_names = layer_names("self", self.layers)
         self.new_state_names = layer_names("new_self", self.layers)
         self.bad_words = np.array(sorted(bundle.manifest.get("bad_words", ())), dtype=np.int64)
-        cache_type = next(i.type for i in self.decoder.get_inputs() if i.name == "self_keys.0")
-        self.cache_dtype = np.float16 if cache_type == "tensor(float16)" else np.float32
-        self.reorderer = None  # with IO binding: reorders the cache where it lives
+        self.cache_dtype = np.float16 if cache.type == "tensor(float16)" else np.float32
+        # with IO binding: the cache reordered, and the cross keys and values of the sentences kept,
+        # where they live
+        self.reorderer = self.cross_gather = None
         if self.io_binding:
-            self.reorderer = ort.InferenceSession(reorder_graph(cache_type, 2 * self.layers), options,
-                                                  providers=providers)
+            self.reorderer = ort.InferenceSession(
+                gather_graph(cache.type, 2 * self.layers, 0, ("rows", "heads", "steps", "head_dim")), options,
+                providers=providers)
+            cross = inputs[self.cross_names[0]].type
+            self.cross_gather = ort.InferenceSession(
+                gather_graph(cross, 2 * self.layers, 0, ("batch", "heads", "src_len", "head_dim")), options,
+                providers=providers)
         self.max_steps = int(bundle.manifest.get("max_positions", 0)) or None
         # The alignment head, if the bundle has one (nmt train-aligner --bundle): forced decoding reads links from it.
         self.aligner = None
@@ -144,6 +122,9 @@ class OrtTransformerStepModel:
             self.shortlist_step = ShortlistStep.of(bundle.graph_path("decoder_step"))
             self.shortlist_step.check(shortlist)
             self.shortlist_decoder = ort.InferenceSession(self.shortlist_step.graph, options, providers=providers)
+        # ``step(eos=True)`` scores eos for every row beside the candidates (not on a shortlist,
+        # whose candidate sets are small enough to score whole)
+        self.eos_scores = self.shortlist is None
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0, shortlist: bool = False,
@@ -159,54 +140,76 @@ class OrtTransformerStepModel:
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> TransformerEncoded:
         if self.max_steps and src.shape[1] > self.max_steps:
             raise BundleError(f"source of {src.shape[1]} tokens exceeds the model's {self.max_steps} positions")
+        mask = np.arange(src.shape[1])[None, :] < lengths[:, None]
+        if self.io_binding:
+            return self._encode_bound(src, lengths, mask)
         head = self.aligner is not None  # memory: what the alignment head reads of the source
         cross = self.encoder.run(list(self.names["encoder_outputs"][0 if head else 1:]),
                                  {"src_ids": src, "src_lengths": lengths})
         memory, cross = (cross[0], cross[1:]) if head else (None, cross)
-        mask = np.arange(src.shape[1])[None, :] < lengths[:, None]
         vocab = vocab_mask = None
         if self.shortlist is not None:  # each sentence's own candidates, from its ids without padding
             own = [np.setdiff1d(self.shortlist.candidates(row[:length]), self.never, assume_unique=True)
                    for row, length in zip(src, lengths)]
             ids = np.unique(np.concatenate(own))
             vocab, vocab_mask = self.shortlist_step.inputs(ids), ShortlistStep.mask(ids, own)
-        return self._place(TransformerEncoded(tuple(cross), mask, vocab=vocab, vocab_mask=vocab_mask, memory=memory))
+        return TransformerEncoded(tuple(cross), mask, vocab=vocab, vocab_mask=vocab_mask, memory=memory)
+
+    def _encode_bound(self, src: np.ndarray, lengths: np.ndarray, mask: np.ndarray) -> TransformerEncoded:
+        """``encode`` with IO binding: the cross keys and values stay where the encoder wrote them
+        (``bound``; ``cross`` is empty), the mask is uploaded, the memory (alignment head) comes back."""
+        binding = self.encoder.io_binding()
+        binding.bind_cpu_input("src_ids", np.ascontiguousarray(src, dtype=np.int64))
+        binding.bind_cpu_input("src_lengths", np.ascontiguousarray(lengths, dtype=np.int64))
+        head = self.aligner is not None
+        names = list(self.names["encoder_outputs"][0 if head else 1:])
+        for name in names:
+            binding.bind_output(name, "cpu" if name == "memory" else self.device)
+        self.encoder.run_with_iobinding(binding)
+        outputs = binding.get_outputs()
+        memory = outputs[0].numpy() if head else None
+        return TransformerEncoded((), mask, memory=memory, bound=(*outputs[1 if head else 0:], self._upload(mask)))
+
+    def _upload(self, array: np.ndarray) -> Any:
+        return ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array), self.device, 0)
 
     def expand(self, encoded: TransformerEncoded, repeats: int) -> TransformerEncoded:
         return replace(encoded, repeats=repeats)  # the step graph reads each sentence's once for its K rows
 
     def select(self, encoded: TransformerEncoded, sentences: np.ndarray) -> TransformerEncoded:
         """Keep ``sentences``: their cross keys and values, mask and shortlist mask rows (the batch's
-        candidate ids stay: a candidate only the dropped sentences had is -inf in every kept row)."""
-        return self._place(replace(
-            encoded, cross=tuple(c[sentences] for c in encoded.cross), mask=encoded.mask[sentences],
-            vocab_mask=None if encoded.vocab_mask is None else encoded.vocab_mask[sentences],
-            memory=None if encoded.memory is None else encoded.memory[sentences]))
-
-    def _place(self, encoded: TransformerEncoded) -> TransformerEncoded:
-        """With IO binding: the cross keys and values and the mask uploaded to the binding device."""
+        candidate ids stay: a candidate only the dropped sentences had is -inf in every kept row).
+        With IO binding the cross keys and values are gathered where they live."""
+        kept = replace(encoded, mask=encoded.mask[sentences],
+                       vocab_mask=None if encoded.vocab_mask is None else encoded.vocab_mask[sentences],
+                       memory=None if encoded.memory is None else encoded.memory[sentences])
         if not self.io_binding:
-            return encoded
-        upload = [*encoded.cross, encoded.mask]
-        return replace(encoded, bound=tuple(ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(a), self.device, 0)
-                                            for a in upload))
+            return replace(kept, cross=tuple(c[sentences] for c in encoded.cross))
+        binding = self.cross_gather.io_binding()
+        for i, value in enumerate(encoded.bound[:-1]):
+            binding.bind_ortvalue_input(f"state.{i}", value)
+            binding.bind_output(f"gathered.{i}", self.device)
+        binding.bind_cpu_input("index", np.ascontiguousarray(sentences, dtype=np.int64))
+        self.cross_gather.run_with_iobinding(binding)
+        return replace(kept, bound=(*binding.get_outputs(), self._upload(kept.mask)))
 
     def initial_state(self, encoded: TransformerEncoded) -> dict[str, np.ndarray]:
         empty = np.zeros((encoded.mask.shape[0], self.heads, 0, self.head_dim), dtype=self.cache_dtype)
         return {name: empty for name in self.state_names}
 
     def step(self, prev_ids: np.ndarray, state: dict[str, np.ndarray], encoded: TransformerEncoded,
-             candidates: int = 0) -> StepScores:
-        """prev_ids int64 [N] -> the best ``candidates`` tokens per row (all when 0 or ``EVERY``).
+             candidates: int = 0, eos: bool = False) -> StepScores:
+        """prev_ids int64 [N] -> the best ``candidates`` tokens per row (all when 0 or ``EVERY``);
+        ``eos``: also each row's eos log-probability (``StepScores.eos``, float [N]).
         With a shortlist, a count or ``EVERY`` draws each row's candidates from its sentence's own,
         projected in the shortlist step graph; 0 still scores the whole vocabulary (forced decoding)."""
         if self.io_binding:
-            return self._bound_step(prev_ids, state, encoded, candidates)
+            return self._bound_step(prev_ids, state, encoded, candidates, eos)
         batch = encoded.mask.shape[0]
         n = prev_ids.shape[0]
         rows = n // batch
         feeds = {"prev_ids": prev_ids.reshape(batch, rows), "src_mask": encoded.mask,
-                 **dict(zip(self.names["step_inputs"][2:2 + 2 * self.layers], encoded.cross)),
+                 **dict(zip(self.cross_names, encoded.cross)),
                  **{name: state[name].reshape(batch, rows, *state[name].shape[1:]) for name in self.state_names}}
         if candidates and encoded.vocab is not None and self.shortlist_decoder is not None:
             count = len(encoded.vocab[IDS_INPUT])
@@ -223,14 +226,18 @@ class OrtTransformerStepModel:
         if wanted:
             feeds[TOPK_INPUT] = np.array([wanted], dtype=np.int64)
         scores = list(SCORES) if wanted else ["log_probs"]
+        extra = ["log_probs"] if eos and wanted else []  # its eos column is read on the host
         top = [TOP_STATE] if self.aligner is not None else []
-        outputs = self.decoder.run([*scores, "attention", *self.new_state_names, *top], feeds)
+        outputs = self.decoder.run([*scores, "attention", *self.new_state_names, *top, *extra], feeds)
+        outputs, whole = (outputs[:-1], outputs[-1]) if extra else (outputs, outputs[0] if eos else None)
         found, attention = outputs[:len(scores)], outputs[len(scores)]
         cache = outputs[len(scores) + 1:len(outputs) - len(top)]
         new_state = {name: value.reshape(n, *value.shape[2:]) for name, value in zip(self.state_names, cache)}
         if top:
             new_state[TOP_STATE] = outputs[-1].reshape(n, -1)
-        return self._scores([f.reshape(n, -1) for f in found], candidates, new_state, attention.reshape(n, -1))
+        eos_scores = None if whole is None else whole.reshape(n, -1)[:, self.special.eos].copy()
+        return self._scores([f.reshape(n, -1) for f in found], candidates, new_state, attention.reshape(n, -1),
+                            eos_scores)
 
     def _wanted(self, candidates: int) -> int:
         """The step graph's top-k count for ``candidates`` per row: widened by the bad words, which
@@ -239,28 +246,28 @@ class OrtTransformerStepModel:
         return wanted if 0 < wanted < self.vocab_size and self.topk_input else 0
 
     def _scores(self, found: list[np.ndarray], candidates: int, new_state: dict[str, Any],
-                attention: np.ndarray) -> StepScores:
+                attention: np.ndarray, eos_scores: np.ndarray | None) -> StepScores:
         """A step's result from its scores [N, C] (top-k values and ids, or all log-probabilities):
         bad words dropped from a widened top-k, or set to -inf over the whole vocabulary."""
         if len(found) == 2:
             values, ids = found
             if self.bad_words.size:
                 values, ids = without_bad_words(values, ids, self.bad_words, candidates)
-            return StepScores(values, ids, new_state, attention)
+            return StepScores(values, ids, new_state, attention, eos_scores)
         log_probs = found[0]
         if self.bad_words.size:
             log_probs[:, self.bad_words] = -np.inf
-        return StepScores(log_probs, None, new_state, attention)
+        return StepScores(log_probs, None, new_state, attention, eos_scores)
 
     def _bound_step(self, prev_ids: np.ndarray, state: dict[str, Any], encoded: TransformerEncoded,
-                    candidates: int) -> StepScores:
+                    candidates: int, eos: bool) -> StepScores:
         """``step`` with IO binding: the cache in and out on the device, scores and attention to the host."""
         batch = encoded.mask.shape[0]
         n = prev_ids.shape[0]
         rows = n // batch
         binding = self.decoder.io_binding()
         binding.bind_cpu_input("prev_ids", np.ascontiguousarray(prev_ids.reshape(batch, rows)))
-        for name, value in zip([*self.names["step_inputs"][2:2 + 2 * self.layers], "src_mask"], encoded.bound):
+        for name, value in zip([*self.cross_names, "src_mask"], encoded.bound):
             binding.bind_ortvalue_input(name, value)
         for name in self.state_names:
             self._bind_rows(binding, name, state[name], (batch, rows))
@@ -269,19 +276,18 @@ class OrtTransformerStepModel:
             binding.bind_cpu_input(TOPK_INPUT, np.array([wanted or 1], dtype=np.int64))
         scores = list(SCORES) if wanted else ["log_probs"]
         top = [TOP_STATE] if self.aligner is not None else []
-        for name in [*scores, "attention", *top]:
-            binding.bind_output(name, "cpu")
-        for name in self.new_state_names:
-            binding.bind_output(name, self.device)
+        extra = [EOS_OUTPUT] if eos else []
+        names = [*scores, "attention", *self.new_state_names, *top, *extra]  # get_outputs keeps this order
+        for name in names:
+            binding.bind_output(name, self.device if name in self.new_state_names else "cpu")
         self.decoder.run_with_iobinding(binding)
-        outputs = binding.get_outputs()
-        found = [o.numpy().reshape(n, -1) for o in outputs[:len(scores)]]
-        attention = outputs[len(scores)].numpy().reshape(n, -1)
-        cache = outputs[len(scores) + 1:len(scores) + 1 + 2 * self.layers]
-        new_state: dict[str, Any] = dict(zip(self.state_names, cache))
+        outputs = dict(zip(names, binding.get_outputs()))
+        new_state: dict[str, Any] = {name: outputs[f"new_{name}"] for name in self.state_names}
         if top:
-            new_state[TOP_STATE] = outputs[-1].numpy().reshape(n, -1)
-        return self._scores(found, candidates, new_state, attention)
+            new_state[TOP_STATE] = outputs[TOP_STATE].numpy().reshape(n, -1)
+        eos_scores = outputs[EOS_OUTPUT].numpy().reshape(n) if eos else None
+        return self._scores([outputs[name].numpy().reshape(n, -1) for name in scores], candidates, new_state,
+                            outputs["attention"].numpy().reshape(n, -1), eos_scores)
 
     def _bind_rows(self, binding, name: str, value: Any, rows: tuple[int, ...]) -> None:
         """Bind one cache tensor (host array or device OrtValue of [..., H, T, E]) as [*rows, H, T, E]:
