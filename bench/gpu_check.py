@@ -49,6 +49,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 import numpy as np
+BENCH = str(REPO_ROOT / "bench")  # marian_speed's pieces, imported where used (it imports torch)
 
 RESULTS: dict = {}
 STARTED = time.perf_counter()
@@ -167,6 +168,8 @@ def profiled(label: str, model, sources, options, batch: int, out: Path) -> None
 
 
 def batch_sizes(args) -> list[int]:
+    if args.batches:
+        return [int(b) for b in args.batches.split(",")]
     sizes, b = [], 32 if not args.quick else 4
     while b <= args.max_batch:
         sizes.append(b)
@@ -174,14 +177,15 @@ def batch_sizes(args) -> list[int]:
     return sizes
 
 
-def sweep(label: str, make_model, sources, options, args, sampler: Sampler, warm=None) -> tuple[list, list | None]:
+def sweep(label: str, make_model, sources, options, args, sampler: Sampler, warm=None,
+          sizes: list[int] | None = None) -> tuple[list, list | None]:
     """Timed searches at growing batch sizes; stops at the first failure or a run past the limit."""
     runs, first = [], None
     model = make_model()
     from worker.engine.search import beam_search
 
     beam_search(model, sources[:8] if warm is None else warm, options)  # warm-up: kernels, allocator
-    for batch in batch_sizes(args):
+    for batch in sizes or batch_sizes(args):
         if time.perf_counter() - STARTED > args.deadline:
             log(label, "deadline reached; larger batches skipped")
             break
@@ -237,7 +241,23 @@ def exact_fp32():
     return patched([ort_model, transformer_step], "providers_for", providers_for)
 
 
-# --- 1-3: the shipped GRU/hybrid bundle --------------------------------------------------------
+# --- 1-3: the shipped GRU/hybrid bundle ---------------------------------------------------------
+
+def gru_proof(bundle, model, proof, options, args) -> None:
+    """The CUDA beams against the CPU provider's, token for token, with TF32 on and off."""
+    from worker.engine.ort_model import OrtStepModel
+    from worker.engine.search import search_in_batches
+
+    cpu = OrtStepModel.from_bundle(bundle, "cpu", threads=os.cpu_count() or 1)
+    on_device = [h[0].tokens for h in search_in_batches(model, proof, options, 64)]
+    on_cpu = [h[0].tokens for h in search_in_batches(cpu, proof, options, 64)]
+    RESULTS["proof"]["cuda_vs_cpu"] = identical(on_device, on_cpu)
+    if args.device == "cuda":
+        with exact_fp32():
+            exact = OrtStepModel.from_bundle(bundle, args.device)
+        on_exact = [h[0].tokens for h in search_in_batches(exact, proof, options, 64)]
+        RESULTS["proof"]["cuda_no_tf32_vs_cpu"] = identical(on_exact, on_cpu)
+
 
 def gru_parts(args, sampler: Sampler, out: Path) -> None:
     import sentencepiece as spm
@@ -262,23 +282,11 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
     if args.device == "cuda":
         assert set(providers.values()) == {CUDA}, providers
         assert model.io_binding, "IO binding is off on CUDA"
-    cpu = OrtStepModel.from_bundle(bundle, "cpu", threads=os.cpu_count() or 1)
-    proof = sources[:args.proof_sentences]
-    from worker.engine.search import search_in_batches
-
-    on_device = [h[0].tokens for h in search_in_batches(model, proof, options, 64)]
-    on_cpu = [h[0].tokens for h in search_in_batches(cpu, proof, options, 64)]
-    RESULTS["proof"] = {"providers": providers, "io_binding": model.io_binding, "beam": 5,
-                        "cuda_vs_cpu": identical(on_device, on_cpu)}
-    if args.device == "cuda":
-        with exact_fp32():
-            exact = OrtStepModel.from_bundle(bundle, args.device)
-        on_exact = [h[0].tokens for h in search_in_batches(exact, proof, options, 64)]
-        RESULTS["proof"]["cuda_no_tf32_vs_cpu"] = identical(on_exact, on_cpu)
-        del exact
+    RESULTS["proof"] = {"providers": providers, "io_binding": model.io_binding, "beam": 5}
+    if args.gru_proof:
+        gru_proof(bundle, model, sources[:args.proof_sentences], options, args)
     log("proof", json.dumps(RESULTS["proof"]))
     save(out)
-    del cpu
 
     # 2. throughput: fp32, fp16, PyTorch eager
     fp16_dir = Path(args.work) / "en-de-fp16"
@@ -303,7 +311,7 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
     gru = RESULTS.setdefault("gru", {"beam": 5, "sentences": len(sources)})
     reference = None
     engines = [("onnxruntime fp32", lambda: model), ("onnxruntime fp16", fp16_model)]
-    if args.baselines:
+    if "torch" in args.baselines:
         engines.append(("torch eager fp32", torch_model))
     for label, make in engines:
         try:
@@ -357,10 +365,10 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
 def marian_dir(args) -> Path:
     """The payload's MarianMT directory (tokenizer, vocabulary, config) with weights made here."""
     import torch
-    from transformers import GenerationConfig, MarianConfig, MarianMTModel
+    from transformers import MarianConfig, MarianMTModel
 
-    sys.path.insert(0, str(REPO_ROOT / "bench"))
-    from marian_speed import _spread
+    sys.path.insert(0, BENCH)
+    from marian_speed import _spread, generation_config
 
     out = Path(args.work) / "marian-hf"
     if (out / "built.ok").is_file():
@@ -369,9 +377,7 @@ def marian_dir(args) -> Path:
     config = MarianConfig.from_pretrained(out)
     torch.manual_seed(args.seed)
     model = _spread(MarianMTModel(config).eval(), args.seed)
-    pad = config.pad_token_id
-    model.generation_config = GenerationConfig(num_beams=4, max_length=512, bad_words_ids=[[pad]], pad_token_id=pad,
-                                               eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=0)
+    model.generation_config = generation_config(config.pad_token_id)
     model.save_pretrained(out)
     (out / "built.ok").write_text("")
     return out
@@ -393,6 +399,119 @@ def fp16_bundle(bundle_dir: Path, out: Path) -> Path:
     manifest["signature"] = signature_for(manifest)
     (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return out
+
+
+def legacy_cross():
+    """The step graph's cross-attention as ``nmt import`` wrote it before: the R rows' queries [B, R,
+    H, 1, E] against keys broadcast over R (what ONNX Runtime's CUDA MatMul cannot run as one
+    strided batch). Patched into ``DecoderLayer.forward`` for ``--legacy-ab``, the baseline the
+    current graph is timed against in the same run."""
+    import torch
+
+    from export.marian import torch_model
+
+    def forward(self, x, past_k, past_v, cross_k, cross_v, src_mask):
+        a = self.self_attn
+        q = a.split(a.q(x))
+        keys = torch.cat([past_k, a.split(a.k(x))], dim=3)
+        values = torch.cat([past_v, a.split(a.v(x))], dim=3)
+        weights = torch.softmax((q @ keys.transpose(-1, -2)) * a.scaling, dim=-1)
+        x = self.self_norm(x + a.out(a.merge(weights @ values)))
+        c = self.cross_attn
+        q = c.split(c.q(x))
+        scores = (q @ cross_k.unsqueeze(1).transpose(-1, -2)) * c.scaling
+        scores = scores.masked_fill(~src_mask[:, None, None, None, :], float("-inf"))
+        cross = torch.softmax(scores, dim=-1)
+        x = self.cross_norm(x + c.out(c.merge(cross @ cross_v.unsqueeze(1))))
+        x = self.ffn_norm(x + self.ffn(x))
+        return x, keys, values, cross.squeeze(-2)
+
+    return patched([torch_model.DecoderLayer], "forward", forward)
+
+
+def host(value) -> np.ndarray:
+    """A device OrtValue's or a host array's contents as a host array."""
+    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+
+
+def anatomy(model, graph_path: Path, ids, args, steps: int = 32, runs: int = 10) -> dict:
+    """One decoder step and one cache reorder, timed apart (ms per call, medians of ``runs``) after
+    ``steps`` steps of cache, at each of ``--anatomy-batches`` sentences (beam 4); then ONNX
+    Runtime's profile of the step graph at the middle batch size: ms per run by provider and
+    operator type (a CUDA kernel's time there is its launch and any host-side work, not its run on
+    the device)."""
+    import tempfile
+
+    import onnxruntime as ort
+
+    from worker.engine.ort_model import providers_for, session_options
+
+    found = {}
+    rng = np.random.default_rng(0)
+    sizes = [int(b) for b in args.anatomy_batches.split(",")]
+    for batch in sizes:
+        rows = [ids[i % len(ids)] for i in range(batch)]
+        src = np.full((batch, max(map(len, rows))), model.special.pad, dtype=np.int64)
+        for r, row in enumerate(rows):
+            src[r, :len(row)] = row
+        lengths = np.array([len(r) for r in rows], dtype=np.int64)
+        encoded = model.expand(model.encode(src, lengths), 4)
+        state = model.reorder(model.initial_state(encoded), np.repeat(np.arange(batch), 4))
+        n = batch * 4
+        index = np.arange(n)
+        for _ in range(steps):
+            prev = rng.integers(4, 1000, size=n).astype(np.int64)
+            state = model.reorder(model.step(prev, state, encoded, 12).state, index)
+        prev = rng.integers(4, 1000, size=n).astype(np.int64)
+        timings = {"step": [], "reorder": []}
+        for _ in range(runs):
+            started = time.perf_counter()
+            model.step(prev, state, encoded, 12)
+            timings["step"].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            model.reorder(state, index)
+            timings["reorder"].append(time.perf_counter() - started)
+        found[str(batch)] = {"rows": n, "cached_steps": steps,
+                             **{f"{k}_ms": round(1000 * float(np.median(v)), 3) for k, v in timings.items()}}
+        log("anatomy", batch, json.dumps(found[str(batch)]))
+        if batch == sizes[len(sizes) // 2]:
+            profile_feeds = (encoded, state, prev)
+    encoded, state, prev = profile_feeds
+    batch = encoded.mask.shape[0]
+    feeds = {"prev_ids": prev.reshape(batch, 4), "src_mask": encoded.mask, "topk": np.array([12], dtype=np.int64),
+             **dict(zip(model.cross_names, encoded.cross or [host(v) for v in encoded.bound[:-1]])),
+             **{name: cache.reshape(batch, 4, *cache.shape[-3:])
+                for name, cache in ((name, host(state[name])) for name in model.state_names)}}
+    with tempfile.TemporaryDirectory() as tmp:
+        options = session_options()
+        options.enable_profiling = True
+        options.profile_file_prefix = os.path.join(tmp, "step")
+        from worker.engine.ort_model import bindable_step_graph
+
+        session = ort.InferenceSession(bindable_step_graph(graph_path, model.special.eos, topk_input=True), options,
+                                       providers=providers_for(args.device))
+        names = ["topk_log_probs", "topk_ids", "attention", *model.new_state_names]
+        for _ in range(3):
+            session.run(names, feeds)
+        started = time.perf_counter()
+        for _ in range(runs):
+            session.run(names, feeds)
+        wall_ms = (time.perf_counter() - started) / runs * 1000
+        events = json.loads(Path(session.end_profiling()).read_text())
+    starts = sorted(e["ts"] for e in events if e.get("cat") == "Session" and e["name"] == "model_run")
+    by_op: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["ts"] >= starts[-runs]:
+            key = f"{e['args'].get('provider', '?').replace('ExecutionProvider', '')}:{e['args']['op_name']}"
+            by_op[key] = by_op.get(key, 0.0) + e["dur"] / runs / 1000
+            counts[key] = counts.get(key, 0) + 1
+    found["profile"] = {"sentences": batch, "rows": batch * 4, "cached_steps": steps,
+                        "wall_ms_plain_run": round(wall_ms, 3),
+                        "ms_by_op": {k: round(v, 3) for k, v in sorted(by_op.items(), key=lambda kv: -kv[1])},
+                        "nodes_by_op": {k: counts[k] // runs for k in by_op}}
+    log("anatomy profile", json.dumps(found["profile"])[:1500])
+    return found
 
 
 def marian_part(args, sampler: Sampler, out: Path) -> None:
@@ -439,6 +558,9 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
     log("marian proof", json.dumps({k: part[k] for k in ("providers", "io_binding", "cuda_vs_cpu")}))
     save(out)
     del cpu
+    if args.anatomy:
+        part["anatomy"] = anatomy(model, bundle.graph_path("decoder_step"), ids, args)
+        save(out)
     fp16_dir = fp16_bundle(bundle_dir, Path(args.work) / "marian-bundle-fp16")
     ours = {}
     for label, make in (("onnxruntime fp32", lambda: model),
@@ -452,6 +574,8 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
             part[label] = {"error": traceback.format_exc()[-1500:]}
             log("marian", label, "failed", part[label]["error"][-300:])
         save(out)
+    if args.ab:
+        marian_ab(args, fp16_dir, ids, options, part, sampler, out)
     if args.profile:
         profiled("marian", model, ids, options, 128 if not args.quick else 8, out)
     marian_long(args, bundle_dir, ids, options, part, sampler, model)
@@ -459,20 +583,84 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
     if ours.get("onnxruntime fp16") and ours.get("onnxruntime fp32"):
         part["onnxruntime fp16"]["vs_fp32"] = identical(ours["onnxruntime fp16"], ours["onnxruntime fp32"],
                                                          args.max_length)
-    if not args.baselines:
+    if args.legacy_ab:
+        try:
+            marian_legacy(args, hf, ids, options, part, sampler, out, ours.get("onnxruntime fp32"))
+        except Exception:  # noqa: BLE001
+            part["legacy"] = {"error": traceback.format_exc()[-1500:]}
+            log("legacy failed", part["legacy"]["error"][-400:])
+        save(out)
+    if "ct2" in args.baselines:
+        try:
+            ct2(args, hf, ids, pieces, part, sampler, ours.get("onnxruntime fp32"), out)
+        except Exception:  # noqa: BLE001
+            part["ctranslate2"] = {"error": traceback.format_exc()[-1500:]}
+            log("ctranslate2 failed", part["ctranslate2"]["error"][-400:])
+        save(out)
+    if "transformers" not in args.baselines:
         return
-    try:
-        ct2(args, hf, ids, pieces, part, sampler, ours.get("onnxruntime fp32"), out)
-    except Exception:  # noqa: BLE001
-        part["ctranslate2"] = {"error": traceback.format_exc()[-1500:]}
-        log("ctranslate2 failed", part["ctranslate2"]["error"][-400:])
-    save(out)
     try:
         hf_generate(args, hf, ids, part, sampler, ours.get("onnxruntime fp32"))
     except Exception:  # noqa: BLE001
         part["transformers"] = {"error": traceback.format_exc()[-1500:]}
         log("transformers failed", part["transformers"]["error"][-400:])
     save(out)
+
+
+def marian_ab(args, fp16_dir: Path, ids, options, part: dict, sampler: Sampler, out: Path) -> None:
+    """``--ab``: the fp16 bundle again at ``--ab-batches``, each time with one thing changed: rows at
+    their length limit scored over the whole vocabulary (the search before ``step(eos=True)``), and
+    one ONNX Runtime CPU thread per session instead of one per core."""
+    from worker.engine.bundle import load_bundle
+    from worker.engine.transformer_step import OrtTransformerStepModel
+
+    def whole_vocabulary():
+        model = OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device)
+        model.eos_scores = False
+        return model
+
+    sizes = [int(b) for b in args.ab_batches.split(",")]
+    for label, make in (
+            ("onnxruntime fp16, whole vocabulary at the limit", whole_vocabulary),
+            ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device)),
+            ("onnxruntime fp16, 1 CPU thread",
+             lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device, threads=1))):
+        try:
+            runs, _ = sweep(f"marian ab {label}", make, ids, options, args, sampler, warm=ids[:4], sizes=sizes)
+            part.setdefault("ab", {})[label] = {"runs": runs}
+        except Exception:  # noqa: BLE001
+            part.setdefault("ab", {})[label] = {"error": traceback.format_exc()[-1500:]}
+        save(out)
+
+
+def marian_legacy(args, hf: Path, ids, options, part: dict, sampler: Sampler, out: Path, reference) -> None:
+    """``--legacy-ab``: the same model imported with the former cross-attention (``legacy_cross``),
+    timed as the current one is (anatomy, then fp32 and fp16 at ``--legacy-batches``): the
+    baseline of the current graph's speed-up, in the same run on the same GPU."""
+    from export.marian.importer import ImportOptions, import_model
+    from worker.engine.bundle import load_bundle
+    from worker.engine.transformer_step import OrtTransformerStepModel
+
+    legacy = part.setdefault("legacy", {})
+    started = time.perf_counter()
+    legacy_dir = Path(args.work) / "marian-bundle-legacy"
+    with legacy_cross():
+        import_model(hf, legacy_dir, ImportOptions(force=True))
+    legacy["prepare_seconds"] = round(time.perf_counter() - started, 1)
+    model = OrtTransformerStepModel.from_bundle(load_bundle(legacy_dir), args.device)
+    if args.anatomy:
+        legacy["anatomy"] = anatomy(model, legacy_dir / "decoder_step.onnx", ids, args)
+        save(out)
+    fp16_dir = fp16_bundle(legacy_dir, Path(args.work) / "marian-bundle-legacy-fp16")
+    sizes = [int(b) for b in args.legacy_batches.split(",")]
+    for label, make in (("onnxruntime fp32", lambda: model),
+                        ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(
+                            load_bundle(fp16_dir), args.device))):
+        runs, outputs = sweep(f"marian legacy {label}", make, ids, options, args, sampler, warm=ids[:4], sizes=sizes)
+        legacy[label] = {"runs": runs}
+        if label.endswith("fp32") and reference is not None and outputs is not None:
+            legacy[label]["vs_current_fp32"] = identical(outputs, reference, args.max_length)
+        save(out)
 
 
 def marian_long(args, bundle_dir: Path, ids, options, part: dict, sampler: Sampler, model) -> None:
@@ -517,6 +705,9 @@ def marian_long(args, bundle_dir: Path, ids, options, part: dict, sampler: Sampl
 def ct2(args, hf: Path, ids, pieces, part: dict, sampler: Sampler, reference, out: Path) -> None:
     import ctranslate2
 
+    sys.path.insert(0, BENCH)
+    from marian_speed import ct2_options
+
     converted = Path(args.work) / "ct2-float32"
     if not (converted / "model.bin").is_file():
         from ctranslate2.converters import TransformersConverter
@@ -529,8 +720,7 @@ def ct2(args, hf: Path, ids, pieces, part: dict, sampler: Sampler, reference, ou
     for compute in (("float32", "float16") if device == "cuda" else ("float32",)):
         translator = ctranslate2.Translator(str(converted), device=device, compute_type=compute)
         runs, first = [], None
-        common = {"beam_size": 4, "length_penalty": 1.0, "return_end_token": True,
-                  "max_decoding_length": args.max_length + 1}
+        common = {**ct2_options(4), "max_decoding_length": args.max_length + 1}
         translator.translate_batch(pieces[:4], max_batch_size=4, **common)  # warm-up
         for batch in batch_sizes(args):
             synchronize(args.device)
@@ -554,6 +744,9 @@ def hf_generate(args, hf: Path, ids, part: dict, sampler: Sampler, reference) ->
     import torch
     from transformers import MarianMTModel
 
+    sys.path.insert(0, BENCH)
+    from marian_speed import hf_generator
+
     device = torch.device(args.device)
     for label, dtype in (("transformers fp32", torch.float32), ("transformers fp16", torch.float16)):
         if args.device != "cuda" and dtype == torch.float16:
@@ -562,19 +755,9 @@ def hf_generate(args, hf: Path, ids, part: dict, sampler: Sampler, reference) ->
 
         key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
         model = MarianMTModel.from_pretrained(str(hf), **{key: dtype}).eval().to(device)
-        pad, eos = model.config.pad_token_id, model.config.eos_token_id
+        eos = model.config.eos_token_id
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-
-        def generate(rows, new_tokens):
-            src = torch.full((len(rows), max(map(len, rows))), pad, dtype=torch.long)
-            for r, row in enumerate(rows):
-                src[r, :len(row)] = torch.tensor(row)
-            src = src.to(device)
-            with torch.inference_mode():
-                got = model.generate(input_ids=src, attention_mask=src != pad, num_beams=4, do_sample=False,
-                                     max_new_tokens=new_tokens, length_penalty=1.0, early_stopping=False)
-            return [row[:row.index(eos) + 1] if eos in row else [t for t in row if t != pad]
-                    for row in got[:, 1:].tolist()]
+        generate = hf_generator(model, 4, device)
 
         generate(ids[:4], 4)
         runs, first = [], None
@@ -627,12 +810,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-length", type=int, default=64)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="cProfile one search of each family (host side)")
-    parser.add_argument("--no-baselines", dest="baselines", action="store_false",
-                        help="skip PyTorch eager, CTranslate2 and transformers")
+    parser.add_argument("--baselines", default="torch,ct2,transformers", type=lambda v: set(v.split(",")) - {""},
+                        help="comma-separated: torch (PyTorch eager, GRU), ct2 (CTranslate2, Marian), transformers "
+                        "(Marian); empty for none")
+    parser.add_argument("--no-baselines", dest="baselines", action="store_const", const=set(),
+                        help="the same as --baselines ''")
+    parser.add_argument("--batches", default="", help="batch sizes to sweep, comma-separated (default: 32 "
+                        "doubling up to --max-batch)")
+    parser.add_argument("--anatomy", action="store_true", help="time one Marian step and reorder apart, and "
+                        "ONNX Runtime's per-operator profile of the step")
+    parser.add_argument("--anatomy-batches", default="32,128,512")
+    parser.add_argument("--legacy-ab", action="store_true", help="also time the Marian model imported with the "
+                        "former cross-attention (the baseline of the current graph)")
+    parser.add_argument("--legacy-batches", default="128,256,512")
+    parser.add_argument("--ab", action="store_true", help="the Marian fp16 bundle with rows at their length "
+                        "limit scored over the whole vocabulary, and with one CPU thread, beside the default")
+    parser.add_argument("--ab-batches", default="128,256")
+    parser.add_argument("--no-gru-proof", dest="gru_proof", action="store_false",
+                        help="skip the GRU bundle's CUDA = CPU proof (the sweeps and long inputs still run)")
     args = parser.parse_args(argv)
     if args.quick:
         args.sentences, args.proof_sentences, args.max_batch = 24, 8, 8
         args.long_tokens, args.long_batch, args.marian_sentences, args.proof_marian, args.max_length = 300, 8, 8, 4, 8
+        args.anatomy_batches, args.legacy_batches, args.ab_batches, args.batches = "2,4,8", "4,8", "4,8", ""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     sampler = Sampler()

@@ -73,7 +73,7 @@ def build_model_dir(out: Path, args: argparse.Namespace) -> Path:
         return out
     import sentencepiece as spm
     import torch
-    from transformers import GenerationConfig, MarianConfig, MarianMTModel, MarianTokenizer
+    from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -106,14 +106,50 @@ def build_model_dir(out: Path, args: argparse.Namespace) -> Path:
                           decoder_start_token_id=pad, activation_function="swish", scale_embedding=True,
                           share_encoder_decoder_embeddings=True, dropout=0.0)
     model = _spread(MarianMTModel(config).eval(), args.seed)
-    model.generation_config = GenerationConfig(num_beams=4, max_length=512, bad_words_ids=[[pad]], pad_token_id=pad,
-                                               eos_token_id=0, decoder_start_token_id=pad, forced_eos_token_id=0)
+    model.generation_config = generation_config(pad)
     model.save_pretrained(out)
     MarianTokenizer(str(out / "source.spm"), str(out / "target.spm"), str(out / "vocab.json"), source_lang="en",
                     target_lang="de").save_pretrained(out)
     (out / "README.md").write_text("# opus-mt-en-de shape, random weights\n\n* license: CC-BY 4.0\n", encoding="utf-8")
     (out / "built.ok").write_text("")
     return out
+
+
+def generation_config(pad: int):
+    """opus-mt-en-de's generation config, for a vocabulary whose ``<pad>`` (the decoder's start) is ``pad``."""
+    from transformers import GenerationConfig
+
+    return GenerationConfig(num_beams=4, max_length=512, bad_words_ids=[[pad]], pad_token_id=pad, eos_token_id=0,
+                            decoder_start_token_id=pad, forced_eos_token_id=0)
+
+
+def ct2_options(beam: int) -> dict:
+    """CTranslate2's ``translate_batch`` options that decode as the other engines do here."""
+    return {"beam_size": beam, "length_penalty": 1.0, "return_end_token": True}
+
+
+def hf_generator(model, beam: int, device=None):
+    """``generate(rows, new_tokens)``: transformers' beam search over id lists (eos-terminated
+    outputs without the decoder's start token), on ``device`` (the model's own when None)."""
+    import torch
+
+    pad, eos = model.config.pad_token_id, model.config.eos_token_id
+
+    def generate(rows: list[list[int]], new_tokens: int) -> list[list[int]]:
+        src = torch.full((len(rows), max(map(len, rows))), pad, dtype=torch.long)
+        for r, row in enumerate(rows):
+            src[r, :len(row)] = torch.tensor(row)
+        if device is not None:
+            src = src.to(device)
+        with torch.inference_mode():
+            out = model.generate(input_ids=src, attention_mask=src != pad, num_beams=beam, do_sample=False,
+                                 max_new_tokens=new_tokens, length_penalty=1.0, early_stopping=False)
+        produced = []
+        for row in out[:, 1:].tolist():  # the decoder's start token is not produced
+            produced.append(row[:row.index(eos) + 1] if eos in row else [t for t in row if t != pad])
+        return produced
+
+    return generate
 
 
 def _spread(model, seed: int):
@@ -274,7 +310,7 @@ class _Timers:
 
     def _capture(self, names, feeds, *rest):
         """Keep the feeds of the largest step at ``capture_at`` cached positions (for ``--profile``)."""
-        if feeds["self_keys"].shape[4] == self.capture_at and feeds["prev_ids"].size > self.captured_rows:
+        if feeds["self_keys.0"].shape[3] == self.capture_at and feeds["prev_ids"].size > self.captured_rows:
             self.feeds, self.captured_rows = {k: v.copy() for k, v in feeds.items()}, feeds["prev_ids"].size
             self.names = list(names)
         return self.decoder_run(names, feeds, *rest)
@@ -327,7 +363,7 @@ def _profile_step(translator, names: list[str], feeds: dict, threads: int, runs:
             by_op[e["args"]["op_name"]] = by_op.get(e["args"]["op_name"], 0.0) + e["dur"] / runs / 1000
             node = f"{e['name'][:-len('_kernel_time')]} ({e['args']['op_name']})"
             by_node[node] = by_node.get(node, 0.0) + e["dur"] / runs / 1000
-    rows, cached = feeds["prev_ids"].size, feeds["self_keys"].shape[4]
+    rows, cached = feeds["prev_ids"].size, feeds["self_keys.0"].shape[3]
     return {"rows": rows, "cached_steps": cached, "wall_ms": wall_ms,
             "ms_by_op": dict(sorted(by_op.items(), key=lambda kv: -kv[1])),
             "largest_nodes_ms": dict(sorted(by_node.items(), key=lambda kv: -kv[1])[:5])}
@@ -339,8 +375,7 @@ def _decode_ct2(args: argparse.Namespace, inputs: dict) -> dict:
     translator = ctranslate2.Translator(args.model, device="cpu", compute_type=args.precision,
                                         inter_threads=args.workers, intra_threads=args.threads)
     vocab = json.loads((Path(args.model).parent / "hf" / "vocab.json").read_text(encoding="utf-8"))
-    options = {"beam_size": args.beam, "length_penalty": 1.0, "max_batch_size": args.max_batch_sentences,
-               "return_end_token": True}
+    options = {**ct2_options(args.beam), "max_batch_size": args.max_batch_sentences}
     translator.translate_batch(inputs["pieces"][:2], max_decoding_length=4, **options)  # warm-up
     started = time.perf_counter()
     results = translator.translate_batch(inputs["pieces"], max_decoding_length=args.max_length + 1, **options)
@@ -363,17 +398,7 @@ def _decode_hf(args: argparse.Namespace, inputs: dict) -> dict:
     order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
     batches = [order[i:i + args.max_batch_sentences] for i in range(0, len(order), args.max_batch_sentences)]
 
-    def generate(rows: list[list[int]], new_tokens: int) -> list[list[int]]:
-        src = torch.full((len(rows), max(map(len, rows))), pad, dtype=torch.long)
-        for r, row in enumerate(rows):
-            src[r, :len(row)] = torch.tensor(row)
-        with torch.inference_mode():
-            out = model.generate(input_ids=src, attention_mask=src != pad, num_beams=args.beam, do_sample=False,
-                                 max_new_tokens=new_tokens, length_penalty=1.0, early_stopping=False)
-        produced = []
-        for row in out[:, 1:].tolist():  # the decoder's start token is not produced
-            produced.append(row[:row.index(eos) + 1] if eos in row else [t for t in row if t != pad])
-        return produced
+    generate = hf_generator(model, args.beam)
 
     generate(ids[:2], 4)  # warm-up
     outputs: list[list[int]] = [[] for _ in ids]
