@@ -30,6 +30,7 @@ def test_gather_graph_passes_the_checker_and_gathers_rows_of_every_tensor(elem_t
         np.testing.assert_array_equal(got, np.take(state, index, axis=axis))
 
 
+@pytest.mark.slow
 def test_bindable_step_graph_returns_the_eos_column_beside_the_step_s_outputs(tiny_bundle):
     """The rewritten step graph: every output as before, plus log_probs' eos column."""
     bundle = load_bundle(tiny_bundle)
