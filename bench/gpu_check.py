@@ -328,6 +328,9 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
             gru[label]["vs_onnxruntime_fp32"] = identical(outputs, reference)
         save(out)
 
+    if args.anatomy:
+        gru["anatomy"] = gru_anatomy(model, bundle.graph_path("decoder_step"), sources, args)
+        save(out)
     if args.profile:
         profiled("gru", model, sources, options, 256 if not args.quick else 8, out)
 
@@ -434,10 +437,12 @@ def host(value) -> np.ndarray:
     return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
 
 
-def anatomy(model, graph_path: Path, ids, args, steps: int = 32, runs: int = 10) -> dict:
-    """One decoder step and one cache reorder, timed apart (ms per call, medians of ``runs``) after
-    ``steps`` steps of cache, at each of ``--anatomy-batches`` sentences (beam 4); then ONNX
-    Runtime's profile of the step graph at the middle batch size: ms per run by provider and
+def anatomy(model, graph: bytes, ids, args, beam: int, candidates: int, names: list[str], feeds_of,
+            steps: int = 32, runs: int = 10) -> dict:
+    """One decoder step and one state reorder, timed apart (ms per call, medians of ``runs``) after
+    ``steps`` steps, at each of ``--anatomy-batches`` sentences (``beam`` rows each); then ONNX
+    Runtime's profile of the step ``graph`` (serialized, as the model binds it) at the middle batch
+    size, run plainly on ``feeds_of(encoded, state, prev)`` for ``names``: ms per run by provider and
     operator type (a CUDA kernel's time there is its launch and any host-side work, not its run on
     the device)."""
     import tempfile
@@ -455,18 +460,18 @@ def anatomy(model, graph_path: Path, ids, args, steps: int = 32, runs: int = 10)
         for r, row in enumerate(rows):
             src[r, :len(row)] = row
         lengths = np.array([len(r) for r in rows], dtype=np.int64)
-        encoded = model.expand(model.encode(src, lengths), 4)
-        state = model.reorder(model.initial_state(encoded), np.repeat(np.arange(batch), 4))
-        n = batch * 4
+        encoded = model.expand(model.encode(src, lengths), beam)
+        state = model.reorder(model.initial_state(encoded), np.repeat(np.arange(batch), beam))
+        n = batch * beam
         index = np.arange(n)
         for _ in range(steps):
             prev = rng.integers(4, 1000, size=n).astype(np.int64)
-            state = model.reorder(model.step(prev, state, encoded, 12).state, index)
+            state = model.reorder(model.step(prev, state, encoded, candidates).state, index)
         prev = rng.integers(4, 1000, size=n).astype(np.int64)
         timings = {"step": [], "reorder": []}
         for _ in range(runs):
             started = time.perf_counter()
-            model.step(prev, state, encoded, 12)
+            model.step(prev, state, encoded, candidates)
             timings["step"].append(time.perf_counter() - started)
             started = time.perf_counter()
             model.reorder(state, index)
@@ -477,20 +482,13 @@ def anatomy(model, graph_path: Path, ids, args, steps: int = 32, runs: int = 10)
         if batch == sizes[len(sizes) // 2]:
             profile_feeds = (encoded, state, prev)
     encoded, state, prev = profile_feeds
-    batch = encoded.mask.shape[0]
-    feeds = {"prev_ids": prev.reshape(batch, 4), "src_mask": encoded.mask, "topk": np.array([12], dtype=np.int64),
-             **dict(zip(model.cross_names, encoded.cross or [host(v) for v in encoded.bound[:-1]])),
-             **{name: cache.reshape(batch, 4, *cache.shape[-3:])
-                for name, cache in ((name, host(state[name])) for name in model.state_names)}}
+    feeds = feeds_of(*profile_feeds)
+    batch = len(prev) // beam
     with tempfile.TemporaryDirectory() as tmp:
         options = session_options()
         options.enable_profiling = True
         options.profile_file_prefix = os.path.join(tmp, "step")
-        from worker.engine.ort_model import bindable_step_graph
-
-        session = ort.InferenceSession(bindable_step_graph(graph_path, model.special.eos, topk_input=True), options,
-                                       providers=providers_for(args.device))
-        names = ["topk_log_probs", "topk_ids", "attention", *model.new_state_names]
+        session = ort.InferenceSession(graph, options, providers=providers_for(args.device))
         for _ in range(3):
             session.run(names, feeds)
         started = time.perf_counter()
@@ -506,12 +504,41 @@ def anatomy(model, graph_path: Path, ids, args, steps: int = 32, runs: int = 10)
             key = f"{e['args'].get('provider', '?').replace('ExecutionProvider', '')}:{e['args']['op_name']}"
             by_op[key] = by_op.get(key, 0.0) + e["dur"] / runs / 1000
             counts[key] = counts.get(key, 0) + 1
-    found["profile"] = {"sentences": batch, "rows": batch * 4, "cached_steps": steps,
+    found["profile"] = {"sentences": batch, "rows": batch * beam, "cached_steps": steps,
                         "wall_ms_plain_run": round(wall_ms, 3),
                         "ms_by_op": {k: round(v, 3) for k, v in sorted(by_op.items(), key=lambda kv: -kv[1])},
                         "nodes_by_op": {k: counts[k] // runs for k in by_op}}
     log("anatomy profile", json.dumps(found["profile"])[:1500])
     return found
+
+
+def marian_anatomy(model, graph_path: Path, ids, args) -> dict:
+    """``anatomy`` of an imported bundle's step (beam 4, 12 candidates, the key/value cache)."""
+    from worker.engine.ort_model import bindable_step_graph
+
+    def feeds_of(encoded, state, prev) -> dict:
+        batch = encoded.mask.shape[0]
+        return {"prev_ids": prev.reshape(batch, 4), "src_mask": encoded.mask, "topk": np.array([12], dtype=np.int64),
+                **dict(zip(model.cross_names, encoded.cross or [host(v) for v in encoded.bound[:-1]])),
+                **{name: cache.reshape(batch, 4, *cache.shape[-3:])
+                   for name, cache in ((name, host(state[name])) for name in model.state_names)}}
+
+    return anatomy(model, bindable_step_graph(graph_path, model.special.eos, topk_input=True), ids, args, 4, 12,
+                   ["topk_log_probs", "topk_ids", "attention", *model.new_state_names], feeds_of)
+
+
+def gru_anatomy(model, graph_path: Path, sources, args) -> dict:
+    """``anatomy`` of the GRU/hybrid bundle's step (beam 5, its graph's own top-k, the state [L, N, D])."""
+    from worker.engine.ort_model import bindable_step_graph
+
+    def feeds_of(encoded, state, prev) -> dict:
+        return {"prev_ids": prev, "state": host(state), "annotations": host(encoded.annotations),
+                "keys": host(encoded.keys), "src_mask": host(encoded.mask)}
+
+    outputs = {o.name for o in model.decoder.get_outputs()}
+    scores = ["topk_log_probs", "topk_ids"] if "topk_ids" in outputs else ["log_probs"]
+    return anatomy(model, bindable_step_graph(graph_path, model.special.eos, topk_input=False), sources, args, 5,
+                   14, [*scores, "new_state", "attention"], feeds_of)
 
 
 def marian_part(args, sampler: Sampler, out: Path) -> None:
@@ -559,7 +586,7 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
     save(out)
     del cpu
     if args.anatomy:
-        part["anatomy"] = anatomy(model, bundle.graph_path("decoder_step"), ids, args)
+        part["anatomy"] = marian_anatomy(model, bundle.graph_path("decoder_step"), ids, args)
         save(out)
     fp16_dir = fp16_bundle(bundle_dir, Path(args.work) / "marian-bundle-fp16")
     ours = {}
@@ -649,7 +676,7 @@ def marian_legacy(args, hf: Path, ids, options, part: dict, sampler: Sampler, ou
     legacy["prepare_seconds"] = round(time.perf_counter() - started, 1)
     model = OrtTransformerStepModel.from_bundle(load_bundle(legacy_dir), args.device)
     if args.anatomy:
-        legacy["anatomy"] = anatomy(model, legacy_dir / "decoder_step.onnx", ids, args)
+        legacy["anatomy"] = marian_anatomy(model, legacy_dir / "decoder_step.onnx", ids, args)
         save(out)
     fp16_dir = fp16_bundle(legacy_dir, Path(args.work) / "marian-bundle-legacy-fp16")
     sizes = [int(b) for b in args.legacy_batches.split(",")]
@@ -817,8 +844,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the same as --baselines ''")
     parser.add_argument("--batches", default="", help="batch sizes to sweep, comma-separated (default: 32 "
                         "doubling up to --max-batch)")
-    parser.add_argument("--anatomy", action="store_true", help="time one Marian step and reorder apart, and "
-                        "ONNX Runtime's per-operator profile of the step")
+    parser.add_argument("--anatomy", action="store_true", help="time one step and one reorder apart, and "
+                        "ONNX Runtime's per-operator profile of the step (both families)")
     parser.add_argument("--anatomy-batches", default="32,128,512")
     parser.add_argument("--legacy-ab", action="store_true", help="also time the Marian model imported with the "
                         "former cross-attention (the baseline of the current graph)")
