@@ -445,10 +445,6 @@ def anatomy(model, graph: bytes, ids, args, beam: int, candidates: int, names: l
     size, run plainly on ``feeds_of(encoded, state, prev)`` for ``names``: ms per run by provider and
     operator type (a CUDA kernel's time there is its launch and any host-side work, not its run on
     the device)."""
-    import tempfile
-
-    import onnxruntime as ort
-
     from worker.engine.ort_model import providers_for, session_options
 
     found = {}
@@ -484,26 +480,16 @@ def anatomy(model, graph: bytes, ids, args, beam: int, candidates: int, names: l
     encoded, state, prev = profile_feeds
     feeds = feeds_of(*profile_feeds)
     batch = len(prev) // beam
-    with tempfile.TemporaryDirectory() as tmp:
-        options = session_options()
-        options.enable_profiling = True
-        options.profile_file_prefix = os.path.join(tmp, "step")
-        session = ort.InferenceSession(graph, options, providers=providers_for(args.device))
-        for _ in range(3):
-            session.run(names, feeds)
-        started = time.perf_counter()
-        for _ in range(runs):
-            session.run(names, feeds)
-        wall_ms = (time.perf_counter() - started) / runs * 1000
-        events = json.loads(Path(session.end_profiling()).read_text())
-    starts = sorted(e["ts"] for e in events if e.get("cat") == "Session" and e["name"] == "model_run")
+    sys.path.insert(0, BENCH)
+    from marian_speed import profile_runs
+
+    wall_ms, nodes = profile_runs(graph, session_options(), providers_for(args.device), names, feeds, runs, warm=3)
     by_op: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for e in events:
-        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["ts"] >= starts[-runs]:
-            key = f"{e['args'].get('provider', '?').replace('ExecutionProvider', '')}:{e['args']['op_name']}"
-            by_op[key] = by_op.get(key, 0.0) + e["dur"] / runs / 1000
-            counts[key] = counts.get(key, 0) + 1
+    for e in nodes:
+        key = f"{e['provider']}:{e['op']}"
+        by_op[key] = by_op.get(key, 0.0) + e["ms"]
+        counts[key] = counts.get(key, 0) + 1
     found["profile"] = {"sentences": batch, "rows": batch * beam, "cached_steps": steps,
                         "wall_ms_plain_run": round(wall_ms, 3),
                         "ms_by_op": {k: round(v, 3) for k, v in sorted(by_op.items(), key=lambda kv: -kv[1])},

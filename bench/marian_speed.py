@@ -333,22 +333,21 @@ class _Timers:
                 "text_pipeline": total - s["search"], "total": total}
 
 
-def _profile_step(translator, names: list[str], feeds: dict, threads: int, runs: int = 10) -> dict:
-    """ONNX Runtime's profiler over ``runs`` calls of the decoder step on a captured call (its
-    outputs and feeds): ms per call by operator type, and the call's wall time."""
+def profile_runs(graph, options, providers: list, names: list[str], feeds: dict, runs: int = 10,
+                 warm: int = 2) -> tuple[float, list[dict]]:
+    """ONNX Runtime's profiler over ``runs`` plain runs of ``graph`` (a path or serialized model) after
+    ``warm`` unprofiled ones: the wall ms per run, and each node's event of the timed runs
+    (``op``, ``node``, ``provider``, ``ms`` per run)."""
     import tempfile
 
     import onnxruntime as ort
 
-    from worker.engine.ort_model import session_options
-
     with tempfile.TemporaryDirectory() as tmp:
-        options = session_options(threads)
         options.enable_profiling = True
         options.profile_file_prefix = os.path.join(tmp, "step")
-        session = ort.InferenceSession(str(translator.bundle.graph_path("decoder_step")), options,
-                                       providers=["CPUExecutionProvider"])
-        for _ in range(2):
+        session = ort.InferenceSession(graph if isinstance(graph, bytes) else str(graph), options,
+                                       providers=providers)
+        for _ in range(warm):
             session.run(names, feeds)
         started = time.perf_counter()
         for _ in range(runs):
@@ -356,13 +355,27 @@ def _profile_step(translator, names: list[str], feeds: dict, threads: int, runs:
         wall_ms = (time.perf_counter() - started) / runs * 1000
         events = json.loads(Path(session.end_profiling()).read_text())
     starts = sorted(e["ts"] for e in events if e.get("cat") == "Session" and e["name"] == "model_run")
+    nodes = [{"op": e["args"]["op_name"], "node": e["name"][:-len("_kernel_time")],
+              "provider": e["args"].get("provider", "?").replace("ExecutionProvider", ""),
+              "ms": e["dur"] / runs / 1000}
+             for e in events
+             if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["ts"] >= starts[-runs]]
+    return wall_ms, nodes
+
+
+def _profile_step(translator, names: list[str], feeds: dict, threads: int, runs: int = 10) -> dict:
+    """ONNX Runtime's profiler over ``runs`` calls of the decoder step on a captured call (its
+    outputs and feeds): ms per call by operator type, and the call's wall time."""
+    from worker.engine.ort_model import session_options
+
+    wall_ms, nodes = profile_runs(translator.bundle.graph_path("decoder_step"), session_options(threads),
+                                  ["CPUExecutionProvider"], names, feeds, runs)
     by_op: dict[str, float] = {}
     by_node: dict[str, float] = {}
-    for e in events:
-        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["ts"] >= starts[-runs]:
-            by_op[e["args"]["op_name"]] = by_op.get(e["args"]["op_name"], 0.0) + e["dur"] / runs / 1000
-            node = f"{e['name'][:-len('_kernel_time')]} ({e['args']['op_name']})"
-            by_node[node] = by_node.get(node, 0.0) + e["dur"] / runs / 1000
+    for e in nodes:
+        by_op[e["op"]] = by_op.get(e["op"], 0.0) + e["ms"]
+        node = f"{e['node']} ({e['op']})"
+        by_node[node] = by_node.get(node, 0.0) + e["ms"]
     rows, cached = feeds["prev_ids"].size, feeds["self_keys.0"].shape[3]
     return {"rows": rows, "cached_steps": cached, "wall_ms": wall_ms,
             "ms_by_op": dict(sorted(by_op.items(), key=lambda kv: -kv[1])),
