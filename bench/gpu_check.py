@@ -203,6 +203,25 @@ def sweep(label: str, make_model, sources, options, args, sampler: Sampler, warm
     return runs, first
 
 
+def sweep_each(prefix: str, makers, sources, options, args, sampler: Sampler, into: dict, out: Path,
+               sizes: list[int] | None = None, warm: int = 4) -> dict:
+    """``sweep`` each (label, make model) pair in turn, at the same batch sizes, with a warm-up on
+    the first ``warm`` sentences; each result goes under ``into[label]`` (``{"runs": [...]}``, or ``{"error": ...}``
+    where making or running the model failed) and is saved at once. Returns each label's outputs
+    at the first batch size (None where it failed)."""
+    outputs = {}
+    for label, make in makers:
+        try:
+            runs, outputs[label] = sweep(f"{prefix} {label}", make, sources, options, args, sampler,
+                                         warm=sources[:warm], sizes=sizes)
+            into[label] = {"runs": runs}
+        except Exception:  # noqa: BLE001 - one failed model leaves the others' figures
+            into[label], outputs[label] = {"error": traceback.format_exc()[-1500:]}, None
+            log(prefix, label, "failed", into[label]["error"][-300:])
+        save(out)
+    return outputs
+
+
 def identical(a: list, b: list, length: int | None = None) -> dict:
     if length is not None:
         a, b = [list(x)[:length] for x in a], [list(y)[:length] for y in b]
@@ -309,24 +328,15 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
         return TorchStepModel(recovered.to(torch.device(args.device)), grouped=True)
 
     gru = RESULTS.setdefault("gru", {"beam": 5, "sentences": len(sources)})
-    reference = None
     engines = [("onnxruntime fp32", lambda: model), ("onnxruntime fp16", fp16_model)]
     if "torch" in args.baselines:
         engines.append(("torch eager fp32", torch_model))
-    for label, make in engines:
-        try:
-            runs, outputs = sweep(f"gru {label}", make, sources, options, args, sampler)
-        except Exception as exc:  # noqa: BLE001
-            gru[label] = {"error": traceback.format_exc()[-1500:]}
-            log("gru", label, "failed", exc)
-            save(out)
-            continue
-        gru[label] = {"runs": runs}
-        if reference is None:
-            reference = outputs
-        elif outputs is not None:
-            gru[label]["vs_onnxruntime_fp32"] = identical(outputs, reference)
-        save(out)
+    outputs = sweep_each("gru", engines, sources, options, args, sampler, gru, out, warm=8)
+    reference = outputs["onnxruntime fp32"]
+    for label, found in outputs.items():
+        if label != "onnxruntime fp32" and found is not None and reference is not None:
+            gru[label]["vs_onnxruntime_fp32"] = identical(found, reference)
+    save(out)
 
     if args.anatomy:
         gru["anatomy"] = gru_anatomy(model, bundle.graph_path("decoder_step"), sources, args)
@@ -575,18 +585,10 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
         part["anatomy"] = marian_anatomy(model, bundle.graph_path("decoder_step"), ids, args)
         save(out)
     fp16_dir = fp16_bundle(bundle_dir, Path(args.work) / "marian-bundle-fp16")
-    ours = {}
-    for label, make in (("onnxruntime fp32", lambda: model),
-                        ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(
-                            load_bundle(fp16_dir), args.device))):
-        try:
-            runs, outputs = sweep(f"marian {label}", make, ids, options, args, sampler, warm=ids[:4])
-            part[label] = {"runs": runs}
-            ours[label] = outputs
-        except Exception:  # noqa: BLE001
-            part[label] = {"error": traceback.format_exc()[-1500:]}
-            log("marian", label, "failed", part[label]["error"][-300:])
-        save(out)
+    ours = sweep_each("marian", (("onnxruntime fp32", lambda: model),
+                                 ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(
+                                     load_bundle(fp16_dir), args.device))),
+                      ids, options, args, sampler, part, out)
     if args.ab:
         marian_ab(args, fp16_dir, ids, options, part, sampler, out)
     if args.profile:
@@ -632,18 +634,12 @@ def marian_ab(args, fp16_dir: Path, ids, options, part: dict, sampler: Sampler, 
         model.eos_scores = False
         return model
 
-    sizes = [int(b) for b in args.ab_batches.split(",")]
-    for label, make in (
-            ("onnxruntime fp16, whole vocabulary at the limit", whole_vocabulary),
-            ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device)),
-            ("onnxruntime fp16, 1 CPU thread",
-             lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device, threads=1))):
-        try:
-            runs, _ = sweep(f"marian ab {label}", make, ids, options, args, sampler, warm=ids[:4], sizes=sizes)
-            part.setdefault("ab", {})[label] = {"runs": runs}
-        except Exception:  # noqa: BLE001
-            part.setdefault("ab", {})[label] = {"error": traceback.format_exc()[-1500:]}
-        save(out)
+    sweep_each("marian ab", (
+        ("onnxruntime fp16, whole vocabulary at the limit", whole_vocabulary),
+        ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device)),
+        ("onnxruntime fp16, 1 CPU thread",
+         lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device, threads=1))),
+        ids, options, args, sampler, part.setdefault("ab", {}), out, sizes=[int(b) for b in args.ab_batches.split(",")])
 
 
 def marian_legacy(args, hf: Path, ids, options, part: dict, sampler: Sampler, out: Path, reference) -> None:
@@ -665,14 +661,14 @@ def marian_legacy(args, hf: Path, ids, options, part: dict, sampler: Sampler, ou
         legacy["anatomy"] = marian_anatomy(model, legacy_dir / "decoder_step.onnx", ids, args)
         save(out)
     fp16_dir = fp16_bundle(legacy_dir, Path(args.work) / "marian-bundle-legacy-fp16")
-    sizes = [int(b) for b in args.legacy_batches.split(",")]
-    for label, make in (("onnxruntime fp32", lambda: model),
-                        ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(
-                            load_bundle(fp16_dir), args.device))):
-        runs, outputs = sweep(f"marian legacy {label}", make, ids, options, args, sampler, warm=ids[:4], sizes=sizes)
-        legacy[label] = {"runs": runs}
-        if label.endswith("fp32") and reference is not None and outputs is not None:
-            legacy[label]["vs_current_fp32"] = identical(outputs, reference, args.max_length)
+    outputs = sweep_each("marian legacy", (("onnxruntime fp32", lambda: model),
+                                           ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(
+                                               load_bundle(fp16_dir), args.device))),
+                         ids, options, args, sampler, legacy, out,
+                         sizes=[int(b) for b in args.legacy_batches.split(",")])
+    if reference is not None and outputs["onnxruntime fp32"] is not None:
+        legacy["onnxruntime fp32"]["vs_current_fp32"] = identical(outputs["onnxruntime fp32"], reference,
+                                                                  args.max_length)
         save(out)
 
 

@@ -14,6 +14,8 @@ from worker.engine.ort_model import (CPU, CUDA, EOS_OUTPUT, OrtStepModel, Provid
                                      check_provider, gather_graph)
 from worker.engine.search import SearchOptions, search_in_batches
 
+from .search_check import assert_same_beams, record_asked
+
 
 @pytest.mark.parametrize("elem_type, dtype", [("tensor(float)", np.float32), ("tensor(float16)", np.float16)])
 @pytest.mark.parametrize("count, axis", [(1, 1), (3, 0)])
@@ -159,20 +161,9 @@ def test_rows_at_their_length_limit_are_scored_from_eos_alone_as_over_the_whole_
     whole = OrtStepModel.from_bundle(bundle, "cpu", io_binding=io_binding)
     whole.eos_scores = False
     assert apart.topk >= 2 * 4 + 4, "the tiny bundle's step graph must offer a top-k for this test"
-    asked = {id(apart): [], id(whole): []}
-    for model in (apart, whole):
-        step = model.step
-
-        def recorded(*args, _step=step, _model=model, **kwargs):
-            asked[id(_model)].append(args[3])
-            return _step(*args, **kwargs)
-
-        model.step = recorded
+    asked_apart, asked_whole = record_asked(apart), record_asked(whole)
     sources = [[5, 6, 7, 3], [8, 3], [9, 10, 11, 12, 13, 3], [14, 3], [15, 16, 17, 5, 6, 7, 8, 3]]
     for options in (SearchOptions(beam=4, n_best=3, max_len_a=0.5, max_len_b=1),
                     SearchOptions(beam=4, max_len_a=0.0, max_len_b=3, free_forced_eos=True, min_len=5)):
-        found, want = beam_search(apart, sources, options), beam_search(whole, sources, options)
-        assert [[h.tokens for h in hyps] for hyps in found] == [[h.tokens for h in hyps] for hyps in want]
-        for got, ref in zip(found, want):
-            assert max(abs(g.score - w.score) for g, w in zip(got, ref)) < 1e-6
-    assert EVERY in asked[id(whole)] and EVERY not in asked[id(apart)]
+        assert_same_beams(beam_search(apart, sources, options), beam_search(whole, sources, options))
+    assert EVERY in asked_whole and EVERY not in asked_apart

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from .marian_models import sample_pairs, shared_model
+from .search_check import assert_same_beams, record_asked
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("transformers")
@@ -122,22 +123,11 @@ def test_rows_at_their_length_limit_are_scored_from_eos_alone_as_over_the_whole_
     apart = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=io_binding)
     whole = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=io_binding)
     whole.eos_scores = False  # the reference: a step with a row at its limit scores every word
-    asked = {id(apart): [], id(whole): []}
-    for model in (apart, whole):
-        step = model.step
-
-        def recorded(*args, _step=step, _model=model, **kwargs):
-            asked[id(_model)].append(args[3])
-            return _step(*args, **kwargs)
-
-        model.step = recorded
+    asked_apart, asked_whole = record_asked(apart), record_asked(whole)
     sources = _sources(bundle, 24)
     for options in (SearchOptions(beam=4, n_best=2, max_len_a=0.5, max_len_b=2),
                     SearchOptions(beam=3, max_len_a=0.0, max_len_b=4, free_forced_eos=True, length_penalty=1.0,
                                   length_normalisation="length", stopping="best_k")):
-        found, want = beam_search(apart, sources, options), beam_search(whole, sources, options)
-        assert [[h.tokens for h in hyps] for hyps in found] == [[h.tokens for h in hyps] for hyps in want]
-        for got, ref in zip(found, want):
-            assert max(abs(g.score - w.score) for g, w in zip(got, ref)) < 1e-6
-            assert max(abs(g.log_prob - w.log_prob) for g, w in zip(got, ref)) < 1e-5
-    assert EVERY in asked[id(whole)] and EVERY not in asked[id(apart)]
+        assert_same_beams(beam_search(apart, sources, options), beam_search(whole, sources, options),
+                          log_prob_tol=1e-5)
+    assert EVERY in asked_whole and EVERY not in asked_apart
