@@ -414,16 +414,19 @@ def fp16_bundle(bundle_dir: Path, out: Path) -> Path:
     return out
 
 
-def legacy_cross():
-    """The step graph's cross-attention as ``nmt import`` wrote it before: the R rows' queries [B, R,
-    H, 1, E] against keys broadcast over R (what ONNX Runtime's CUDA MatMul cannot run as one
-    strided batch). Patched into ``DecoderLayer.forward`` for ``--legacy-ab``, the baseline the
-    current graph is timed against in the same run."""
+def former_step():
+    """The step graph as ``nmt import`` wrote it before: q, k and v as three products and hidden
+    states [B, R, 1, D], so each head split and merge is a transpose and each product and its bias
+    two kernels. Patched into ``DecoderLayer`` and ``StepGraph`` for ``--legacy-ab``, and loaded
+    without ``ort_model.fuse_skip_layer_norms`` (``marian_legacy``): the former engine, the
+    baseline the current one is timed against in the same run."""
+    import contextlib
+
     import torch
 
     from export.marian import torch_model
 
-    def forward(self, x, past_k, past_v, cross_k, cross_v, src_mask):
+    def layer_forward(self, x, past_k, past_v, cross_k, cross_v, src_mask):
         a = self.self_attn
         q = a.split(a.q(x))
         keys = torch.cat([past_k, a.split(a.k(x))], dim=3)
@@ -431,15 +434,36 @@ def legacy_cross():
         weights = torch.softmax((q @ keys.transpose(-1, -2)) * a.scaling, dim=-1)
         x = self.self_norm(x + a.out(a.merge(weights @ values)))
         c = self.cross_attn
-        q = c.split(c.q(x))
-        scores = (q @ cross_k.unsqueeze(1).transpose(-1, -2)) * c.scaling
-        scores = scores.masked_fill(~src_mask[:, None, None, None, :], float("-inf"))
-        cross = torch.softmax(scores, dim=-1)
-        x = self.cross_norm(x + c.out(c.merge(cross @ cross_v.unsqueeze(1))))
+        q = c.q(x).squeeze(2).unflatten(-1, (c.heads, c.head_dim)).transpose(1, 2)
+        scores = (q @ cross_k.transpose(-1, -2)) * c.scaling
+        cross = torch.softmax(scores.masked_fill(~src_mask[:, None, None, :], float("-inf")), dim=-1)
+        context = (cross @ cross_v).transpose(1, 2).flatten(-2).unsqueeze(2)
+        x = self.cross_norm(x + c.out(context))
         x = self.ffn_norm(x + self.ffn(x))
-        return x, keys, values, cross.squeeze(-2)
+        return x, keys, values, cross.transpose(1, 2)
 
-    return patched([torch_model.DecoderLayer], "forward", forward)
+    def step_forward(self, prev_ids, src_mask, *caches):
+        m = self.model
+        layers = len(m.decoder_layers)
+        cross, past = caches[:2 * layers], caches[2 * layers:]
+        step = past[0].shape[3]
+        positions = m.positions[torch.arange(step, step + 1, device=prev_ids.device)]
+        x = (m.target_embeddings[prev_ids] * m.scale + positions).unsqueeze(2)
+        new_cache, attention = [], None
+        for i, layer in enumerate(m.decoder_layers):
+            x, keys, values, weights = layer(x, past[2 * i], past[2 * i + 1], cross[2 * i], cross[2 * i + 1], src_mask)
+            new_cache += [keys, values]
+            if i == m.alignment_layer:
+                attention = weights[:, :, m.alignment_heads].mean(dim=2)
+        hidden = x.squeeze(2)
+        log_probs = torch.log_softmax(hidden @ m.output_weight.t() + m.output_bias, dim=-1)
+        topk_log_probs, topk_ids = torch.topk(log_probs, self.topk, dim=-1)
+        return (log_probs, attention, topk_log_probs, topk_ids, hidden, *new_cache)
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(patched([torch_model.DecoderLayer], "forward", layer_forward))
+    stack.enter_context(patched([torch_model.StepGraph], "forward", step_forward))
+    return stack
 
 
 def host(value) -> np.ndarray:
@@ -623,47 +647,50 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
 
 
 def marian_ab(args, fp16_dir: Path, ids, options, part: dict, sampler: Sampler, out: Path) -> None:
-    """``--ab``: the fp16 bundle again at ``--ab-batches``, each time with one thing changed: rows at
-    their length limit scored over the whole vocabulary (the search before ``step(eos=True)``), and
-    one ONNX Runtime CPU thread per session instead of one per core."""
+    """``--ab``: the fp16 bundle again at ``--ab-batches``, as loaded for CUDA (each residual add and
+    LayerNorm one SkipLayerNormalization: ``ort_model.fuse_skip_layer_norms``) and without that
+    rewrite. (Earlier A/Bs, run 4: rows at their length limit scored over the whole vocabulary, one
+    CPU thread per session.)"""
+    from worker.engine import ort_model
     from worker.engine.bundle import load_bundle
     from worker.engine.transformer_step import OrtTransformerStepModel
 
-    def whole_vocabulary():
-        model = OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device)
-        model.eos_scores = False
-        return model
+    def unfused():
+        with patched([ort_model], "fuse_skip_layer_norms", lambda proto: 0):
+            return OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device)
 
     sweep_each("marian ab", (
-        ("onnxruntime fp16, whole vocabulary at the limit", whole_vocabulary),
-        ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device)),
-        ("onnxruntime fp16, 1 CPU thread",
-         lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device, threads=1))),
+        ("onnxruntime fp16, no SkipLayerNormalization", unfused),
+        ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device))),
         ids, options, args, sampler, part.setdefault("ab", {}), out, sizes=[int(b) for b in args.ab_batches.split(",")])
 
 
 def marian_legacy(args, hf: Path, ids, options, part: dict, sampler: Sampler, out: Path, reference) -> None:
-    """``--legacy-ab``: the same model imported with the former cross-attention (``legacy_cross``),
+    """``--legacy-ab``: the same model imported with the former step graph (``former_step``),
     timed as the current one is (anatomy, then fp32 and fp16 at ``--legacy-batches``): the
     baseline of the current graph's speed-up, in the same run on the same GPU."""
     from export.marian.importer import ImportOptions, import_model
+    from worker.engine import ort_model
     from worker.engine.bundle import load_bundle
     from worker.engine.transformer_step import OrtTransformerStepModel
 
     legacy = part.setdefault("legacy", {})
     started = time.perf_counter()
     legacy_dir = Path(args.work) / "marian-bundle-legacy"
-    with legacy_cross():
+    with former_step():
         import_model(hf, legacy_dir, ImportOptions(force=True))
     legacy["prepare_seconds"] = round(time.perf_counter() - started, 1)
-    model = OrtTransformerStepModel.from_bundle(load_bundle(legacy_dir), args.device)
+    def former(directory: Path):  # loaded as the former engine loaded it: no SkipLayerNormalization
+        with patched([ort_model], "fuse_skip_layer_norms", lambda proto: 0):
+            return OrtTransformerStepModel.from_bundle(load_bundle(directory), args.device)
+
+    model = former(legacy_dir)
     if args.anatomy:
         legacy["anatomy"] = marian_anatomy(model, legacy_dir / "decoder_step.onnx", ids, args)
         save(out)
     fp16_dir = fp16_bundle(legacy_dir, Path(args.work) / "marian-bundle-legacy-fp16")
     outputs = sweep_each("marian legacy", (("onnxruntime fp32", lambda: model),
-                                           ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(
-                                               load_bundle(fp16_dir), args.device))),
+                                           ("onnxruntime fp16", lambda: former(fp16_dir))),
                          ids, options, args, sampler, legacy, out,
                          sizes=[int(b) for b in args.legacy_batches.split(",")])
     if reference is not None and outputs["onnxruntime fp32"] is not None:
@@ -830,10 +857,10 @@ def main(argv: list[str] | None = None) -> int:
                         "ONNX Runtime's per-operator profile of the step (both families)")
     parser.add_argument("--anatomy-batches", default="32,128,512")
     parser.add_argument("--legacy-ab", action="store_true", help="also time the Marian model imported with the "
-                        "former cross-attention (the baseline of the current graph)")
+                        "former step graph (former_step: the baseline of the current graph)")
     parser.add_argument("--legacy-batches", default="128,256,512")
-    parser.add_argument("--ab", action="store_true", help="the Marian fp16 bundle with rows at their length "
-                        "limit scored over the whole vocabulary, and with one CPU thread, beside the default")
+    parser.add_argument("--ab", action="store_true", help="the Marian fp16 bundle without the SkipLayerNormalization "
+                        "rewrite CUDA loads it with, beside the default")
     parser.add_argument("--ab-batches", default="128,256")
     parser.add_argument("--no-gru-proof", dest="gru_proof", action="store_false",
                         help="skip the GRU bundle's CUDA = CPU proof (the sweeps and long inputs still run)")

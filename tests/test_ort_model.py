@@ -167,3 +167,35 @@ def test_rows_at_their_length_limit_are_scored_from_eos_alone_as_over_the_whole_
                     SearchOptions(beam=4, max_len_a=0.0, max_len_b=3, free_forced_eos=True, min_len=5)):
         assert_same_beams(beam_search(apart, sources, options), beam_search(whole, sources, options))
     assert EVERY in asked_whole and EVERY not in asked_apart
+
+
+@pytest.mark.slow
+def test_the_shipped_encoder_loaded_for_cuda_fuses_its_norms_and_decodes_as_the_file_does(monkeypatch):
+    """The shipped hybrid's Transformer encoder, loaded as for CUDA (``fuse_skip_layer_norms``: each
+    residual add and LayerNorm one kernel) and run here on the CPU provider: every LayerNorm fused,
+    and the same beams as the file gives (the GRU step graph has no LayerNorm to fuse)."""
+    import onnx
+    import sentencepiece as spm
+
+    from worker.engine import ort_model
+    from worker.engine.search import beam_search
+
+    from .conftest import REPO_ROOT
+
+    bundle = load_bundle(REPO_ROOT / "models" / "en-de")
+    proto = onnx.load(str(bundle.graph_path("encoder")))
+    norms = sum(node.op_type == "LayerNormalization" for node in proto.graph.node)
+    assert norms >= 4 and ort_model.fuse_skip_layer_norms(proto) == norms
+    plain = OrtStepModel.from_bundle(bundle, "cpu", threads=1)
+    fused_counts = []
+    real = ort_model.fuse_skip_layer_norms
+    monkeypatch.setattr(ort_model, "fuse_skip_layer_norms", lambda p: fused_counts.append(real(p)) or fused_counts[-1])
+    monkeypatch.setattr(ort_model, "on_cuda", lambda providers: True)  # load as for CUDA, run on the CPU
+    fused = OrtStepModel.from_bundle(bundle, "cpu", threads=1)
+    assert fused_counts == [norms, 0]  # the encoder's; none in the step graph
+    sp = spm.SentencePieceProcessor(model_file=str(bundle.vocab_path("source")))
+    lines = ["The committee will meet again on Tuesday to discuss the budget.", "Where is the station?",
+             "Please restart the server after installing the update.", "She bought three apples and a pear."]
+    sources = [[*sp.encode(line), bundle.special_ids.eos] for line in lines]
+    options = SearchOptions(beam=5, n_best=2, max_len_a=1.5, max_len_b=10)
+    assert_same_beams(beam_search(fused, sources, options), beam_search(plain, sources, options), score_tol=1e-4)

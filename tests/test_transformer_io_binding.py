@@ -131,3 +131,65 @@ def test_rows_at_their_length_limit_are_scored_from_eos_alone_as_over_the_whole_
         assert_same_beams(beam_search(apart, sources, options), beam_search(whole, sources, options),
                           log_prob_tol=1e-5)
     assert EVERY in asked_whole and EVERY not in asked_apart
+
+
+@pytest.mark.parametrize("io_binding", [False, True])
+def test_graphs_loaded_for_cuda_fuse_every_residual_norm_and_decode_as_the_files_do(bundle, io_binding, monkeypatch,
+                                                                                     tmp_path):
+    """On CUDA both graphs load with each residual add and LayerNorm (and the bias add before it) as
+    one SkipLayerNormalization (``ort_model.fuse_skip_layer_norms``). Loaded so here, on the CPU
+    provider (which implements the operator too): every LayerNorm fused, in fp32 and fp16, and the
+    same beams as the files give."""
+    import onnx
+    import onnxruntime as ort
+
+    from export.quantize import convert_fp16
+    from worker.engine import ort_model, transformer_step
+    from worker.engine.search import SearchOptions, beam_search
+    from worker.engine.transformer_step import OrtTransformerStepModel
+
+    for name in ("encoder", "decoder_step"):
+        for proto in (onnx.load(str(bundle.graph_path(name))), None):
+            if proto is None:  # the same graph converted to fp16, as an fp16 bundle holds it
+                half = tmp_path / f"{name}-fp16.onnx"
+                convert_fp16(bundle.graph_path(name), half)
+                proto = onnx.load(str(half))
+            norms = sum(node.op_type == "LayerNormalization" for node in proto.graph.node)
+            assert norms >= 2 and ort_model.fuse_skip_layer_norms(proto) == norms
+            assert not any(node.op_type == "LayerNormalization" for node in proto.graph.node)
+            ort.InferenceSession(proto.SerializeToString(), providers=[ort_model.CPU])  # the rewrite loads
+    plain = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=io_binding)
+    fused_counts = []
+
+    def recorded(proto):
+        fused_counts.append(real(proto))
+        return fused_counts[-1]
+
+    real = ort_model.fuse_skip_layer_norms
+    monkeypatch.setattr(ort_model, "fuse_skip_layer_norms", recorded)
+    monkeypatch.setattr(transformer_step, "on_cuda", lambda providers: True)  # load as for CUDA, run on the CPU
+    fused = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=io_binding)
+    assert len(fused_counts) == 2 and min(fused_counts) >= 2  # the encoder's and the step's
+    sources = _sources(bundle, 24)
+    options = SearchOptions(beam=4, n_best=2, max_len_a=1.5, max_len_b=10)
+    assert_same_beams(beam_search(fused, sources, options), beam_search(plain, sources, options), score_tol=1e-4)
+
+
+def test_the_new_position_enters_the_self_attention_cache_without_a_transpose(bundle):
+    """The step's q, k and v come from one product whose output is split by a reshape (the new
+    position's size-1 axis moves without moving data): nothing between that product and the cache
+    is a Transpose, a kernel launch per layer on a GPU."""
+    import onnx
+
+    proto = onnx.load(str(bundle.graph_path("decoder_step")), load_external_data=False)
+    producer = {out: node for node in proto.graph.node for out in node.output}
+    concats = [node for node in proto.graph.node if node.output[0].startswith("new_self_")]
+    assert concats and all(node.op_type == "Concat" for node in concats)
+    for concat in concats:
+        seen, path = producer.get(concat.input[1]), []
+        while seen is not None and seen.op_type not in ("MatMul", "Gemm"):
+            path.append(seen.op_type)
+            seen = producer.get(seen.input[0])
+        assert seen is not None and "Transpose" not in path, (concat.output[0], path)
+    products = {producer[c.input[1]].input[0] for c in concats}  # the Split of each layer's k and v
+    assert len(products) == len(concats) // 2

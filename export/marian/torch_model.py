@@ -43,6 +43,16 @@ def _linear(weights: dict, name: str) -> nn.Linear:
     return layer
 
 
+def _stacked(weights: dict, names: tuple[str, ...]) -> nn.Linear:
+    """One linear layer computing several at once: their outputs side by side, in ``names``' order."""
+    layers = [_linear(weights, name) for name in names]
+    stacked = nn.Linear(layers[0].in_features, sum(layer.out_features for layer in layers))
+    with torch.no_grad():
+        stacked.weight.copy_(torch.cat([layer.weight for layer in layers]))
+        stacked.bias.copy_(torch.cat([layer.bias for layer in layers]))
+    return stacked
+
+
 def _norm(weights: dict, name: str, eps: float) -> nn.LayerNorm:
     norm = nn.LayerNorm(weights[f"{name}.weight"].shape[0], eps=eps)
     with torch.no_grad():
@@ -106,6 +116,8 @@ class DecoderLayer(nn.Module):
     def __init__(self, weights: dict, prefix: str, spec: MarianSpec) -> None:
         super().__init__()
         self.self_attn = Attention(weights, f"{prefix}.self_attn", spec.heads)
+        # the step's self-attention projections as one product (q, k and v side by side)
+        self.self_qkv = _stacked(weights, tuple(f"{prefix}.self_attn.{p}_proj" for p in ("q", "k", "v")))
         self.self_norm = _norm(weights, f"{prefix}.self_attn_layer_norm", spec.layer_norm_eps)
         self.cross_attn = Attention(weights, f"{prefix}.encoder_attn", spec.heads)
         self.cross_norm = _norm(weights, f"{prefix}.encoder_attn_layer_norm", spec.layer_norm_eps)
@@ -114,24 +126,34 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: Tensor, past_k: Tensor, past_v: Tensor, cross_k: Tensor, cross_v: Tensor,
                 src_mask: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """x [B, R, 1, D]; past_k, past_v [B, R, H, T, E]; cross_k, cross_v [B, H, S, E]; src_mask bool
-        [B, S] -> x [B, R, 1, D], keys and values [B, R, H, T + 1, E], cross-attention [B, R, H, S]."""
+        """x [N, D] (N = B * R rows, sentence by sentence); past_k, past_v [B, R, H, T, E]; cross_k,
+        cross_v [B, H, S, E]; src_mask bool [B, S] -> x [N, D], keys and values [B, R, H, T + 1, E],
+        cross-attention [B, R, H, S].
+
+        Written for few kernels per step, each a launch on a GPU:
+        - rows as a matrix, so that ONNX Runtime runs each product and its bias as one Gemm (and, on
+          CUDA, each residual add and LayerNorm with the bias before it as one
+          SkipLayerNormalization: ``worker.engine.ort_model.fuse_skip_layer_norms``);
+        - q, k and v from one product, split by a reshape (the new position's size-1 axis moves
+          without moving data): self-attention needs no transpose.
+        """
         a = self.self_attn
-        q = a.split(a.q(x))  # [B, R, H, 1, E]
-        keys = torch.cat([past_k, a.split(a.k(x))], dim=3)
-        values = torch.cat([past_v, a.split(a.v(x))], dim=3)
-        weights = torch.softmax((q @ keys.transpose(-1, -2)) * a.scaling, dim=-1)
-        x = self.self_norm(x + a.out(a.merge(weights @ values)))
+        batch, rows = past_k.shape[:2]
+        qkv = self.self_qkv(x).view(batch, rows, 3 * a.heads, 1, a.head_dim)
+        q, k, v = qkv.split(a.heads, dim=2)  # each [B, R, H, 1, E]
+        keys = torch.cat([past_k, k], dim=3)
+        values = torch.cat([past_v, v], dim=3)
+        weights = torch.softmax((q @ keys.transpose(-1, -2)) * a.scaling, dim=-1)  # [B, R, H, 1, T + 1]
+        x = self.self_norm(x + a.out((weights @ values).reshape(-1, x.shape[-1])))
         # Cross-attention with a sentence's R rows as the queries of one product per head: q [B, H, R, E]
         # against its keys [B, H, S, E]. (Read as [B, R, H, 1, E] against keys broadcast over R, the
         # products cannot be one strided batch: ONNX Runtime's CUDA MatMul then builds a pointer per
         # row and head on the host at every step.)
         c = self.cross_attn
-        q = c.q(x).squeeze(2).unflatten(-1, (c.heads, c.head_dim)).transpose(1, 2)  # [B, H, R, E]
+        q = c.q(x).view(batch, rows, c.heads, c.head_dim).transpose(1, 2)  # [B, H, R, E]
         scores = (q @ cross_k.transpose(-1, -2)) * c.scaling  # [B, H, R, S]
         cross = torch.softmax(scores.masked_fill(~src_mask[:, None, None, :], float("-inf")), dim=-1)
-        context = (cross @ cross_v).transpose(1, 2).flatten(-2).unsqueeze(2)  # [B, R, 1, D]
-        x = self.cross_norm(x + c.out(context))
+        x = self.cross_norm(x + c.out((cross @ cross_v).transpose(1, 2).reshape(-1, x.shape[-1])))
         x = self.ffn_norm(x + self.ffn(x))
         return x, keys, values, cross.transpose(1, 2)
 
@@ -199,14 +221,14 @@ class StepGraph(nn.Module):
         cross, past = caches[:2 * layers], caches[2 * layers:]
         step = past[0].shape[3]
         positions = m.positions[torch.arange(step, step + 1, device=prev_ids.device)]
-        x = (m.target_embeddings[prev_ids] * m.scale + positions).unsqueeze(2)  # [B, R, 1, D]
+        x = (m.target_embeddings[prev_ids] * m.scale + positions).flatten(0, 1)  # [N, D], N = B * R
         new_cache, attention = [], None
         for i, layer in enumerate(m.decoder_layers):
             x, keys, values, weights = layer(x, past[2 * i], past[2 * i + 1], cross[2 * i], cross[2 * i + 1], src_mask)
             new_cache += [keys, values]
             if i == m.alignment_layer:
                 attention = weights[:, :, m.alignment_heads].mean(dim=2)
-        hidden = x.squeeze(2)
+        hidden = x.unflatten(0, prev_ids.shape)  # [B, R, D]: a lexical shortlist projects it anew
         log_probs = torch.log_softmax(hidden @ m.output_weight.t() + m.output_bias, dim=-1)
         topk_log_probs, topk_ids = torch.topk(log_probs, self.topk, dim=-1)
         return (log_probs, attention, topk_log_probs, topk_ids, hidden, *new_cache)

@@ -28,8 +28,8 @@ import numpy as np
 import onnxruntime as ort
 
 from .bundle import ALIGNER, TOPK_INPUT, Bundle, BundleError, SpecialIds, layer_names, transformer_interface
-from .ort_model import (CUDA, EOS_OUTPUT, bindable_step_graph, check_provider, gather_graph, load_session,
-                        providers_for, session_options)
+from .ort_model import (CUDA, EOS_OUTPUT, bindable_step_graph, check_provider, device_graph, gather_graph,
+                        load_session, on_cuda, providers_for, session_options)
 from .search import EVERY, StepScores
 from .shortlist import Shortlist
 from .shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
@@ -72,14 +72,17 @@ class OrtTransformerStepModel:
         self.special: SpecialIds = bundle.special_ids
         options = session_options(threads)
         providers = providers_for(provider)
-        self.encoder = load_session(bundle.graph_path("encoder"), options, providers)
+        fuse = on_cuda(providers)  # graphs rewritten for CUDA's kernels (``fuse_skip_layer_norms``)
+        self.encoder = load_session(device_graph(bundle.graph_path("encoder"), fuse), options, providers,
+                                    bundle.graph_path("encoder").name)
         self.device = "cuda" if check_provider(provider, self.encoder) == CUDA else "cpu"
         self.io_binding = self.device == "cuda" if io_binding is None else io_binding
         # With IO binding the step graph takes its top-k count as an input and also returns each
         # row's eos log-probability (``bindable_step_graph``): one session, loaded once.
         step_path = bundle.graph_path("decoder_step")
-        self.decoder = load_session(bindable_step_graph(step_path, self.special.eos, topk_input=True)
-                                    if self.io_binding else step_path, options, providers, step_path.name)
+        self.decoder = load_session(bindable_step_graph(step_path, self.special.eos, topk_input=True, fuse=fuse)
+                                    if self.io_binding else device_graph(step_path, fuse),
+                                    options, providers, step_path.name)
         self.provider = check_provider(provider, self.decoder)
         outputs = {o.name: o for o in self.decoder.get_outputs()}
         self.vocab_size = int(outputs["log_probs"].shape[-1])
