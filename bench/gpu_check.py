@@ -339,7 +339,7 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
     save(out)
 
     if args.anatomy:
-        gru["anatomy"] = gru_anatomy(model, bundle.graph_path("decoder_step"), sources, args)
+        gru["anatomy"] = gru_anatomy(model, sources, args)
         save(out)
     if args.profile:
         profiled("gru", model, sources, options, 256 if not args.quick else 8, out)
@@ -414,6 +414,14 @@ def fp16_bundle(bundle_dir: Path, out: Path) -> Path:
     return out
 
 
+def unfused():
+    """Models made in the with-block load their graphs without ``ort_model.fuse_skip_layer_norms``
+    (as the engine loaded them before it)."""
+    from worker.engine import ort_model
+
+    return patched([ort_model], "fuse_skip_layer_norms", lambda proto: 0)
+
+
 def former_step():
     """The step graph as ``nmt import`` wrote it before: q, k and v as three products and hidden
     states [B, R, 1, D], so each head split and merge is a transpose and each product and its bias
@@ -475,7 +483,7 @@ def anatomy(model, graph: bytes, ids, args, beam: int, candidates: int, names: l
             steps: int = 32, runs: int = 10) -> dict:
     """One decoder step and one state reorder, timed apart (ms per call, medians of ``runs``) after
     ``steps`` steps, at each of ``--anatomy-batches`` sentences (``beam`` rows each); then ONNX
-    Runtime's profile of the step ``graph`` (serialized, as the model binds it) at the middle batch
+    Runtime's profile of the step ``graph`` (serialized, as the model loaded it) at the middle batch
     size, run plainly on ``feeds_of(encoded, state, prev)`` for ``names``: ms per run by provider and
     operator type (a CUDA kernel's time there is its launch and any host-side work, not its run on
     the device)."""
@@ -532,10 +540,14 @@ def anatomy(model, graph: bytes, ids, args, beam: int, candidates: int, names: l
     return found
 
 
-def marian_anatomy(model, graph_path: Path, ids, args) -> dict:
-    """``anatomy`` of an imported bundle's step (beam 4, 12 candidates, the key/value cache)."""
-    from worker.engine.ort_model import bindable_step_graph
+def loaded_graph(model) -> bytes:
+    """The step graph exactly as ``model`` loaded it (rewritten for its device and binding)."""
+    graph = model.decoder_graph
+    return graph if isinstance(graph, bytes) else Path(graph).read_bytes()
 
+
+def marian_anatomy(model, ids, args) -> dict:
+    """``anatomy`` of an imported bundle's step (beam 4, 12 candidates, the key/value cache)."""
     def feeds_of(encoded, state, prev) -> dict:
         batch = encoded.mask.shape[0]
         return {"prev_ids": prev.reshape(batch, 4), "src_mask": encoded.mask, "topk": np.array([12], dtype=np.int64),
@@ -543,21 +555,19 @@ def marian_anatomy(model, graph_path: Path, ids, args) -> dict:
                 **{name: cache.reshape(batch, 4, *cache.shape[-3:])
                    for name, cache in ((name, host(state[name])) for name in model.state_names)}}
 
-    return anatomy(model, bindable_step_graph(graph_path, model.special.eos, topk_input=True), ids, args, 4, 12,
+    return anatomy(model, loaded_graph(model), ids, args, 4, 12,
                    ["topk_log_probs", "topk_ids", "attention", *model.new_state_names], feeds_of)
 
 
-def gru_anatomy(model, graph_path: Path, sources, args) -> dict:
+def gru_anatomy(model, sources, args) -> dict:
     """``anatomy`` of the GRU/hybrid bundle's step (beam 5, its graph's own top-k, the state [L, N, D])."""
-    from worker.engine.ort_model import bindable_step_graph
-
     def feeds_of(encoded, state, prev) -> dict:
         return {"prev_ids": prev, "state": host(state), "annotations": host(encoded.annotations),
                 "keys": host(encoded.keys), "src_mask": host(encoded.mask)}
 
     outputs = {o.name for o in model.decoder.get_outputs()}
     scores = ["topk_log_probs", "topk_ids"] if "topk_ids" in outputs else ["log_probs"]
-    return anatomy(model, bindable_step_graph(graph_path, model.special.eos, topk_input=False), sources, args, 5,
+    return anatomy(model, loaded_graph(model), sources, args, 5,
                    14, [*scores, "new_state", "attention"], feeds_of)
 
 
@@ -606,7 +616,7 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
     save(out)
     del cpu
     if args.anatomy:
-        part["anatomy"] = marian_anatomy(model, bundle.graph_path("decoder_step"), ids, args)
+        part["anatomy"] = marian_anatomy(model, ids, args)
         save(out)
     fp16_dir = fp16_bundle(bundle_dir, Path(args.work) / "marian-bundle-fp16")
     ours = sweep_each("marian", (("onnxruntime fp32", lambda: model),
@@ -651,16 +661,15 @@ def marian_ab(args, fp16_dir: Path, ids, options, part: dict, sampler: Sampler, 
     LayerNorm one SkipLayerNormalization: ``ort_model.fuse_skip_layer_norms``) and without that
     rewrite. (Earlier A/Bs, run 4: rows at their length limit scored over the whole vocabulary, one
     CPU thread per session.)"""
-    from worker.engine import ort_model
     from worker.engine.bundle import load_bundle
     from worker.engine.transformer_step import OrtTransformerStepModel
 
-    def unfused():
-        with patched([ort_model], "fuse_skip_layer_norms", lambda proto: 0):
+    def without_fusion():
+        with unfused():
             return OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device)
 
     sweep_each("marian ab", (
-        ("onnxruntime fp16, no SkipLayerNormalization", unfused),
+        ("onnxruntime fp16, no SkipLayerNormalization", without_fusion),
         ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device))),
         ids, options, args, sampler, part.setdefault("ab", {}), out, sizes=[int(b) for b in args.ab_batches.split(",")])
 
@@ -670,7 +679,6 @@ def marian_legacy(args, hf: Path, ids, options, part: dict, sampler: Sampler, ou
     timed as the current one is (anatomy, then fp32 and fp16 at ``--legacy-batches``): the
     baseline of the current graph's speed-up, in the same run on the same GPU."""
     from export.marian.importer import ImportOptions, import_model
-    from worker.engine import ort_model
     from worker.engine.bundle import load_bundle
     from worker.engine.transformer_step import OrtTransformerStepModel
 
@@ -681,12 +689,12 @@ def marian_legacy(args, hf: Path, ids, options, part: dict, sampler: Sampler, ou
         import_model(hf, legacy_dir, ImportOptions(force=True))
     legacy["prepare_seconds"] = round(time.perf_counter() - started, 1)
     def former(directory: Path):  # loaded as the former engine loaded it: no SkipLayerNormalization
-        with patched([ort_model], "fuse_skip_layer_norms", lambda proto: 0):
+        with unfused():
             return OrtTransformerStepModel.from_bundle(load_bundle(directory), args.device)
 
     model = former(legacy_dir)
     if args.anatomy:
-        legacy["anatomy"] = marian_anatomy(model, legacy_dir / "decoder_step.onnx", ids, args)
+        legacy["anatomy"] = marian_anatomy(model, ids, args)
         save(out)
     fp16_dir = fp16_bundle(legacy_dir, Path(args.work) / "marian-bundle-legacy-fp16")
     outputs = sweep_each("marian legacy", (("onnxruntime fp32", lambda: model),

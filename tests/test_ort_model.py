@@ -172,8 +172,8 @@ def test_rows_at_their_length_limit_are_scored_from_eos_alone_as_over_the_whole_
 @pytest.mark.slow
 def test_the_shipped_encoder_loaded_for_cuda_fuses_its_norms_and_decodes_as_the_file_does(monkeypatch):
     """The shipped hybrid's Transformer encoder, loaded as for CUDA (``fuse_skip_layer_norms``: each
-    residual add and LayerNorm one kernel) and run here on the CPU provider: every LayerNorm fused,
-    and the same beams as the file gives (the GRU step graph has no LayerNorm to fuse)."""
+    residual add and LayerNorm one kernel) and run here on the CPU provider: every residual sum's
+    LayerNorm fused, and the same beams as the file gives (the GRU step graph has no LayerNorm)."""
     import onnx
     import sentencepiece as spm
 
@@ -185,17 +185,53 @@ def test_the_shipped_encoder_loaded_for_cuda_fuses_its_norms_and_decodes_as_the_
     bundle = load_bundle(REPO_ROOT / "models" / "en-de")
     proto = onnx.load(str(bundle.graph_path("encoder")))
     norms = sum(node.op_type == "LayerNormalization" for node in proto.graph.node)
-    assert norms >= 4 and ort_model.fuse_skip_layer_norms(proto) == norms
+    # all but the first, whose sum is of embeddings [B, S, D] and positions [S, D] (a broadcast)
+    assert norms >= 4 and ort_model.fuse_skip_layer_norms(proto) == norms - 1
     plain = OrtStepModel.from_bundle(bundle, "cpu", threads=1)
     fused_counts = []
     real = ort_model.fuse_skip_layer_norms
     monkeypatch.setattr(ort_model, "fuse_skip_layer_norms", lambda p: fused_counts.append(real(p)) or fused_counts[-1])
     monkeypatch.setattr(ort_model, "on_cuda", lambda providers: True)  # load as for CUDA, run on the CPU
     fused = OrtStepModel.from_bundle(bundle, "cpu", threads=1)
-    assert fused_counts == [norms, 0]  # the encoder's; none in the step graph
+    assert fused_counts == [norms - 1, 0]  # the encoder's; none in the step graph
     sp = spm.SentencePieceProcessor(model_file=str(bundle.vocab_path("source")))
     lines = ["The committee will meet again on Tuesday to discuss the budget.", "Where is the station?",
              "Please restart the server after installing the update.", "She bought three apples and a pear."]
     sources = [[*sp.encode(line), bundle.special_ids.eos] for line in lines]
     options = SearchOptions(beam=5, n_best=2, max_len_a=1.5, max_len_b=10)
     assert_same_beams(beam_search(fused, sources, options), beam_search(plain, sources, options), score_tol=1e-4)
+
+
+@pytest.mark.parametrize("left, right, fused", [
+    (["N", 8], ["N", 8], 1),  # an imported step's rows
+    (["B", "S", 8], ["B", "S", 8], 1),  # an encoder's
+    (["B", "R", 1, 8], ["B", "R", 1, 8], 0),  # a step exported before with its size-1 axis: the kernel takes 2 or 3 axes
+    (["B", "S", 8], ["S", 8], 0),  # embeddings and positions: a broadcast
+    (["B", "S", 8], [1, "S", 8], 0),  # a broadcast over a size-1 axis
+])
+def test_only_plain_residual_sums_fuse_into_skip_layer_norms_and_compute_as_before(left, right, fused):
+    """``fuse_skip_layer_norms`` takes a sum and its LayerNorm only where the kernel runs the sum as
+    it stands; what it fuses computes what the graph computed, and what it leaves still runs."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from worker.engine.ort_model import fuse_skip_layer_norms
+
+    rng = np.random.default_rng(3)
+    scale, bias = rng.standard_normal(8).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["left", "right"], ["sum"]),
+         helper.make_node("LayerNormalization", ["sum", "scale", "bias"], ["out"], axis=-1, epsilon=1e-5)],
+        "residual",
+        [helper.make_tensor_value_info("left", TensorProto.FLOAT, left),
+         helper.make_tensor_value_info("right", TensorProto.FLOAT, right)],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(scale, "scale"), numpy_helper.from_array(bias, "bias")])
+    proto = helper.make_model(graph, ir_version=10, opset_imports=[helper.make_opsetid("", 18)])
+    sizes = {"N": 6, "B": 2, "S": 3, "R": 3}
+    feeds = {name: rng.standard_normal([sizes.get(d, d) for d in dims]).astype(np.float32)
+             for name, dims in (("left", left), ("right", right))}
+    want = ort.InferenceSession(proto.SerializeToString(), providers=[CPU]).run(None, feeds)[0]
+    assert fuse_skip_layer_norms(proto) == fused
+    assert sum(node.op_type == "SkipLayerNormalization" for node in proto.graph.node) == fused
+    got = ort.InferenceSession(proto.SerializeToString(), providers=[CPU]).run(None, feeds)[0]
+    assert np.abs(want - got).max() < 1e-5

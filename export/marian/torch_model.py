@@ -43,16 +43,6 @@ def _linear(weights: dict, name: str) -> nn.Linear:
     return layer
 
 
-def _stacked(weights: dict, names: tuple[str, ...]) -> nn.Linear:
-    """One linear layer computing several at once: their outputs side by side, in ``names``' order."""
-    layers = [_linear(weights, name) for name in names]
-    stacked = nn.Linear(layers[0].in_features, sum(layer.out_features for layer in layers))
-    with torch.no_grad():
-        stacked.weight.copy_(torch.cat([layer.weight for layer in layers]))
-        stacked.bias.copy_(torch.cat([layer.bias for layer in layers]))
-    return stacked
-
-
 def _norm(weights: dict, name: str, eps: float) -> nn.LayerNorm:
     norm = nn.LayerNorm(weights[f"{name}.weight"].shape[0], eps=eps)
     with torch.no_grad():
@@ -116,8 +106,6 @@ class DecoderLayer(nn.Module):
     def __init__(self, weights: dict, prefix: str, spec: MarianSpec) -> None:
         super().__init__()
         self.self_attn = Attention(weights, f"{prefix}.self_attn", spec.heads)
-        # the step's self-attention projections as one product (q, k and v side by side)
-        self.self_qkv = _stacked(weights, tuple(f"{prefix}.self_attn.{p}_proj" for p in ("q", "k", "v")))
         self.self_norm = _norm(weights, f"{prefix}.self_attn_layer_norm", spec.layer_norm_eps)
         self.cross_attn = Attention(weights, f"{prefix}.encoder_attn", spec.heads)
         self.cross_norm = _norm(weights, f"{prefix}.encoder_attn_layer_norm", spec.layer_norm_eps)
@@ -132,15 +120,16 @@ class DecoderLayer(nn.Module):
 
         Written for few kernels per step, each a launch on a GPU:
         - rows as a matrix, so that ONNX Runtime runs each product and its bias as one Gemm (and, on
-          CUDA, each residual add and LayerNorm with the bias before it as one
-          SkipLayerNormalization: ``worker.engine.ort_model.fuse_skip_layer_norms``);
-        - q, k and v from one product, split by a reshape (the new position's size-1 axis moves
-          without moving data): self-attention needs no transpose.
+          CUDA, each residual add and LayerNorm as one SkipLayerNormalization:
+          ``worker.engine.ort_model.fuse_skip_layer_norms``);
+        - self-attention's heads split and merged by reshapes alone (the new position's size-1 axis
+          moves without moving data): no transpose.
+        (q, k and v stay three products: stacked as one, an int8 import would quantize them with
+        one scale.)
         """
         a = self.self_attn
         batch, rows = past_k.shape[:2]
-        qkv = self.self_qkv(x).view(batch, rows, 3 * a.heads, 1, a.head_dim)
-        q, k, v = qkv.split(a.heads, dim=2)  # each [B, R, H, 1, E]
+        q, k, v = (p(x).view(batch, rows, a.heads, 1, a.head_dim) for p in (a.q, a.k, a.v))  # each [B, R, H, 1, E]
         keys = torch.cat([past_k, k], dim=3)
         values = torch.cat([past_v, v], dim=3)
         weights = torch.softmax((q @ keys.transpose(-1, -2)) * a.scaling, dim=-1)  # [B, R, H, 1, T + 1]

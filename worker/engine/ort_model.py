@@ -109,33 +109,55 @@ def on_cuda(providers: list) -> bool:
 
 
 def fuse_skip_layer_norms(proto) -> int:
-    """Rewrite, in place, each residual add and LayerNormalization (with the bias add of the
-    product before it, where there is one) as ONNX Runtime's ``com.microsoft.SkipLayerNormalization``:
-    one kernel launch where there were three. ONNX Runtime fuses these itself only in a sum of
-    three axes whose second has a fixed size, never in a step graph's rows; its Python fusion
-    (``onnxruntime.transformers``) does. Done for CUDA only: on the CPU provider the fused kernel
-    is a few percent slower than the two it replaces. Returns how many were fused."""
+    """Rewrite, in place, each residual add and LayerNormalization as ONNX Runtime's
+    ``com.microsoft.SkipLayerNormalization``: one kernel launch where there were two. ONNX Runtime
+    makes this fusion itself only in a sum of three axes whose second has a fixed size, never in a
+    step graph's rows; its Python fusion (``onnxruntime.transformers``) does, taken here only where
+    the kernel runs the sum as it stands: two operands of the same rank, 2 or 3, neither broadcast
+    over a fixed size-1 axis (a sum of embeddings and positions, or a graph exported with a size-1
+    step axis, stays as it is). For CUDA only: on the CPU provider the fused kernel is a few
+    percent slower than the two it replaces (``bench/step_kernels.py --time``). Returns how many
+    were fused."""
     import onnx
     from onnxruntime.transformers.fusion_skiplayernorm import FusionSkipLayerNormalization
     from onnxruntime.transformers.onnx_model import OnnxModel
+
+    inferred = onnx.shape_inference.infer_shapes(proto).graph
+    shapes = {}
+    for value in (*inferred.input, *inferred.value_info, *inferred.output):
+        if value.type.tensor_type.HasField("shape"):
+            shapes[value.name] = [d.dim_value if d.HasField("dim_value") else None
+                                  for d in value.type.tensor_type.shape.dim]
+    for init in inferred.initializer:
+        shapes[init.name] = list(init.dims)
+
+    def plain_sum(add) -> bool:
+        a, b = (shapes.get(name) for name in add.input)
+        if a is None or b is None or len(a) != len(b) or len(a) not in (2, 3):
+            return False
+        return all(x == y or (x != 1 and y != 1) for x, y in zip(a, b))
+
+    class Fusion(FusionSkipLayerNormalization):
+        def fuse(self, node, input_name_to_nodes, output_name_to_node):
+            add = self.model.get_parent(node, 0, output_name_to_node)
+            if add is not None and add.op_type == "Add" and len(add.input) == 2 and plain_sum(add):
+                super().fuse(node, input_name_to_nodes, output_name_to_node)
 
     def count() -> int:
         return sum(node.op_type == "SkipLayerNormalization" for node in proto.graph.node)
 
     before = count()
     model = OnnxModel(proto)
-    # Without its symbolic shape inference, which refuses a sum that is not three-dimensional (the
-    # step graph's rows are a matrix, [N, D]); the fusion still leaves alone sums with a constant
-    # or an embedding lookup, the sums that could broadcast.
-    try:
-        fusion = FusionSkipLayerNormalization(model, shape_infer=False)
-    except TypeError:  # an onnxruntime without the option: its shape check then leaves [N, D] sums alone
-        fusion = FusionSkipLayerNormalization(model)
+    try:  # without the fusion's own shape check, which takes three axes only (``plain_sum`` checks instead)
+        fusion = Fusion(model, shape_infer=False)
+    except TypeError:  # an onnxruntime from before that check: it has none
+        fusion = Fusion(model)
     fusion.apply()
-    model.prune_graph()
     fused = count() - before
-    if fused and not any(opset.domain == "com.microsoft" for opset in proto.opset_import):
-        proto.opset_import.append(onnx.helper.make_opsetid("com.microsoft", 1))
+    if fused:
+        model.prune_graph()
+        if not any(opset.domain == "com.microsoft" for opset in proto.opset_import):
+            proto.opset_import.append(onnx.helper.make_opsetid("com.microsoft", 1))
     return fused
 
 
@@ -148,6 +170,12 @@ def device_graph(path: Path, fuse: bool) -> Path | bytes:
 
     proto = onnx.load(str(path))
     return proto.SerializeToString() if fuse_skip_layer_norms(proto) else path
+
+
+def step_graph_for(path: Path, eos: int, topk_input: bool, io_binding: bool, fuse: bool) -> Path | bytes:
+    """The step graph as a model runs it: with IO binding ``bindable_step_graph``'s rewrite, else
+    ``device_graph``'s; ``fuse`` for CUDA."""
+    return bindable_step_graph(path, eos, topk_input, fuse) if io_binding else device_graph(path, fuse)
 
 
 # The output that ``bindable_step_graph`` adds to a step graph: each row's log-probability of eos.
@@ -215,9 +243,8 @@ class OrtStepModel:
         self.device = "cuda" if check_provider(provider, self.encoder) == CUDA else "cpu"
         self.io_binding = self.device == "cuda" if io_binding is None else io_binding
         # With IO binding the step graph also returns each row's eos log-probability (``step(eos=True)``).
-        self.decoder = load_session(bindable_step_graph(decoder_path, special.eos, topk_input=False, fuse=fuse)
-                                    if self.io_binding else device_graph(Path(decoder_path), fuse),
-                                    options, providers, Path(decoder_path).name)
+        self.decoder_graph = step_graph_for(Path(decoder_path), special.eos, False, self.io_binding, fuse)
+        self.decoder = load_session(self.decoder_graph, options, providers, Path(decoder_path).name)
         self.provider = check_provider(provider, self.decoder)
         # The guided-alignment head, if the bundle has one: forced decoding reads links from it.
         self.aligner = load_session(aligner_path, options, providers) if aligner_path else None

@@ -28,8 +28,8 @@ import numpy as np
 import onnxruntime as ort
 
 from .bundle import ALIGNER, TOPK_INPUT, Bundle, BundleError, SpecialIds, layer_names, transformer_interface
-from .ort_model import (CUDA, EOS_OUTPUT, bindable_step_graph, check_provider, device_graph, gather_graph,
-                        load_session, on_cuda, providers_for, session_options)
+from .ort_model import (CUDA, EOS_OUTPUT, check_provider, device_graph, gather_graph, load_session, on_cuda,
+                        providers_for, session_options, step_graph_for)
 from .search import EVERY, StepScores
 from .shortlist import Shortlist
 from .shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
@@ -80,9 +80,8 @@ class OrtTransformerStepModel:
         # With IO binding the step graph takes its top-k count as an input and also returns each
         # row's eos log-probability (``bindable_step_graph``): one session, loaded once.
         step_path = bundle.graph_path("decoder_step")
-        self.decoder = load_session(bindable_step_graph(step_path, self.special.eos, topk_input=True, fuse=fuse)
-                                    if self.io_binding else device_graph(step_path, fuse),
-                                    options, providers, step_path.name)
+        self.decoder_graph = step_graph_for(step_path, self.special.eos, True, self.io_binding, fuse)
+        self.decoder = load_session(self.decoder_graph, options, providers, step_path.name)
         self.provider = check_provider(provider, self.decoder)
         outputs = {o.name: o for o in self.decoder.get_outputs()}
         self.vocab_size = int(outputs["log_probs"].shape[-1])
