@@ -542,7 +542,9 @@ def anatomy(model, graph: bytes, ids, args, beam: int, candidates: int, names: l
 
 def loaded_graph(model) -> bytes:
     """The step graph exactly as ``model`` loaded it (rewritten for its device and binding)."""
-    graph = model.decoder_graph
+    from worker.engine.ort_model import step_graph_for
+
+    graph = step_graph_for(*model.step_graph_args)
     return graph if isinstance(graph, bytes) else Path(graph).read_bytes()
 
 

@@ -1,11 +1,13 @@
-"""The host-side beam search alone: how long the search's own work takes per step, without the
-model. A real search over the shipped bundle (or ``--bundle``) is recorded step by step; the same
-search then runs again on a model that replays the recorded step outputs (no computation), so it
-takes exactly the same decisions and its time is the search's own: the part that sets the pace on
-a GPU, where the step itself is fast (docs/benchmarks.md, CUDA: host share 0.33-0.40 for the GRU
-bundle on an H200). The recorded run is the baseline: the ratio is host time over the whole.
+"""The host-side beam search alone: how long the search's own work takes, without the model. A
+real search over the shipped bundle (or ``--bundle``) is recorded step by step; the same search
+then runs again on a model that replays the recorded step outputs (no computation), so it takes
+exactly the same decisions and its time is the search's own. The search is the one
+``bench/gpu_check.py`` times for the GRU bundle (newstest2014, length-sorted batches of
+``--batch`` sentences, beam 5, the bundle's decoding defaults), so its per-token time compares with
+the time outside model calls there (docs/benchmarks.md, CUDA). The recorded run is the baseline:
+the ratio is the search's time over the whole.
 
-    python bench/search_overhead.py [--sentences 512] [--batch 256] [--beam 5] [--profile]
+    python bench/search_overhead.py [--sentences 0 (all)] [--batch 256] [--beam 5] [--profile]
 """
 from __future__ import annotations
 
@@ -85,7 +87,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bundle", type=Path, default=REPO_ROOT / "models" / "en-de")
     parser.add_argument("--data", type=Path, default=REPO_ROOT.parent / "shared" / "data")
-    parser.add_argument("--sentences", type=int, default=512)
+    parser.add_argument("--source", type=Path, help="the sentences as plain text instead (e.g. gpu_check's payload "
+                        "newstest2014.en), to replay on a lent GPU machine's host")
+    parser.add_argument("--sentences", type=int, default=0, help="the first N sentences (0: all 3,003)")
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
@@ -96,36 +100,38 @@ def main() -> None:
 
     from worker.engine.bundle import load_bundle
     from worker.engine.ort_model import OrtStepModel
-    from worker.engine.search import SearchOptions, beam_search
+    from worker.engine.search import SearchOptions, search_in_batches
 
     bundle = load_bundle(args.bundle)
     sp = spm.SentencePieceProcessor(model_file=str(bundle.vocab_path("source")))
-    with gzip.open(args.data / "wmt-newstest-de-en" / "newstest2014.en.gz", "rt", encoding="utf-8") as f:
-        lines = [line.strip() for line in f if line.strip()][:args.sentences]
-    sources = [[*sp.encode(line), bundle.special_ids.eos] for line in lines]
+    if args.source:
+        lines = [line.strip() for line in args.source.read_text(encoding="utf-8").splitlines() if line.strip()]
+    else:
+        with gzip.open(args.data / "wmt-newstest-de-en" / "newstest2014.en.gz", "rt", encoding="utf-8") as f:
+            lines = [line.strip() for line in f if line.strip()]
+    sources = [[*sp.encode(line), bundle.special_ids.eos] for line in lines[:args.sentences or None]]
     model = OrtStepModel.from_bundle(bundle, "cpu")
-    options = SearchOptions(beam=args.beam, max_len_a=1.5, max_len_b=10)
-    batches = [sources[i:i + args.batch] for i in range(0, len(sources), args.batch)]
-    recorders, whole, tokens = [], 0.0, 0
-    for chunk in batches:
-        recorder = Recorder(model)
-        started = time.perf_counter()
-        found = beam_search(recorder, chunk, options)
-        whole += time.perf_counter() - started
-        recorders.append((recorder, found))
-        tokens += sum(len(h[0].tokens) + 1 for h in found)
+    d = bundle.manifest["decoding_defaults"]  # as bench/gpu_check.py's GRU part
+    options = SearchOptions(beam=args.beam, max_len_a=d["max_len_a"], max_len_b=d["max_len_b"],
+                            length_penalty=d.get("length_penalty", 0.0))
+
+    def search(step_model):
+        return search_in_batches(step_model, sources, options, args.batch, args.batch * max(map(len, sources)), 1)
+
+    recorder = Recorder(model)
+    started = time.perf_counter()
+    found = search(recorder)
+    whole = time.perf_counter() - started
+    tokens = sum(len(h[0].tokens) + 1 for h in found)
     host_runs = []
     for _ in range(args.repeats):
-        host = 0.0
-        for chunk, (recorder, found) in zip(batches, recorders):
-            replay = Replay(recorder)
-            started = time.perf_counter()
-            again = beam_search(replay, chunk, options)
-            host += time.perf_counter() - started
-            assert [h[0].tokens for h in again] == [h[0].tokens for h in found], "the replay decided differently"
-        host_runs.append(host)
+        replay = Replay(recorder)
+        started = time.perf_counter()
+        again = search(replay)
+        host_runs.append(time.perf_counter() - started)
+        assert [h[0].tokens for h in again] == [h[0].tokens for h in found], "the replay decided differently"
     host = float(np.median(host_runs))
-    steps = sum(len(r.steps) for r, _ in recorders)
+    steps = len(recorder.steps)
     result = {"bundle": bundle.manifest.get("name", str(args.bundle)), "sentences": len(sources), "batch": args.batch,
               "beam": args.beam, "steps": steps, "target_tokens": tokens,
               "whole_search_s": round(whole, 3), "host_search_s": round(host, 3),
@@ -136,8 +142,7 @@ def main() -> None:
     if args.profile:
         profile = cProfile.Profile()
         profile.enable()
-        for chunk, (recorder, _) in zip(batches, recorders):
-            beam_search(Replay(recorder), chunk, options)
+        search(Replay(recorder))
         profile.disable()
         text = io.StringIO()
         pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(25)

@@ -119,10 +119,21 @@ def fuse_skip_layer_norms(proto) -> int:
     percent slower than the two it replaces (``bench/step_kernels.py --time``). Returns how many
     were fused."""
     import onnx
+    from onnx import helper
     from onnxruntime.transformers.fusion_skiplayernorm import FusionSkipLayerNormalization
     from onnxruntime.transformers.onnx_model import OnnxModel
 
-    inferred = onnx.shape_inference.infer_shapes(proto).graph
+    if not any(node.op_type == "LayerNormalization" for node in proto.graph.node):
+        return 0
+    # Shapes from ONNX's inference, run on the graph without its weights' data (large initializers
+    # become inputs of their shape; small ones, such as a Reshape's target, keep their values).
+    light = helper.make_model(
+        helper.make_graph(proto.graph.node, proto.graph.name,
+                          [*proto.graph.input, *(helper.make_tensor_value_info(i.name, i.data_type, list(i.dims))
+                                                 for i in proto.graph.initializer if _size(i) > 1024)],
+                          proto.graph.output, [i for i in proto.graph.initializer if _size(i) <= 1024]),
+        opset_imports=proto.opset_import, ir_version=proto.ir_version)
+    inferred = onnx.shape_inference.infer_shapes(light).graph
     shapes = {}
     for value in (*inferred.input, *inferred.value_info, *inferred.output):
         if value.type.tensor_type.HasField("shape"):
@@ -150,15 +161,18 @@ def fuse_skip_layer_norms(proto) -> int:
     model = OnnxModel(proto)
     try:  # without the fusion's own shape check, which takes three axes only (``plain_sum`` checks instead)
         fusion = Fusion(model, shape_infer=False)
-    except TypeError:  # an onnxruntime from before that check: it has none
+    except TypeError:  # an onnxruntime whose fusion has no such option: its own check then applies as well
         fusion = Fusion(model)
-    fusion.apply()
+    fusion.apply()  # (removes the nodes it replaced; nothing else is pruned, graph inputs included)
     fused = count() - before
-    if fused:
-        model.prune_graph()
-        if not any(opset.domain == "com.microsoft" for opset in proto.opset_import):
-            proto.opset_import.append(onnx.helper.make_opsetid("com.microsoft", 1))
+    if fused and not any(opset.domain == "com.microsoft" for opset in proto.opset_import):
+        proto.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return fused
+
+
+def _size(tensor) -> int:
+    """Elements of an initializer."""
+    return int(np.prod(tensor.dims)) if len(tensor.dims) else 1
 
 
 def device_graph(path: Path, fuse: bool) -> Path | bytes:
@@ -243,8 +257,8 @@ class OrtStepModel:
         self.device = "cuda" if check_provider(provider, self.encoder) == CUDA else "cpu"
         self.io_binding = self.device == "cuda" if io_binding is None else io_binding
         # With IO binding the step graph also returns each row's eos log-probability (``step(eos=True)``).
-        self.decoder_graph = step_graph_for(Path(decoder_path), special.eos, False, self.io_binding, fuse)
-        self.decoder = load_session(self.decoder_graph, options, providers, Path(decoder_path).name)
+        self.step_graph_args = (Path(decoder_path), special.eos, False, self.io_binding, fuse)  # step_graph_for's
+        self.decoder = load_session(step_graph_for(*self.step_graph_args), options, providers, Path(decoder_path).name)
         self.provider = check_provider(provider, self.decoder)
         # The guided-alignment head, if the bundle has one: forced decoding reads links from it.
         self.aligner = load_session(aligner_path, options, providers) if aligner_path else None

@@ -80,8 +80,8 @@ class OrtTransformerStepModel:
         # With IO binding the step graph takes its top-k count as an input and also returns each
         # row's eos log-probability (``bindable_step_graph``): one session, loaded once.
         step_path = bundle.graph_path("decoder_step")
-        self.decoder_graph = step_graph_for(step_path, self.special.eos, True, self.io_binding, fuse)
-        self.decoder = load_session(self.decoder_graph, options, providers, step_path.name)
+        self.step_graph_args = (step_path, self.special.eos, True, self.io_binding, fuse)  # step_graph_for's
+        self.decoder = load_session(step_graph_for(*self.step_graph_args), options, providers, step_path.name)
         self.provider = check_provider(provider, self.decoder)
         outputs = {o.name: o for o in self.decoder.get_outputs()}
         self.vocab_size = int(outputs["log_probs"].shape[-1])
