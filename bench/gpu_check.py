@@ -50,6 +50,8 @@ if str(REPO_ROOT) not in sys.path:
 
 import numpy as np
 BENCH = str(REPO_ROOT / "bench")  # marian_speed's pieces, imported where used (it imports torch)
+if BENCH not in sys.path:
+    sys.path.insert(0, BENCH)
 
 RESULTS: dict = {}
 STARTED = time.perf_counter()
@@ -380,7 +382,6 @@ def marian_dir(args) -> Path:
     import torch
     from transformers import MarianConfig, MarianMTModel
 
-    sys.path.insert(0, BENCH)
     from marian_speed import _spread, generation_config
 
     out = Path(args.work) / "marian-hf"
@@ -522,7 +523,6 @@ def anatomy(model, graph: bytes, ids, args, beam: int, candidates: int, names: l
     encoded, state, prev = profile_feeds
     feeds = feeds_of(*profile_feeds)
     batch = len(prev) // beam
-    sys.path.insert(0, BENCH)
     from marian_speed import profile_runs
 
     wall_ms, nodes = profile_runs(graph, session_options(), providers_for(args.device), names, feeds, runs, warm=3)
@@ -751,7 +751,6 @@ def marian_long(args, bundle_dir: Path, ids, options, part: dict, sampler: Sampl
 def ct2(args, hf: Path, ids, pieces, part: dict, sampler: Sampler, reference, out: Path) -> None:
     import ctranslate2
 
-    sys.path.insert(0, BENCH)
     from marian_speed import ct2_options
 
     converted = Path(args.work) / "ct2-float32"
@@ -790,7 +789,6 @@ def hf_generate(args, hf: Path, ids, part: dict, sampler: Sampler, reference) ->
     import torch
     from transformers import MarianMTModel
 
-    sys.path.insert(0, BENCH)
     from marian_speed import hf_generator
 
     device = torch.device(args.device)

@@ -28,27 +28,13 @@ sys.path.insert(0, str(REPO_ROOT))
 
 
 class Recorder:
-    """A step model's calls passed through, each ``step`` output kept in order."""
+    """A step model's calls passed through (``__getattr__``), each ``step`` output kept in order."""
 
     def __init__(self, model) -> None:
         self.model, self.steps = model, []
-        self.special, self.topk = model.special, model.topk
-        self.eos_scores = getattr(model, "eos_scores", False)
 
-    def encode(self, src, lengths):
-        return self.model.encode(src, lengths)
-
-    def expand(self, encoded, repeats):
-        return self.model.expand(encoded, repeats)
-
-    def select(self, encoded, keep):
-        return self.model.select(encoded, keep)
-
-    def initial_state(self, encoded):
-        return self.model.initial_state(encoded)
-
-    def reorder(self, state, index):
-        return self.model.reorder(state, index)
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
 
     def step(self, prev, state, encoded, candidates, **kwargs):
         out = self.model.step(prev, state, encoded, candidates, **kwargs)
@@ -61,7 +47,8 @@ class Replay:
 
     def __init__(self, recorder: Recorder) -> None:
         self.steps, self.at = recorder.steps, 0
-        self.special, self.topk, self.eos_scores = recorder.special, recorder.topk, recorder.eos_scores
+        self.special, self.topk = recorder.special, recorder.topk
+        self.eos_scores = getattr(recorder, "eos_scores", False)
 
     def encode(self, src, lengths):
         return None
@@ -136,7 +123,8 @@ def main() -> None:
               "beam": args.beam, "steps": steps, "target_tokens": tokens,
               "whole_search_s": round(whole, 3), "host_search_s": round(host, 3),
               "host_ms_per_step": round(1000 * host / steps, 3),
-              "host_us_per_target_token": round(1e6 * host / tokens, 2), "host_share_on_this_cpu": round(host / whole, 4),
+              "host_us_per_target_token": round(1e6 * host / tokens, 2),
+              "host_share_on_this_cpu": round(host / whole, 4),
               "host_runs_s": [round(h, 3) for h in host_runs]}
     print(json.dumps(result, indent=1))
     if args.profile:

@@ -205,7 +205,7 @@ def test_the_shipped_encoder_loaded_for_cuda_fuses_its_norms_and_decodes_as_the_
 @pytest.mark.parametrize("left, right, fused", [
     (["N", 8], ["N", 8], 1),  # an imported step's rows
     (["B", "S", 8], ["B", "S", 8], 1),  # an encoder's
-    (["B", "R", 1, 8], ["B", "R", 1, 8], 0),  # a step exported before with its size-1 axis: the kernel takes 2 or 3 axes
+    (["B", "R", 1, 8], ["B", "R", 1, 8], 0),  # a step exported before, with its size-1 axis (the kernel takes 2 or 3)
     (["B", "S", 8], ["S", 8], 0),  # embeddings and positions: a broadcast
     (["B", "S", 8], [1, "S", 8], 0),  # a broadcast over a size-1 axis
     (None, ["N", 8], 0),  # a sum of unknown shape
