@@ -43,6 +43,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
@@ -275,7 +276,7 @@ def gru_proof(bundle, model, proof, options, args) -> None:
     RESULTS["proof"]["cuda_vs_cpu"] = identical(on_device, on_cpu)
     if args.device == "cuda":
         with exact_fp32():
-            exact = OrtStepModel.from_bundle(bundle, args.device)
+            exact = OrtStepModel.from_bundle(bundle, args.device, io_binding=args.io_binding)
         on_exact = [h[0].tokens for h in search_in_batches(exact, proof, options, 64)]
         RESULTS["proof"]["cuda_no_tf32_vs_cpu"] = identical(on_exact, on_cpu)
 
@@ -298,7 +299,7 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
                             length_penalty=d.get("length_penalty", 0.0))
 
     # 1. the provider, and CUDA = CPU token for token
-    model = OrtStepModel.from_bundle(bundle, args.device)
+    model = OrtStepModel.from_bundle(bundle, args.device, io_binding=args.io_binding)
     providers = {"encoder": model.encoder.get_providers()[0], "decoder_step": model.decoder.get_providers()[0]}
     if args.device == "cuda":
         assert set(providers.values()) == {CUDA}, providers
@@ -317,8 +318,8 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
 
     def fp16_model():
         return OrtStepModel(fp16_dir / "encoder.onnx", fp16_dir / "decoder_step.onnx", args.device,
-                            default_topk=int(bundle.manifest.get("topk", 0)), grouped_beams=bundle.grouped_beams,
-                            special=bundle.special_ids)
+                            io_binding=args.io_binding, default_topk=int(bundle.manifest.get("topk", 0)),
+                            grouped_beams=bundle.grouped_beams, special=bundle.special_ids)
 
     def torch_model():
         import torch
@@ -342,6 +343,17 @@ def gru_parts(args, sampler: Sampler, out: Path) -> None:
 
     if args.anatomy:
         gru["anatomy"] = gru_anatomy(model, sources, args)
+        save(out)
+    if args.ab:  # the beam reorder folded into the step (the default with IO binding) against a run of its own
+        found = sweep_each("gru ab", (
+            ("onnxruntime fp32, reorder a run of its own",
+             lambda: OrtStepModel.from_bundle(bundle, args.device, io_binding=args.io_binding,
+                                             fold_reorder=False if model.io_binding else None)),
+            ("onnxruntime fp32", lambda: model)),
+            sources, options, args, sampler, gru.setdefault("ab", {}), out,
+            sizes=[int(b) for b in args.ab_batches.split(",")], warm=8)
+        if all(v is not None for v in found.values()):
+            gru["ab"]["same_output"] = identical(*found.values())
         save(out)
     if args.profile:
         profiled("gru", model, sources, options, 256 if not args.quick else 8, out)
@@ -548,14 +560,25 @@ def loaded_graph(model) -> bytes:
     return graph if isinstance(graph, bytes) else Path(graph).read_bytes()
 
 
+def rows_taken(model, state, rows: int) -> tuple[Any, dict]:
+    """The state as ``model``'s step binds it: as the last step wrote it, and with the reorder folded
+    in the feed of the rows the step takes (all ``rows`` when the state has not been reordered)."""
+    from worker.engine.ort_model import REORDER_INPUT, RowsToTake
+
+    written, index = (state.state, state.index) if isinstance(state, RowsToTake) else (state, np.arange(rows))
+    return written, ({REORDER_INPUT: index} if model.fold_reorder else {})
+
+
 def marian_anatomy(model, ids, args) -> dict:
     """``anatomy`` of an imported bundle's step (beam 4, 12 candidates, the key/value cache)."""
     def feeds_of(encoded, state, prev) -> dict:
         batch = encoded.mask.shape[0]
+        written, index = rows_taken(model, state, len(prev))
+        rows = (-1,) if index else (batch, 4)  # with the reorder folded in, flat rows of the last step's
         return {"prev_ids": prev.reshape(batch, 4), "src_mask": encoded.mask, "topk": np.array([12], dtype=np.int64),
                 **dict(zip(model.cross_names, encoded.cross or [host(v) for v in encoded.bound[:-1]])),
-                **{name: cache.reshape(batch, 4, *cache.shape[-3:])
-                   for name, cache in ((name, host(state[name])) for name in model.state_names)}}
+                **{name: cache.reshape(*rows, *cache.shape[-3:])
+                   for name, cache in ((name, host(written[name])) for name in model.state_names)}, **index}
 
     return anatomy(model, loaded_graph(model), ids, args, 4, 12,
                    ["topk_log_probs", "topk_ids", "attention", *model.new_state_names], feeds_of)
@@ -564,7 +587,8 @@ def marian_anatomy(model, ids, args) -> dict:
 def gru_anatomy(model, sources, args) -> dict:
     """``anatomy`` of the GRU/hybrid bundle's step (beam 5, its graph's own top-k, the state [L, N, D])."""
     def feeds_of(encoded, state, prev) -> dict:
-        return {"prev_ids": prev, "state": host(state), "annotations": host(encoded.annotations),
+        written, index = rows_taken(model, state, len(prev))
+        return {"prev_ids": prev, "state": host(written), **index, "annotations": host(encoded.annotations),
                 "keys": host(encoded.keys), "src_mask": host(encoded.mask)}
 
     outputs = {o.name for o in model.decoder.get_outputs()}
@@ -600,7 +624,7 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
     # exactly max_length tokens and eos: random weights never end a hypothesis early
     options = SearchOptions(beam=4, max_len_a=0.0, max_len_b=args.max_length, length_penalty=1.0,
                             free_forced_eos=True)
-    model = OrtTransformerStepModel.from_bundle(bundle, args.device)
+    model = OrtTransformerStepModel.from_bundle(bundle, args.device, io_binding=args.io_binding)
     part["providers"] = {"encoder": model.encoder.get_providers()[0], "decoder_step": model.decoder.get_providers()[0]}
     part["io_binding"] = model.io_binding
     cpu = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=os.cpu_count() or 1)
@@ -610,7 +634,7 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
     part["cuda_vs_cpu"] = identical(on_device, on_cpu)
     if args.device == "cuda":
         with exact_fp32():
-            exact = OrtTransformerStepModel.from_bundle(bundle, args.device)
+            exact = OrtTransformerStepModel.from_bundle(bundle, args.device, io_binding=args.io_binding)
         part["cuda_no_tf32_vs_cpu"] = identical([h[0].tokens for h in search_in_batches(exact, proof, options, 32)],
                                                 on_cpu)
         del exact
@@ -623,7 +647,7 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
     fp16_dir = fp16_bundle(bundle_dir, Path(args.work) / "marian-bundle-fp16")
     ours = sweep_each("marian", (("onnxruntime fp32", lambda: model),
                                  ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(
-                                     load_bundle(fp16_dir), args.device))),
+                                     load_bundle(fp16_dir), args.device, io_binding=args.io_binding))),
                       ids, options, args, sampler, part, out)
     if args.ab:
         marian_ab(args, fp16_dir, ids, options, part, sampler, out)
@@ -660,19 +684,25 @@ def marian_part(args, sampler: Sampler, out: Path) -> None:
 
 def marian_ab(args, fp16_dir: Path, ids, options, part: dict, sampler: Sampler, out: Path) -> None:
     """``--ab``: the fp16 bundle again at ``--ab-batches``, as loaded for CUDA (each residual add and
-    LayerNorm one SkipLayerNormalization: ``ort_model.fuse_skip_layer_norms``) and without that
-    rewrite. (Earlier A/Bs, run 4: rows at their length limit scored over the whole vocabulary, one
-    CPU thread per session.)"""
+    LayerNorm one SkipLayerNormalization: ``ort_model.fuse_skip_layer_norms``; the beam reorder folded
+    into the step: ``ort_model.fold_reorder_into``), without the first rewrite, and with the reorder
+    as a Gather graph run of its own. (Earlier A/Bs, run 4: rows at their length limit scored over
+    the whole vocabulary, one CPU thread per session.)"""
     from worker.engine.bundle import load_bundle
     from worker.engine.transformer_step import OrtTransformerStepModel
 
+    def fp16(**kwargs):
+        return OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device, io_binding=args.io_binding,
+                                                   **kwargs)
+
     def without_fusion():
         with unfused():
-            return OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device)
+            return fp16()
 
     sweep_each("marian ab", (
         ("onnxruntime fp16, no SkipLayerNormalization", without_fusion),
-        ("onnxruntime fp16", lambda: OrtTransformerStepModel.from_bundle(load_bundle(fp16_dir), args.device))),
+        ("onnxruntime fp16, reorder a run of its own", lambda: fp16(fold_reorder=False)),
+        ("onnxruntime fp16", fp16)),
         ids, options, args, sampler, part.setdefault("ab", {}), out, sizes=[int(b) for b in args.ab_batches.split(",")])
 
 
@@ -690,9 +720,10 @@ def marian_legacy(args, hf: Path, ids, options, part: dict, sampler: Sampler, ou
     with former_step():
         import_model(hf, legacy_dir, ImportOptions(force=True))
     legacy["prepare_seconds"] = round(time.perf_counter() - started, 1)
-    def former(directory: Path):  # loaded as the former engine loaded it: no SkipLayerNormalization
+    def former(directory: Path):  # as the former engine loaded it: no SkipLayerNormalization, a reorder run
         with unfused():
-            return OrtTransformerStepModel.from_bundle(load_bundle(directory), args.device)
+            return OrtTransformerStepModel.from_bundle(load_bundle(directory), args.device, io_binding=args.io_binding,
+                                                       fold_reorder=False)
 
     model = former(legacy_dir)
     if args.anatomy:
@@ -842,6 +873,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--parts", default="marian,gru", help="parts to run, in this order")
     parser.add_argument("--quick", action="store_true", help="everything small: the script's own check")
+    parser.add_argument("--bind", action="store_true", help="IO binding on the CPU too (as CUDA always binds): "
+                        "the script's own check of the bound path without a GPU")
     parser.add_argument("--sentences", type=int, default=3003)
     parser.add_argument("--proof-sentences", type=int, default=500)
     parser.add_argument("--max-batch", type=int, default=1024)
@@ -868,11 +901,13 @@ def main(argv: list[str] | None = None) -> int:
                         "former step graph (former_step: the baseline of the current graph)")
     parser.add_argument("--legacy-batches", default="128,256,512")
     parser.add_argument("--ab", action="store_true", help="the Marian fp16 bundle without the SkipLayerNormalization "
-                        "rewrite CUDA loads it with, beside the default")
+                        "rewrite CUDA loads it with, and both families with the beam reorder as a run of its own "
+                        "instead of folded into the step, beside the default")
     parser.add_argument("--ab-batches", default="128,256")
     parser.add_argument("--no-gru-proof", dest="gru_proof", action="store_false",
                         help="skip the GRU bundle's CUDA = CPU proof (the sweeps and long inputs still run)")
     args = parser.parse_args(argv)
+    args.io_binding = True if args.bind else None  # None: the engine's default (bound on CUDA)
     if args.quick:
         args.sentences, args.proof_sentences, args.max_batch = 24, 8, 8
         args.long_tokens, args.long_batch, args.marian_sentences, args.proof_marian, args.max_length = 300, 8, 8, 4, 8

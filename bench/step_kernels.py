@@ -1,14 +1,15 @@
 """Kernels per step: the operators of each bundle's graphs after ONNX Runtime's own optimisation,
 as loaded for the CPU and as loaded for CUDA (``worker.engine.ort_model.step_graph_for`` and
-``device_graph``: the step as IO binding runs it, and each residual add and LayerNorm rewritten as
-one SkipLayerNormalization). On a GPU most nodes that are
+``device_graph``: the step as IO binding runs it, with the beam reorder folded in, and each residual
+add and LayerNorm rewritten as one SkipLayerNormalization). On a GPU most nodes that are
 not reshapes are a kernel launch (shape arithmetic runs on the host), and a step graph of a few
 hundred nodes is bound by launching them (docs/benchmarks.md, CUDA). The optimisation is the CPU
 provider's, run here without a GPU; the CUDA provider's fuses much the same patterns, so the counts
 are a proxy of what CUDA launches. The first bundle is the baseline of the ratios.
 
 ``--time`` (Transformer bundles of one interface, e.g. the two ``bench/gpu_check.py --legacy-ab``
-imports): each step graph on the CPU provider, as loaded for the CPU and rewritten as for CUDA,
+imports): each step graph on the CPU provider, as loaded for the CPU and rewritten as for CUDA
+(without the folded reorder, so that all take the same feeds: ``bench/reorder_fold.py`` times that),
 taking turns on the same random feeds (``--sentences`` x 4 rows, cache length 16, 24 source
 pieces; medians of 5 rounds of 20 runs), and each output's largest difference from the first
 bundle's.
@@ -48,23 +49,33 @@ def optimised_ops(graph: Path | bytes) -> Counter:
     return Counter(node.op_type for node in proto.graph.node)
 
 
-def loaded_for(bundle: Path, name: str, target: str) -> Path | bytes:
-    """A bundle's graph as the engine loads it for ``target`` (``cpu``: plain; ``cuda``: bound, fused)."""
+def loaded_for(bundle: Path, name: str, target: str, fold: bool = True) -> Path | bytes:
+    """A bundle's graph as the engine loads it for ``target`` (``cpu``: plain; ``cuda``: bound, fused,
+    and with ``fold`` the beam reorder folded into the step, its Gather per cache tensor included)."""
     from worker.engine.bundle import load_bundle
     from worker.engine.ort_model import device_graph, step_graph_for
+    from worker.engine.transformer_step import CACHE_ROWS
 
     path, cuda = bundle / f"{name}.onnx", target == "cuda"
-    if name == "decoder_step":
-        return step_graph_for(path, load_bundle(bundle).special_ids.eos, True, cuda, cuda)
+    if name == "decoder_step":  # for CUDA with the beam reorder folded in, as the engine loads it there
+        rows = CACHE_ROWS if cuda and fold else None
+        return step_graph_for(path, load_bundle(bundle).special_ids.eos, True, cuda, cuda, rows)
     return device_graph(path, cuda)
+
+
+# What the census loads each graph for: the CPU; CUDA with the beam reorder as a Gather graph run of
+# its own (the engine before; that run's 12 Gathers are not counted here); CUDA as the engine loads it now.
+TARGETS = {"cpu": ("cpu", False), "cuda_reorder_apart": ("cuda", False), "cuda": ("cuda", True)}
 
 
 def census(bundle: Path, name: str) -> dict:
     out = {}
-    for target in ("cpu", "cuda"):
-        graph = loaded_for(bundle, name, target)
+    for label, (target, fold) in TARGETS.items():
+        if label == "cuda_reorder_apart" and name != "decoder_step":
+            continue
+        graph = loaded_for(bundle, name, target, fold)
         ops = optimised_ops(graph)
-        out[target] = {"nodes": sum(ops.values()),
+        out[label] = {"nodes": sum(ops.values()),
                        "not_reshapes": sum(n for op, n in ops.items() if op not in ALIASES),
                        "ops": dict(ops.most_common())}
     return out
@@ -96,7 +107,7 @@ def timed(bundles: list[Path], sentences: int, threads: int) -> dict:
         for target in ("cpu", "cuda"):
             options = ort.SessionOptions()
             options.log_severity_level, options.intra_op_num_threads = 3, threads
-            graph = loaded_for(bundle, "decoder_step", target)
+            graph = loaded_for(bundle, "decoder_step", target, fold=False)  # the same inputs
             sessions[f"{bundle} as loaded for {target}"] = ort.InferenceSession(
                 graph if isinstance(graph, bytes) else str(graph), options, providers=["CPUExecutionProvider"])
     first = next(iter(sessions.values()))

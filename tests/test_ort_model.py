@@ -1,4 +1,5 @@
-"""OrtStepModel over a tiny bundle: the state reordered where it lives under IO binding, broken
+"""OrtStepModel over a tiny bundle: the state reordered where it lives under IO binding (by the step
+graph itself, or by a Gather graph of its own), broken
 graphs and silent CPU fallback as clear errors, thread counts reaching ONNX Runtime."""
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import onnxruntime as ort
 import pytest
 
 from worker.engine.bundle import BundleError, load_bundle
-from worker.engine.ort_model import (CPU, CUDA, EOS_OUTPUT, OrtStepModel, ProviderError, bindable_step_graph,
-                                     check_provider, gather_graph)
+from worker.engine.ort_model import (CPU, CUDA, EOS_OUTPUT, OrtStepModel, ProviderError, RowsToTake,
+                                     bindable_step_graph, check_provider, gather_graph)
 from worker.engine.search import SearchOptions, search_in_batches
 
 from .search_check import assert_same_beams, record_asked
@@ -54,10 +55,12 @@ def test_bindable_step_graph_returns_the_eos_column_beside_the_step_s_outputs(ti
 
 
 @pytest.mark.slow
-def test_io_binding_decodes_token_for_token_and_score_for_score_like_a_plain_run(tiny_bundle):
+@pytest.mark.parametrize("fold", [True, False])
+def test_io_binding_decodes_token_for_token_and_score_for_score_like_a_plain_run(tiny_bundle, fold):
     bundle = load_bundle(tiny_bundle)
     plain = OrtStepModel.from_bundle(bundle, "cpu", io_binding=False)
-    bound = OrtStepModel.from_bundle(bundle, "cpu", io_binding=True)
+    bound = OrtStepModel.from_bundle(bundle, "cpu", io_binding=True, fold_reorder=fold)
+    assert bound.fold_reorder is fold and (bound.gather is None) is fold
     sources = [[5, 6, 7, 3], [8, 3], [9, 10, 11, 12, 13, 3], [14, 3], [15, 16, 17, 5, 6, 7, 8, 3]]
     options = SearchOptions(beam=4, n_best=4)
     for a, b in zip(search_in_batches(plain, sources, options), search_in_batches(bound, sources, options)):
@@ -65,25 +68,82 @@ def test_io_binding_decodes_token_for_token_and_score_for_score_like_a_plain_run
         assert [h.score for h in a] == pytest.approx([h.score for h in b], rel=0, abs=1e-6)
 
 
+def _no_host_copy(patch, what: str) -> None:
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"{what} copied the state through the host")
+
+    patch.setattr(ort.OrtValue, "numpy", refuse)
+    patch.setattr(ort.OrtValue, "ortvalue_from_numpy", refuse)
+
+
 @pytest.mark.slow
 def test_reorder_under_io_binding_gathers_the_state_without_a_host_copy(tiny_bundle, monkeypatch):
-    model = OrtStepModel.from_bundle(load_bundle(tiny_bundle), "cpu", io_binding=True)
+    """The reorder as a run of its own (``fold_reorder=False``): a Gather graph where the state lives."""
+    model = OrtStepModel.from_bundle(load_bundle(tiny_bundle), "cpu", io_binding=True, fold_reorder=False)
     encoded = model.encode(np.array([[5, 6, 7, 3], [8, 9, 3, 0], [10, 3, 0, 0]]), np.array([4, 3, 2]))
     state = model.step(np.full(3, 2), model.initial_state(encoded), encoded).state  # float [L, 3, D]
     assert isinstance(state, ort.OrtValue)
     host_state = state.numpy()
     index = np.array([2, 0, 0, 1, 2], dtype=np.int64)
-
-    def no_host_copy(*args, **kwargs):
-        raise AssertionError("reorder copied the state through the host")
-
     with monkeypatch.context() as patch:
-        patch.setattr(ort.OrtValue, "numpy", no_host_copy)
-        patch.setattr(ort.OrtValue, "ortvalue_from_numpy", no_host_copy)
+        _no_host_copy(patch, "reorder")
         reordered = model.reorder(state, index)
     assert isinstance(reordered, ort.OrtValue)
     assert reordered.device_name().lower() == "cpu"
     np.testing.assert_array_equal(reordered.numpy(), host_state[:, index])
+
+
+@pytest.mark.slow
+def test_a_folded_reorder_is_an_index_the_next_step_takes_its_rows_by(tiny_bundle, monkeypatch):
+    """IO binding's default: ``reorder`` runs nothing and copies nothing (two reorders compose their
+    indices), and the step that reads the rows computes what a plain step on the reordered state does."""
+    bundle = load_bundle(tiny_bundle)
+    model = OrtStepModel.from_bundle(bundle, "cpu", io_binding=True)
+    plain = OrtStepModel.from_bundle(bundle, "cpu", io_binding=False)
+    assert model.fold_reorder and model.gather is None
+    src, lengths = np.array([[5, 6, 7, 3], [8, 9, 3, 0], [10, 3, 0, 0]]), np.array([4, 3, 2])
+    encoded = model.encode(src, lengths)
+    state = model.step(np.full(3, 2), model.initial_state(encoded), encoded).state  # float [L, 3, D]
+    host_state = state.numpy()
+    first, then = np.array([2, 0, 0, 1, 2], dtype=np.int64), np.array([4, 1, 3], dtype=np.int64)
+    with monkeypatch.context() as patch:
+        _no_host_copy(patch, "reorder")
+        rows = model.reorder(model.reorder(state, first), then)
+    assert isinstance(rows, RowsToTake) and rows.state is state
+    np.testing.assert_array_equal(rows.index, first[then])
+    np.testing.assert_array_equal(model.top_state(rows), host_state[-1, first[then]])
+    prev = np.array([7, 8, 9])
+    got = model.step(prev, rows, encoded, 0)
+    want = plain.step(prev, host_state[:, first[then]], plain.encode(src, lengths), 0)
+    np.testing.assert_allclose(got.log_probs, want.log_probs, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got.state.numpy(), want.state, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got.attention, want.attention, rtol=0, atol=1e-6)
+
+
+def test_a_reorder_folded_without_io_binding_is_refused():
+    from worker.engine.ort_model import fold_by_default
+
+    assert fold_by_default(True, None) and not fold_by_default(False, None) and not fold_by_default(True, False)
+    with pytest.raises(ValueError, match="needs IO binding"):
+        fold_by_default(False, True)
+
+
+@pytest.mark.slow
+def test_folding_the_reorder_into_a_step_graph_keeps_it_valid_and_names_what_it_cannot_fold(tiny_bundle):
+    import onnx
+
+    from worker.engine.ort_model import REORDER_INPUT, StateRows, fold_reorder_into
+
+    path = load_bundle(tiny_bundle).graph_path("decoder_step")
+    folded = onnx.load_from_string(bindable_step_graph(path, 3, False, rows=StateRows("state", axis=1)))
+    onnx.checker.check_model(folded, full_check=True)  # nodes still in topological order
+    inputs = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in folded.graph.input}
+    assert inputs[REORDER_INPUT] == ["rows"] and inputs["state"][1] == "previous_rows"
+    assert not any(node.input[:1] == ["state"] and node.op_type != "Gather" for node in folded.graph.node)
+    with pytest.raises(BundleError, match="already has an input 'state_rows'"):
+        fold_reorder_into(folded, StateRows("state", axis=1))
+    with pytest.raises(BundleError, match="no 'self' input"):
+        fold_reorder_into(onnx.load(str(path)), StateRows("self", grouped_by="prev_ids"))
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 """IO binding of the Transformer step model (``worker.engine.transformer_step``), run here on the
 CPU provider (CUDA binds the same way, on another device): the cache stays in OrtValues between
-steps and is gathered by the reorder graph, and beam search decodes token for token and score for
-score like the plain path, also when bad words are dropped from a widened top-k."""
+steps, where the step graph takes the rows the search keeps (or a reorder graph gathers them), and
+beam search decodes token for token and score for score like the plain path, also when bad words
+are dropped from a widened top-k."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,15 +30,20 @@ def _sources(bundle, n: int) -> list[list[int]]:
     return [[*sp.encode(s), bundle.special_ids.eos] for s, _ in sample_pairs(n, offset=3)]
 
 
-def test_bound_beam_search_equals_the_plain_run_token_for_token_and_score_for_score(bundle):
+@pytest.mark.parametrize("fold", [True, False])
+def test_bound_beam_search_equals_the_plain_run_token_for_token_and_score_for_score(bundle, fold):
+    """Bound, with the reorder folded into the step graph (the default) or run as a Gather graph."""
     import onnxruntime as ort
 
+    from worker.engine.ort_model import RowsToTake
     from worker.engine.search import SearchOptions, beam_search
     from worker.engine.transformer_step import OrtTransformerStepModel
 
     plain = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=False)
-    bound = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=True)
+    bound = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=True,
+                                                fold_reorder=None if fold else False)
     assert bound.io_binding and not plain.io_binding
+    assert bound.fold_reorder is fold and (bound.reorderer is None) is fold
     sources = _sources(bundle, 40)
     options = SearchOptions(beam=4, max_len_a=1.5, max_len_b=10)
     expected = beam_search(plain, sources, options)
@@ -62,9 +68,13 @@ def test_bound_beam_search_equals_the_plain_run_token_for_token_and_score_for_sc
     assert all(isinstance(v, ort.OrtValue) for v in step.state.values())
     assert step.ids.shape == (1, 12) and not np.isin(step.ids, bound.bad_words).any()
     reordered = bound.reorder(step.state, np.array([0, 0, 0], dtype=np.int64))
-    assert all(isinstance(v, ort.OrtValue) and v.shape()[0] == 3 for v in reordered.values())
+    if fold:  # the rows the next step takes, of the cache as it is
+        assert isinstance(reordered, RowsToTake) and reordered.state is step.state
+    else:
+        assert all(isinstance(v, ort.OrtValue) and v.shape()[0] == 3 for v in reordered.values())
     again = bound.step(np.array([5, 6, 7]), reordered, bound.expand(encoded, 3), 12)
     assert again.log_probs.shape == (3, 12)
+    assert all(isinstance(v, ort.OrtValue) and v.shape()[:2] == [1, 3] for v in again.state.values())
 
 
 def test_widened_top_k_without_bad_words_is_the_masked_full_vocabulary_top_k():
@@ -219,3 +229,29 @@ def test_the_new_position_enters_the_self_attention_cache_without_a_transpose(bu
             path.append(seen.op_type)
             seen = producer.get(seen.input[0])
         assert seen is not None and set(path) <= {"Reshape", "Add"}, (concat.output[0], path)
+
+
+def test_the_folded_reorder_regroups_the_flat_cache_rows_it_gathers(bundle):
+    """The step graph with the reorder folded in passes ONNX's checker, and a step on a cache in
+    flat rows with an index equals the plain step on that cache reordered and grouped [B, R]."""
+    import onnx
+    import onnxruntime as ort
+
+    from worker.engine.ort_model import REORDER_INPUT, StateRows, bindable_step_graph
+
+    path = bundle.graph_path("decoder_step")
+    folded = bindable_step_graph(path, bundle.special_ids.eos, True, rows=StateRows("self", grouped_by="prev_ids"))
+    onnx.checker.check_model(onnx.load_from_string(folded), full_check=True)
+    plain = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(folded, providers=["CPUExecutionProvider"])
+    feeds = _random_feeds(plain, 50)  # 2 sentences, 3 rows each, a cache of 4 steps
+    caches = [i.name for i in plain.get_inputs() if i.name.startswith("self_")]
+    index = np.array([5, 0, 0, 3, 2, 2], dtype=np.int64)  # 6 rows taken of the previous step's 7
+    rng = np.random.default_rng(3)
+    before = {name: rng.normal(size=(7, *feeds[name].shape[2:])).astype(np.float32) for name in caches}
+    want = plain.run(["log_probs", "attention", "new_self_keys.0"],
+                     {**feeds, **{n: v[index].reshape(feeds[n].shape) for n, v in before.items()}})
+    got = session.run(["log_probs", "attention", "new_self_keys.0"],
+                      {**feeds, **before, REORDER_INPUT: index, "topk": np.array([4], dtype=np.int64)})
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -7,8 +7,9 @@ does not load is a ``BundleError`` naming the file. With IO binding (always on C
 annotations, keys and the first state stay on the device where the encoder wrote them and the mask
 is uploaded once per batch (a step graph that groups beams; ``select`` gathers them there when
 sentences finish; older graphs repeat them per row on the host and upload them again); the
-decoder state stays on the device between steps, reordered there by a one-node Gather graph; only
-log-probabilities (each row's candidates) and attention rows come back to the host.
+decoder state stays on the device between steps, where the step graph itself takes the rows a beam
+search keeps (``fold_reorder_into``: the reorder is an index bound with the next step, not a run of
+its own); only log-probabilities (each row's candidates) and attention rows come back to the host.
 
 Encoder outputs per sentence: a bundle whose step graph groups beams (``Bundle.grouped_beams``)
 reads annotations, keys and mask once per sentence for its K adjacent decoder rows, so a beam
@@ -186,10 +187,11 @@ def device_graph(path: Path, fuse: bool) -> Path | bytes:
     return proto.SerializeToString() if fuse_skip_layer_norms(proto) else path
 
 
-def step_graph_for(path: Path, eos: int, topk_input: bool, io_binding: bool, fuse: bool) -> Path | bytes:
-    """The step graph as a model runs it: with IO binding ``bindable_step_graph``'s rewrite, else
-    ``device_graph``'s; ``fuse`` for CUDA."""
-    return bindable_step_graph(path, eos, topk_input, fuse) if io_binding else device_graph(path, fuse)
+def step_graph_for(path: Path, eos: int, topk_input: bool, io_binding: bool, fuse: bool,
+                   rows: "StateRows | None" = None) -> Path | bytes:
+    """The step graph as a model runs it: with IO binding ``bindable_step_graph``'s rewrite (with
+    ``rows``, the beam reorder folded in), else ``device_graph``'s; ``fuse`` for CUDA."""
+    return bindable_step_graph(path, eos, topk_input, fuse, rows) if io_binding else device_graph(path, fuse)
 
 
 # The output that ``bindable_step_graph`` adds to a step graph: each row's log-probability of eos.
@@ -197,7 +199,8 @@ EOS_OUTPUT = "eos_log_prob"
 _ELEM = {"tensor(float)": 1, "tensor(bool)": 9, "tensor(float16)": 10, "tensor(double)": 11}  # ONNX data types
 
 
-def bindable_step_graph(path: Path, eos: int, topk_input: bool, fuse: bool = False) -> bytes:
+def bindable_step_graph(path: Path, eos: int, topk_input: bool, fuse: bool = False,
+                        rows: "StateRows | None" = None) -> bytes:
     """The step graph at ``path``, serialized, as IO binding runs it.
 
     - ``EOS_OUTPUT`` float [..., 1] (the type of ``log_probs``): ``log_probs``' column ``eos``, so a row
@@ -205,6 +208,7 @@ def bindable_step_graph(path: Path, eos: int, topk_input: bool, fuse: bool = Fal
     - ``topk_input``: an overridable ``topk`` initializer (int64 [1]) becomes an input of the same
       name, since IO binding cannot bind an initializer.
     - ``fuse``: rewritten by ``fuse_skip_layer_norms`` (for CUDA).
+    - ``rows``: the beam reorder folded in (``fold_reorder_into``).
     """
     import onnx
     from onnx import helper, numpy_helper
@@ -220,10 +224,122 @@ def bindable_step_graph(path: Path, eos: int, topk_input: bool, fuse: bool = Fal
     log_probs = next(o for o in graph.output if o.name == "log_probs")
     graph.initializer.append(numpy_helper.from_array(np.array([eos], dtype=np.int64), f"{EOS_OUTPUT}.index"))
     graph.node.append(helper.make_node("Gather", ["log_probs", f"{EOS_OUTPUT}.index"], [EOS_OUTPUT], axis=-1))
-    graph.output.append(helper.make_tensor_value_info(EOS_OUTPUT, log_probs.type.tensor_type.elem_type, None))
+    dims = [d.dim_param or d.dim_value or None for d in log_probs.type.tensor_type.shape.dim]
+    graph.output.append(helper.make_tensor_value_info(EOS_OUTPUT, log_probs.type.tensor_type.elem_type,
+                                                      [*dims[:-1], 1]))
     if fuse:
         fuse_skip_layer_norms(proto)
+    if rows is not None:
+        fold_reorder_into(proto, rows)
     return proto.SerializeToString()
+
+
+# The input that ``fold_reorder_into`` adds to a step graph: the row of the previous step's state that
+# each row of this step continues, int64 [M] (the beam reorder).
+REORDER_INPUT = "state_rows"
+
+
+@dataclass(frozen=True)
+class StateRows:
+    """Where a step graph's decoder state keeps its rows, for ``fold_reorder_into``: the state inputs are
+    those of ``kind`` (``bundle.tensor_kind``), their rows along ``axis``; ``grouped_by``: None, or
+    the input of [B, R] whose shape groups the rows (the state inputs then read [B, R, ...], axis 0)."""
+
+    kind: str
+    axis: int = 0
+    grouped_by: str | None = None
+
+
+# The GRU/hybrid step graph's state: float [L, N, D], rows along axis 1.
+GRU_STATE_ROWS = StateRows("state", axis=1)
+
+
+@dataclass(frozen=True)
+class RowsToTake:
+    """A decoder state and the rows of it, int64 [M], that the next step reads. With the reorder
+    folded into the step graph (``fold_reorder_into``) a beam's reorder is only this, on the host: no
+    run of its own, no copy until the step gathers the rows as it reads them."""
+
+    state: Any
+    index: np.ndarray
+
+
+def rows_to_take(state: Any, index: np.ndarray) -> RowsToTake:
+    """Rows ``index`` of ``state``, which may itself be rows still to take (the indices compose)."""
+    if isinstance(state, RowsToTake):
+        return RowsToTake(state.state, state.index[index])
+    return RowsToTake(state, np.ascontiguousarray(index, dtype=np.int64))
+
+
+def fold_reorder_into(proto, rows: StateRows) -> int:
+    """Rewrite, in place, a step graph so that it reorders its own decoder state: each state input
+    is read at rows ``REORDER_INPUT`` (int64 [M], a new input) of what is bound to it, so a beam
+    search runs one session a step instead of two (on CUDA, a run saved per step; the copy is
+    the same Gather the separate reorder made). An input of ``rows.grouped_by`` [B, R] groups the
+    rows: the state inputs then become flat rows [N', ...] (a [B', R', ...] output bound under
+    that shape without a copy), are gathered and reshaped to [B, R, ...] with B and R read from that
+    input. The state inputs' row dimension is renamed, since N' need not be this step's rows.
+    Returns how many inputs now take their rows."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from .bundle import tensor_kind
+
+    graph = proto.graph
+    inputs = [i for i in graph.input if tensor_kind(i.name) == rows.kind]
+    if not inputs:
+        raise BundleError(f"the step graph has no '{rows.kind}' input to reorder")
+    if REORDER_INPUT in {i.name for i in graph.input}:
+        raise BundleError(f"the step graph already has an input '{REORDER_INPUT}'")
+    nodes, renamed = [], {}
+    shape = f"{REORDER_INPUT}.shape"
+    if rows.grouped_by is not None:  # [B, R] of this step, then the state's own trailing dimensions
+        graph.initializer.append(numpy_helper.from_array(np.array([1], dtype=np.int64), f"{REORDER_INPUT}.one"))
+        graph.initializer.append(numpy_helper.from_array(np.array([2 ** 62], dtype=np.int64), f"{REORDER_INPUT}.end"))
+        nodes += [helper.make_node("Shape", [rows.grouped_by], [f"{shape}.outer"]),
+                  helper.make_node("Shape", [inputs[0].name], [f"{shape}.all"]),
+                  helper.make_node("Slice", [f"{shape}.all", f"{REORDER_INPUT}.one", f"{REORDER_INPUT}.end"],
+                                   [f"{shape}.inner"]),
+                  helper.make_node("Concat", [f"{shape}.outer", f"{shape}.inner"], [shape], axis=0)]
+    trailing = None
+    for value in inputs:
+        dims = value.type.tensor_type.shape.dim
+        renamed[value.name] = taken = f"{value.name}.taken"
+        if rows.grouped_by is None:
+            nodes.append(helper.make_node("Gather", [value.name, REORDER_INPUT], [taken], axis=rows.axis))
+            dims[rows.axis].Clear()
+            dims[rows.axis].dim_param = "previous_rows"
+            continue
+        rest = [d.dim_value or d.dim_param for d in dims[2:]]
+        if trailing not in (None, rest):  # the shared shape needs the same trailing dimensions
+            raise BundleError(f"the step graph's '{rows.kind}' inputs differ in shape: {trailing} and {rest}")
+        trailing = rest
+        nodes += [helper.make_node("Gather", [value.name, REORDER_INPUT], [f"{value.name}.flat"], axis=0),
+                  # allowzero: an empty cache's 0 steps is a size, not "as the input's"
+                  helper.make_node("Reshape", [f"{value.name}.flat", shape], [taken], allowzero=1)]
+        del dims[:]
+        for size in ("previous_rows", *rest):
+            dim = dims.add()
+            if isinstance(size, str):
+                dim.dim_param = size
+            else:
+                dim.dim_value = size
+    _rename_inputs(graph, renamed)
+    graph.input.append(helper.make_tensor_value_info(REORDER_INPUT, TensorProto.INT64, ["rows"]))
+    kept = list(graph.node)
+    del graph.node[:]
+    graph.node.extend([*nodes, *kept])  # the new nodes read graph inputs only: topological order holds
+    return len(inputs)
+
+
+def _rename_inputs(graph, renamed: dict[str, str]) -> None:
+    """Every node of ``graph`` (and of its subgraphs) that reads a name in ``renamed`` reads the new name."""
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            if name in renamed:
+                node.input[i] = renamed[name]
+        for attribute in node.attribute:
+            for sub in (*([attribute.g] if attribute.HasField("g") else []), *attribute.graphs):
+                _rename_inputs(sub, renamed)
 
 
 def gather_graph(elem_type: str, count: int, axis: int, dims: tuple[str, ...]) -> bytes:
@@ -248,7 +364,9 @@ class OrtStepModel:
     def __init__(self, encoder_path: Path, decoder_path: Path, provider: str = "cpu", threads: int = 0,
                  io_binding: bool | None = None, default_topk: int = 0, grouped_beams: bool = False,
                  shortlist: Shortlist | None = None, aligner_path: Path | None = None, *,
-                 special: SpecialIds) -> None:
+                 special: SpecialIds, fold_reorder: bool | None = None) -> None:
+        """``fold_reorder`` (IO binding only; its default): the step graph reorders the state as it
+        reads it (``ort_model.fold_reorder_into``), instead of a Gather graph run of its own."""
         self.special = special
         options = session_options(threads)
         providers = providers_for(provider)
@@ -256,16 +374,18 @@ class OrtStepModel:
         self.encoder = load_session(device_graph(Path(encoder_path), fuse), options, providers, Path(encoder_path).name)
         self.device = "cuda" if check_provider(provider, self.encoder) == CUDA else "cpu"
         self.io_binding = self.device == "cuda" if io_binding is None else io_binding
+        self.fold_reorder = fold_by_default(self.io_binding, fold_reorder)
         # With IO binding the step graph also returns each row's eos log-probability (``step(eos=True)``).
-        self.step_graph_args = (Path(decoder_path), special.eos, False, self.io_binding, fuse)  # step_graph_for's
+        self.step_graph_args = (Path(decoder_path), special.eos, False, self.io_binding, fuse,  # step_graph_for's
+                                GRU_STATE_ROWS if self.fold_reorder else None)
         self.decoder = load_session(step_graph_for(*self.step_graph_args), options, providers, Path(decoder_path).name)
         self.provider = check_provider(provider, self.decoder)
         # The guided-alignment head, if the bundle has one: forced decoding reads links from it.
         self.aligner = load_session(aligner_path, options, providers) if aligner_path else None
-        self.gather = None  # with IO binding: reorders the state where it lives
+        self.gather = None  # with IO binding and the reorder not folded: reorders the state where it lives
         self.options, self.providers = options, providers
         self.gathers: dict[tuple[str, int, int], ort.InferenceSession] = {}  # ``select`` on the device
-        if self.io_binding:
+        if self.io_binding and not self.fold_reorder:
             state_type = next(i.type for i in self.decoder.get_inputs() if i.name == "state")
             self.gather = ort.InferenceSession(gather_graph(state_type, 1, 1, ("layers", "rows", "hidden")), options,
                                                providers=providers)
@@ -296,7 +416,8 @@ class OrtStepModel:
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0,
-                    io_binding: bool | None = None, shortlist: bool = False) -> "OrtStepModel":
+                    io_binding: bool | None = None, shortlist: bool = False,
+                    fold_reorder: bool | None = None) -> "OrtStepModel":
         """``shortlist``: decode onto the bundle's lexical shortlist (``BundleError`` if it has none)."""
         table = None
         if shortlist:
@@ -306,7 +427,7 @@ class OrtStepModel:
         aligner = bundle.graph_path(ALIGNER) if ALIGNER in bundle.graphs else None
         return cls(bundle.graph_path("encoder"), bundle.graph_path("decoder_step"), provider, threads, io_binding,
                    int(bundle.manifest.get("topk", 0)), bundle.grouped_beams, table, aligner,
-                   special=bundle.special_ids)
+                   special=bundle.special_ids, fold_reorder=fold_reorder)
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> OrtEncoded:
         mask = np.arange(src.shape[1])[None, :] < lengths[:, None]
@@ -418,7 +539,11 @@ class OrtStepModel:
         else:
             binding = self.decoder.io_binding()
             binding.bind_cpu_input("prev_ids", np.ascontiguousarray(prev_ids))
-            binding.bind_ortvalue_input("state", state)
+            if self.fold_reorder:  # the rows to take, by default each row of the state as it is
+                taken = state if isinstance(state, RowsToTake) else rows_to_take(state, np.arange(_shape(state)[1]))
+                state = taken.state
+                binding.bind_cpu_input(REORDER_INPUT, taken.index)
+            _bind(binding, "state", state)
             binding.bind_ortvalue_input("annotations", encoded.annotations)
             binding.bind_ortvalue_input("keys", encoded.keys)
             binding.bind_ortvalue_input("src_mask", encoded.mask)
@@ -437,6 +562,8 @@ class OrtStepModel:
 
     def top_state(self, state: Any) -> np.ndarray:
         """The top layer of a step's state on the host: float32 [N, D]."""
+        if isinstance(state, RowsToTake):
+            return self.top_state(state.state)[state.index]
         host = state if isinstance(state, np.ndarray) else state.numpy()
         return np.asarray(host[-1], dtype=np.float32)
 
@@ -459,7 +586,10 @@ class OrtStepModel:
 
     def reorder(self, state: Any, index: np.ndarray) -> Any:
         """Rows ``index`` (int64 [M]) of ``state`` (float [L, N, D]) -> [L, M, D]; with IO binding an
-        OrtValue gathered on the device (only the index is uploaded)."""
+        OrtValue gathered on the device (only the index is uploaded), or with the reorder folded
+        into the step graph the rows the next step takes (``RowsToTake``)."""
+        if self.fold_reorder:
+            return rows_to_take(state, index)
         if not self.io_binding:
             return state[:, index]
         binding = self.gather.io_binding()
@@ -471,3 +601,24 @@ class OrtStepModel:
 
     def _to_device(self, array: np.ndarray) -> ort.OrtValue:
         return ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array), self.device, 0)
+
+
+def fold_by_default(io_binding: bool, fold_reorder: bool | None) -> bool:
+    """Whether a model folds the beam reorder into its step graph: by default with IO binding,
+    and only with it (without, the state is a host array reordered in place of a run)."""
+    if fold_reorder and not io_binding:
+        raise ValueError("fold_reorder needs IO binding: without it the state is reordered on the host")
+    return io_binding if fold_reorder is None else fold_reorder
+
+
+def _shape(value: Any) -> list[int]:
+    """The shape of a host array or an OrtValue."""
+    return list(value.shape) if isinstance(value, np.ndarray) else list(value.shape())
+
+
+def _bind(binding, name: str, value: Any) -> None:
+    """Bind a host array (copied to the device as the run needs it) or an OrtValue where it lives."""
+    if isinstance(value, np.ndarray):
+        binding.bind_cpu_input(name, np.ascontiguousarray(value))
+    else:
+        binding.bind_ortvalue_input(name, value)

@@ -10,9 +10,11 @@ size, V vocabulary.
 
 With IO binding (always on CUDA), the cross keys and values stay on the device where the encoder
 wrote them (gathered there when ``select`` drops sentences), the mask is uploaded once per batch,
-the cache stays on the device between steps and is reordered there by one Gather graph over all
-its tensors; only the scores and attention rows come back to the host. A tensor on the device is read as [B, K, ...] by the step and as [N, ...] by
-the reorder without a copy: both bind its one buffer with the shape they need.
+the cache stays on the device between steps and the step graph itself takes the rows a beam search
+keeps (``ort_model.fold_reorder_into``: the reorder is an index bound with the next step, not a run
+of its own); only the scores and attention rows come back to the host. A cache tensor written as
+[B', K', ...] by one step is read as flat rows [N', ...] by the next, which gathers and regroups
+them: both bind its one buffer with the shape they need, without a copy.
 
 Bad words (the generation config's ``bad_words_ids`` other than ``<pad>``, which the search bans
 anyway) are dropped on the host from each row's best ``candidates + len(bad_words)``, so a step
@@ -28,8 +30,9 @@ import numpy as np
 import onnxruntime as ort
 
 from .bundle import ALIGNER, TOPK_INPUT, Bundle, BundleError, SpecialIds, layer_names, transformer_interface
-from .ort_model import (CUDA, EOS_OUTPUT, check_provider, device_graph, gather_graph, load_session, on_cuda,
-                        providers_for, session_options, step_graph_for)
+from .ort_model import (CUDA, EOS_OUTPUT, REORDER_INPUT, RowsToTake, StateRows, check_provider, device_graph,
+                        fold_by_default, gather_graph, load_session, on_cuda, providers_for, rows_to_take,
+                        session_options, step_graph_for)
 from .search import EVERY, StepScores
 from .shortlist import Shortlist
 from .shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
@@ -38,6 +41,8 @@ SCORES = ("topk_log_probs", "topk_ids")
 # The step graph's final decoder state float [N, D]: with an alignment head, each step's is kept in
 # the state under this name (so a beam reorders it with the cache) for ``top_state``.
 TOP_STATE = "hidden"
+# The step graph's cache: per layer keys and values [B, R, H, T, E], rows grouped as prev_ids' [B, R].
+CACHE_ROWS = StateRows("self", grouped_by="prev_ids")
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,10 @@ class OrtTransformerStepModel:
     """``encode``/``expand``/``initial_state``/``step``/``reorder``/``select`` over a Transformer bundle."""
 
     def __init__(self, bundle: Bundle, provider: str = "cpu", threads: int = 0,
-                 shortlist: Shortlist | None = None, io_binding: bool | None = None) -> None:
+                 shortlist: Shortlist | None = None, io_binding: bool | None = None,
+                 fold_reorder: bool | None = None) -> None:
+        """``fold_reorder`` (IO binding only; its default): the step graph reorders the cache as it
+        reads it (``ort_model.fold_reorder_into``), instead of a Gather graph run of its own."""
         self.special: SpecialIds = bundle.special_ids
         options = session_options(threads)
         providers = providers_for(provider)
@@ -77,10 +85,12 @@ class OrtTransformerStepModel:
                                     bundle.graph_path("encoder").name)
         self.device = "cuda" if check_provider(provider, self.encoder) == CUDA else "cpu"
         self.io_binding = self.device == "cuda" if io_binding is None else io_binding
+        self.fold_reorder = fold_by_default(self.io_binding, fold_reorder)
         # With IO binding the step graph takes its top-k count as an input and also returns each
         # row's eos log-probability (``bindable_step_graph``): one session, loaded once.
         step_path = bundle.graph_path("decoder_step")
-        self.step_graph_args = (step_path, self.special.eos, True, self.io_binding, fuse)  # step_graph_for's
+        self.step_graph_args = (step_path, self.special.eos, True, self.io_binding, fuse,  # step_graph_for's
+                                CACHE_ROWS if self.fold_reorder else None)
         self.decoder = load_session(step_graph_for(*self.step_graph_args), options, providers, step_path.name)
         self.provider = check_provider(provider, self.decoder)
         outputs = {o.name: o for o in self.decoder.get_outputs()}
@@ -90,21 +100,22 @@ class OrtTransformerStepModel:
         self.topk = self.vocab_size if self.topk_input else 0
         inputs = {i.name: i for i in self.decoder.get_inputs()}
         self.layers = sum(name.startswith("self_keys.") for name in inputs)
-        cache = inputs["self_keys.0"]
-        self.heads, self.head_dim = int(cache.shape[2]), int(cache.shape[4])
+        cache = inputs["self_keys.0"]  # [B, R, H, T, E]; with the reorder folded, flat rows [N', H, T, E]
+        self.heads, self.head_dim = int(cache.shape[-3]), int(cache.shape[-1])
         self.names = transformer_interface(self.layers)
         self.cross_names = self.names["step_inputs"][2:2 + 2 * self.layers]  # per layer: cross keys, values
         self.state_names = layer_names("self", self.layers)
         self.new_state_names = layer_names("new_self", self.layers)
         self.bad_words = np.array(sorted(bundle.manifest.get("bad_words", ())), dtype=np.int64)
         self.cache_dtype = np.float16 if cache.type == "tensor(float16)" else np.float32
-        # with IO binding: the cache reordered, and the cross keys and values of the sentences kept,
-        # where they live
+        # with IO binding: the cross keys and values of the sentences kept, gathered where they live,
+        # and the cache reordered there too unless the step graph does it
         self.reorderer = self.cross_gather = None
         if self.io_binding:
-            self.reorderer = ort.InferenceSession(
-                gather_graph(cache.type, 2 * self.layers, 0, ("rows", "heads", "steps", "head_dim")), options,
-                providers=providers)
+            if not self.fold_reorder:
+                self.reorderer = ort.InferenceSession(
+                    gather_graph(cache.type, 2 * self.layers, 0, ("rows", "heads", "steps", "head_dim")), options,
+                    providers=providers)
             cross = inputs[self.cross_names[0]].type
             self.cross_gather = ort.InferenceSession(
                 gather_graph(cross, 2 * self.layers, 0, ("batch", "heads", "src_len", "head_dim")), options,
@@ -130,14 +141,14 @@ class OrtTransformerStepModel:
 
     @classmethod
     def from_bundle(cls, bundle: Bundle, provider: str = "cpu", threads: int = 0, shortlist: bool = False,
-                    io_binding: bool | None = None) -> "OrtTransformerStepModel":
+                    io_binding: bool | None = None, fold_reorder: bool | None = None) -> "OrtTransformerStepModel":
         """``shortlist``: decode onto the bundle's lexical shortlist (``BundleError`` if it has none)."""
         table = None
         if shortlist:
             if bundle.shortlist_path is None:
                 raise BundleError(f"{bundle.path}: this bundle has no lexical shortlist")
             table = Shortlist.load(bundle.shortlist_path)
-        return cls(bundle, provider, threads, table, io_binding)
+        return cls(bundle, provider, threads, table, io_binding, fold_reorder)
 
     def encode(self, src: np.ndarray, lengths: np.ndarray) -> TransformerEncoded:
         if self.max_steps and src.shape[1] > self.max_steps:
@@ -271,8 +282,15 @@ class OrtTransformerStepModel:
         binding.bind_cpu_input("prev_ids", np.ascontiguousarray(prev_ids.reshape(batch, rows)))
         for name, value in zip([*self.cross_names, "src_mask"], encoded.bound):
             binding.bind_ortvalue_input(name, value)
-        for name in self.state_names:
-            self._bind_rows(binding, name, state[name], (batch, rows))
+        if self.fold_reorder:  # the cache as the last step wrote it, in flat rows, and the rows to take
+            taken = state if isinstance(state, RowsToTake) else rows_to_take(state, np.arange(n))
+            state = taken.state
+            binding.bind_cpu_input(REORDER_INPUT, taken.index)
+            for name in self.state_names:
+                self._bind_rows(binding, name, state[name], (_rows(state[name]),))
+        else:
+            for name in self.state_names:
+                self._bind_rows(binding, name, state[name], (batch, rows))
         wanted = self._wanted(candidates)
         if self.topk_input:  # an input of the rewritten step graph: 1 (unread) when the whole vocabulary is wanted
             binding.bind_cpu_input(TOPK_INPUT, np.array([wanted or 1], dtype=np.int64))
@@ -299,16 +317,17 @@ class OrtTransformerStepModel:
             return
         binding.bind_input(name, self.device, 0, self.cache_dtype, [*rows, *value.shape()[-3:]], value.data_ptr())
 
-    def reorder(self, state: dict[str, Any], index: np.ndarray) -> dict[str, Any]:
+    def reorder(self, state: dict[str, Any], index: np.ndarray) -> dict[str, Any] | RowsToTake:
         """Rows ``index`` (int64 [M]) of every state tensor; with IO binding the cache is gathered on
-        the device (only the index is uploaded)."""
+        the device (only the index is uploaded), or with the reorder folded into the step graph the
+        rows are those the next step takes (``RowsToTake``)."""
+        if self.fold_reorder:
+            return rows_to_take(state, index)
         if not self.io_binding:
             return {name: value[index] for name, value in state.items()}
         binding = self.reorderer.io_binding()
         for i, name in enumerate(self.state_names):
-            value = state[name]
-            rows = int(np.prod(value.shape[:-3])) if isinstance(value, np.ndarray) else int(np.prod(value.shape()[:-3]))
-            self._bind_rows(binding, f"state.{i}", value, (rows,))
+            self._bind_rows(binding, f"state.{i}", state[name], (_rows(state[name]),))
             binding.bind_output(f"gathered.{i}", self.device)
         binding.bind_cpu_input("index", np.ascontiguousarray(index, dtype=np.int64))
         self.reorderer.run_with_iobinding(binding)
@@ -317,9 +336,11 @@ class OrtTransformerStepModel:
             gathered[TOP_STATE] = state[TOP_STATE][index]
         return gathered
 
-    def top_state(self, state: dict[str, np.ndarray]) -> np.ndarray:
+    def top_state(self, state: dict[str, np.ndarray] | RowsToTake) -> np.ndarray:
         """The final decoder state of the step that returned ``state``: float32 [N, D]. Needs a bundle
         with an alignment head (the state keeps it only then)."""
+        if isinstance(state, RowsToTake):
+            return self.top_state(state.state)[state.index]
         if TOP_STATE not in state:
             raise BundleError("this bundle has no alignment head (nmt train-aligner --bundle adds one)")
         return np.asarray(state[TOP_STATE], dtype=np.float32)
@@ -336,3 +357,9 @@ class OrtTransformerStepModel:
             "annotations": encoded.memory, "src_mask": encoded.mask, "states": np.asarray(states, dtype=np.float32),
             "target_ids": target_ids, "attention": np.asarray(attention, dtype=np.float32)})
         return alignment, (reverse[0] if reverse else None)
+
+
+def _rows(value: Any) -> int:
+    """Rows of a cache tensor [..., H, T, E] (a host array or an OrtValue): the product of its leading dimensions."""
+    shape = value.shape if isinstance(value, np.ndarray) else value.shape()
+    return int(np.prod(shape[:-3]))
