@@ -53,13 +53,16 @@ def loaded_for(bundle: Path, name: str, target: str, fold: bool = True) -> Path 
     """A bundle's graph as the engine loads it for ``target`` (``cpu``: plain; ``cuda``: bound, fused,
     and with ``fold`` the beam reorder folded into the step, its Gather per cache tensor included)."""
     from worker.engine.bundle import load_bundle
-    from worker.engine.ort_model import device_graph, step_graph_for
+    from worker.engine.bundle import TRANSFORMER
+    from worker.engine.ort_model import GRU_STATE_ROWS, device_graph, step_graph_for
     from worker.engine.transformer_step import CACHE_ROWS
 
     path, cuda = bundle / f"{name}.onnx", target == "cuda"
     if name == "decoder_step":  # for CUDA with the beam reorder folded in, as the engine loads it there
-        rows = CACHE_ROWS if cuda and fold else None
-        return step_graph_for(path, load_bundle(bundle).special_ids.eos, True, cuda, cuda, rows)
+        loaded = load_bundle(bundle)
+        transformer = loaded.family == TRANSFORMER
+        rows = (CACHE_ROWS if transformer else GRU_STATE_ROWS) if cuda and fold else None
+        return step_graph_for(path, loaded.special_ids.eos, transformer, cuda, cuda, rows)
     return device_graph(path, cuda)
 
 

@@ -144,6 +144,14 @@ def test_forced_decoding_through_io_binding_equals_the_plain_run(headed):
         np.testing.assert_allclose(bound.reverse, plain.reverse, atol=1e-6)
         np.testing.assert_allclose(bound.token_log_probs, plain.token_log_probs, atol=1e-5)
         np.testing.assert_allclose(bound.attention, plain.attention, atol=1e-6)
+    # the head's decoder states follow a beam's reorder, which the folded step graph takes pending
+    model = OrtTransformerStepModel.from_bundle(bundle, "cpu", threads=1, io_binding=True)
+    assert model.fold_reorder
+    encoded = model.expand(model.encode(np.array([sources[0]]), np.array([len(sources[0])])), 1)
+    state = model.step(np.array([model.special.bos]), model.initial_state(encoded), encoded, 4).state
+    state = model.step(np.array([targets[0][0]]), state, encoded, 4).state
+    index = np.array([0, 0, 0], dtype=np.int64)
+    np.testing.assert_array_equal(model.top_state(model.reorder(state, index)), model.top_state(state)[index])
 
 
 def test_nmt_align_on_the_imported_bundle_prints_the_heads_links(headed, tmp_path):

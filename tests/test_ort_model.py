@@ -120,6 +120,21 @@ def test_a_folded_reorder_is_an_index_the_next_step_takes_its_rows_by(tiny_bundl
     np.testing.assert_allclose(got.attention, want.attention, rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow
+def test_forced_decoding_under_io_binding_takes_every_row_of_a_state_never_reordered(tiny_bundle):
+    """Forced decoding steps without reordering: the folded step then takes each row as it is."""
+    from worker.engine.forced import force_decode
+
+    bundle = load_bundle(tiny_bundle)
+    sources = [[5, 6, 7, 3], [8, 3], [9, 10, 11, 12, 13, 3]]
+    targets = [[5, 6], [7, 8, 9, 10], [11]]
+    plain = force_decode(OrtStepModel.from_bundle(bundle, "cpu", io_binding=False), sources, targets)
+    bound = force_decode(OrtStepModel.from_bundle(bundle, "cpu", io_binding=True), sources, targets)
+    for a, b in zip(plain, bound, strict=True):
+        np.testing.assert_allclose(b.token_log_probs, a.token_log_probs, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(b.attention, a.attention, rtol=0, atol=1e-6)
+
+
 def test_a_reorder_folded_without_io_binding_is_refused():
     from worker.engine.ort_model import fold_by_default
 
@@ -139,7 +154,9 @@ def test_folding_the_reorder_into_a_step_graph_keeps_it_valid_and_names_what_it_
     onnx.checker.check_model(folded, full_check=True)  # nodes still in topological order
     inputs = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in folded.graph.input}
     assert inputs[REORDER_INPUT] == ["rows"] and inputs["state"][1] == "previous_rows"
-    assert not any(node.input[:1] == ["state"] and node.op_type != "Gather" for node in folded.graph.node)
+    readers = [node for node in folded.graph.node if "state" in node.input]
+    assert [(n.op_type, list(n.input), list(n.output)) for n in readers] == [
+        ("Gather", ["state", REORDER_INPUT], ["state.taken"])]  # the fold's Gather, and nothing else
     with pytest.raises(BundleError, match="already has an input 'state_rows'"):
         fold_reorder_into(folded, StateRows("state", axis=1))
     with pytest.raises(BundleError, match="no 'self' input"):
@@ -299,3 +316,35 @@ def test_only_plain_residual_sums_fuse_into_skip_layer_norms_and_compute_as_befo
     assert sum(node.op_type == "SkipLayerNormalization" for node in proto.graph.node) == fused
     got = ort.InferenceSession(proto.SerializeToString(), providers=[CPU]).run(None, feeds)[0]
     assert np.abs(want - got).max() < 1e-5
+
+
+def test_folding_the_reorder_refuses_graphs_it_cannot_rewrite_and_names_why():
+    from onnx import TensorProto, helper
+
+    from worker.engine.ort_model import StateRows, fold_reorder_into
+
+    def graph(state_shape, opset: int = 18):
+        inputs = [helper.make_tensor_value_info("prev_ids", TensorProto.INT64, ["b", "r"]),
+                  helper.make_tensor_value_info("self_keys.0", TensorProto.FLOAT, state_shape)]
+        nodes = [helper.make_node("Identity", ["self_keys.0"], ["out"])]
+        body = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+                                 value_info=[helper.make_tensor_value_info("self_keys.0", TensorProto.FLOAT,
+                                                                           state_shape)])
+        return helper.make_model(body, opset_imports=[helper.make_opsetid("", opset)])
+
+    grouped = StateRows("self", grouped_by="prev_ids")
+    with pytest.raises(BundleError, match="no input 'beams'"):
+        fold_reorder_into(graph(["b", "r", 2, "t", 3]), StateRows("self", grouped_by="beams"))
+    with pytest.raises(BundleError, match=r"\['self_keys.0'\] declare no shape"):
+        fold_reorder_into(graph(None), grouped)
+    with pytest.raises(BundleError, match="opset 13 is older than 14"):
+        fold_reorder_into(graph(["b", "r", 2, "t", 3], opset=13), grouped)
+    proto = graph(["b", "r", 2, "t", 3])
+    assert fold_reorder_into(proto, grouped) == 1
+    assert not proto.graph.value_info  # the input's former 5-D shape goes with it
+    session = ort.InferenceSession(proto.SerializeToString(), providers=[CPU])
+    cache = np.arange(5 * 2 * 4 * 3, dtype=np.float32).reshape(5, 2, 4, 3)  # 5 rows the last step wrote
+    index = np.array([4, 4, 0, 1, 2, 3], dtype=np.int64)
+    out, = session.run(None, {"prev_ids": np.zeros((3, 2), dtype=np.int64), "self_keys.0": cache,
+                              "state_rows": index})
+    np.testing.assert_array_equal(out, cache[index].reshape(3, 2, 2, 4, 3))

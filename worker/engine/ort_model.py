@@ -254,7 +254,7 @@ class StateRows:
 GRU_STATE_ROWS = StateRows("state", axis=1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RowsToTake:
     """A decoder state and the rows of it, int64 [M], that the next step reads. With the reorder
     folded into the step graph (``fold_reorder_into``) a beam's reorder is only this, on the host: no
@@ -268,7 +268,7 @@ def rows_to_take(state: Any, index: np.ndarray) -> RowsToTake:
     """Rows ``index`` of ``state``, which may itself be rows still to take (the indices compose)."""
     if isinstance(state, RowsToTake):
         return RowsToTake(state.state, state.index[index])
-    return RowsToTake(state, np.ascontiguousarray(index, dtype=np.int64))
+    return RowsToTake(state, np.array(index, dtype=np.int64))  # a copy: the caller may reuse its array
 
 
 def fold_reorder_into(proto, rows: StateRows) -> int:
@@ -286,10 +286,21 @@ def fold_reorder_into(proto, rows: StateRows) -> int:
 
     graph = proto.graph
     inputs = [i for i in graph.input if tensor_kind(i.name) == rows.kind]
+    names = {i.name for i in graph.input}
     if not inputs:
         raise BundleError(f"the step graph has no '{rows.kind}' input to reorder")
-    if REORDER_INPUT in {i.name for i in graph.input}:
+    if REORDER_INPUT in names:
         raise BundleError(f"the step graph already has an input '{REORDER_INPUT}'")
+    rank = 2 if rows.grouped_by is not None else rows.axis + 1
+    unshaped = [i.name for i in inputs if len(i.type.tensor_type.shape.dim) < rank]
+    if unshaped:
+        raise BundleError(f"the step graph's inputs {unshaped} declare no shape with rows to reorder")
+    if rows.grouped_by is not None:
+        if rows.grouped_by not in names:
+            raise BundleError(f"the step graph has no input '{rows.grouped_by}' to group its rows by")
+        opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
+        if opset < 14:  # Reshape's allowzero
+            raise BundleError(f"the step graph's opset {opset} is older than 14: re-import the model")
     nodes, renamed = [], {}
     shape = f"{REORDER_INPUT}.shape"
     if rows.grouped_by is not None:  # [B, R] of this step, then the state's own trailing dimensions
@@ -324,6 +335,9 @@ def fold_reorder_into(proto, rows: StateRows) -> int:
             else:
                 dim.dim_value = size
     _rename_inputs(graph, renamed)
+    kept_info = [v for v in graph.value_info if v.name not in renamed]  # the inputs' former shapes
+    del graph.value_info[:]
+    graph.value_info.extend(kept_info)
     graph.input.append(helper.make_tensor_value_info(REORDER_INPUT, TensorProto.INT64, ["rows"]))
     kept = list(graph.node)
     del graph.node[:]

@@ -283,7 +283,9 @@ class OrtTransformerStepModel:
         for name, value in zip([*self.cross_names, "src_mask"], encoded.bound):
             binding.bind_ortvalue_input(name, value)
         if self.fold_reorder:  # the cache as the last step wrote it, in flat rows, and the rows to take
-            taken = state if isinstance(state, RowsToTake) else rows_to_take(state, np.arange(n))
+            # (a state never reordered: each of its own rows, as many as it has)
+            taken = state if isinstance(state, RowsToTake) else rows_to_take(
+                state, np.arange(_rows(state[self.state_names[0]])))
             state = taken.state
             binding.bind_cpu_input(REORDER_INPUT, taken.index)
             for name in self.state_names:
