@@ -563,10 +563,10 @@ def loaded_graph(model) -> bytes:
 def rows_taken(model, state, rows: int) -> tuple[Any, dict]:
     """The state as ``model``'s step binds it: as the last step wrote it, and with the reorder folded
     in the feed of the rows the step takes (all ``rows`` when the state has not been reordered)."""
-    from worker.engine.ort_model import REORDER_INPUT, RowsToTake
+    from worker.engine.ort_model import REORDER_INPUT, taken_rows
 
-    written, index = (state.state, state.index) if isinstance(state, RowsToTake) else (state, np.arange(rows))
-    return written, ({REORDER_INPUT: index} if model.fold_reorder else {})
+    taken = taken_rows(state, lambda own: rows)
+    return taken.state, ({REORDER_INPUT: taken.index} if model.fold_reorder else {})
 
 
 def marian_anatomy(model, ids, args) -> dict:

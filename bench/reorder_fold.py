@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -57,16 +56,6 @@ class Timed:
             return method(*args, **kwargs)
         finally:
             self.seconds += time.perf_counter() - started
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def one_pool(model, threads: int) -> None:
@@ -163,7 +152,9 @@ def main() -> None:
     lines = lines[:args.sentences]
     import onnxruntime
 
-    results = {"cpu": cpu_name(), "onnxruntime": onnxruntime.__version__,
+    from span_fidelity import cpu_model
+
+    results = {"cpu": cpu_model(), "onnxruntime": onnxruntime.__version__,
                "command": "python bench/reorder_fold.py " + " ".join(sys.argv[1:]),
                "results": [measure(b, lines, args) for b in args.bundles]}
     text = json.dumps(results, indent=1)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import onnxruntime as ort
@@ -269,6 +269,14 @@ def rows_to_take(state: Any, index: np.ndarray) -> RowsToTake:
     if isinstance(state, RowsToTake):
         return RowsToTake(state.state, state.index[index])
     return RowsToTake(state, np.array(index, dtype=np.int64))  # a copy: the caller may reuse its array
+
+
+def taken_rows(state: Any, rows_of: Callable[[Any], int]) -> RowsToTake:
+    """``state`` as a step with the reorder folded in reads it: its rows still to take, or for a state
+    never reordered (the first step, forced decoding) each of its own rows (``rows_of(state)``) as it is."""
+    if isinstance(state, RowsToTake):
+        return state
+    return RowsToTake(state, np.arange(rows_of(state), dtype=np.int64))
 
 
 def fold_reorder_into(proto, rows: StateRows) -> int:
@@ -554,7 +562,7 @@ class OrtStepModel:
             binding = self.decoder.io_binding()
             binding.bind_cpu_input("prev_ids", np.ascontiguousarray(prev_ids))
             if self.fold_reorder:  # the rows to take, by default each row of the state as it is
-                taken = state if isinstance(state, RowsToTake) else rows_to_take(state, np.arange(_shape(state)[1]))
+                taken = taken_rows(state, lambda own: shape_of(own)[1])  # the state [L, N, D]
                 state = taken.state
                 binding.bind_cpu_input(REORDER_INPUT, taken.index)
             _bind(binding, "state", state)
@@ -625,7 +633,7 @@ def fold_by_default(io_binding: bool, fold_reorder: bool | None) -> bool:
     return io_binding if fold_reorder is None else fold_reorder
 
 
-def _shape(value: Any) -> list[int]:
+def shape_of(value: Any) -> list[int]:
     """The shape of a host array or an OrtValue."""
     return list(value.shape) if isinstance(value, np.ndarray) else list(value.shape())
 

@@ -32,7 +32,7 @@ import onnxruntime as ort
 from .bundle import ALIGNER, TOPK_INPUT, Bundle, BundleError, SpecialIds, layer_names, transformer_interface
 from .ort_model import (CUDA, EOS_OUTPUT, REORDER_INPUT, RowsToTake, StateRows, check_provider, device_graph,
                         fold_by_default, gather_graph, load_session, on_cuda, providers_for, rows_to_take,
-                        session_options, step_graph_for)
+                        session_options, shape_of, step_graph_for, taken_rows)
 from .search import EVERY, StepScores
 from .shortlist import Shortlist
 from .shortlist_graph import IDS_INPUT, MASK_INPUT, TOPK_OUTPUTS, ShortlistStep
@@ -283,9 +283,7 @@ class OrtTransformerStepModel:
         for name, value in zip([*self.cross_names, "src_mask"], encoded.bound):
             binding.bind_ortvalue_input(name, value)
         if self.fold_reorder:  # the cache as the last step wrote it, in flat rows, and the rows to take
-            # (a state never reordered: each of its own rows, as many as it has)
-            taken = state if isinstance(state, RowsToTake) else rows_to_take(
-                state, np.arange(_rows(state[self.state_names[0]])))
+            taken = taken_rows(state, lambda own: _rows(own[self.state_names[0]]))
             state = taken.state
             binding.bind_cpu_input(REORDER_INPUT, taken.index)
             for name in self.state_names:
@@ -363,5 +361,4 @@ class OrtTransformerStepModel:
 
 def _rows(value: Any) -> int:
     """Rows of a cache tensor [..., H, T, E] (a host array or an OrtValue): the product of its leading dimensions."""
-    shape = value.shape if isinstance(value, np.ndarray) else value.shape()
-    return int(np.prod(shape[:-3]))
+    return int(np.prod(shape_of(value)[:-3]))
