@@ -81,6 +81,15 @@ class RedisNode(RedisProcess):
         """"master" or "slave" (Redis's word), as the node itself says."""
         return self.client().info("replication")["role"]
 
+    def replication(self) -> dict:
+        """The node's INFO replication, or {} while it does not answer: a node that Sentinel reconfigures
+        has its clients' connections closed (Sentinel sends CLIENT KILL TYPE normal with the new role),
+        so a wait that polls it meets "Connection closed by server" at that moment (seen)."""
+        try:
+            return self.client().info("replication")
+        except (redis.ConnectionError, redis.TimeoutError):
+            return {}
+
 
 class SentinelNode(RedisProcess):
     """``redis-server sentinel.conf --sentinel`` watching the group's master, with a password.

@@ -117,7 +117,8 @@ def test_a_write_refused_by_a_demoted_master_leads_to_rediscovery(group):
     time.sleep(0.3)
     old = group.master
     group.sentinels[0].client().execute_command("SENTINEL", "FAILOVER", MASTER_NAME)
-    wait_for(lambda: group.replica.role() == "master" and old.role() == "slave", 30, "the planned failover")
+    wait_for(lambda: group.replica.replication().get("role") == "master" and old.replication().get("role") == "slave",
+             30, "the planned failover")
     with pytest.raises(redis.ReadOnlyError):  # what a plain client on the old address meets
         old.client().set("x", "1")
     assert store.create("j2", "en", "de", "doc")
@@ -148,8 +149,11 @@ def test_an_old_master_restarted_after_the_failover_is_demoted_and_its_writes_do
         assert store.put_result(f"j{i}", {"segments": [], "by": "new master"})
     # Sentinel demotes it at its next look and the new master sends a full copy: seen to take over
     # 60 s on a busy 2-core host running the whole suite (8 s alone)
-    wait_for(lambda: old.role() == "slave" and old.client().info("replication")["master_link_status"] == "up",
-             150, "the old master to be demoted and resynced")
+    def resynced() -> bool:
+        replication = old.replication()
+        return replication.get("role") == "slave" and replication.get("master_link_status") == "up"
+
+    wait_for(resynced, 150, "the old master to be demoted and resynced")
     wait_for(lambda: old.client().exists("nmt:job:j9:result"), 10, "the resync")
     assert '"new master"' in old.client().get("nmt:job:j0:result"), f"stale write survived (written: {stale})"
     assert store.result("j0")["by"] == "new master"
