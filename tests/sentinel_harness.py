@@ -82,12 +82,13 @@ class RedisNode(RedisProcess):
         return self.client().info("replication")["role"]
 
     def replication(self) -> dict:
-        """The node's INFO replication, or {} while it does not answer: a node that Sentinel reconfigures
-        has its clients' connections closed (Sentinel sends CLIENT KILL TYPE normal with the new role),
-        so a wait that polls it meets "Connection closed by server" at that moment (seen)."""
+        """The node's INFO replication, or {} while it does not answer, for waits that poll it: a node
+        that Sentinel reconfigures has its clients' connections closed (Sentinel sends CLIENT KILL TYPE
+        normal with the new role), so a poll at that moment meets "Connection closed by server" (seen);
+        a node still loading its AOF answers an error too."""
         try:
             return self.client().info("replication")
-        except (redis.ConnectionError, redis.TimeoutError):
+        except redis.RedisError:
             return {}
 
 
@@ -235,10 +236,7 @@ class SentinelGroup:
             if len(ports) != 1 or old.port in ports or None in ports:
                 return None
             node = next(n for n in self.nodes if n.port in ports)
-            try:
-                return node if node.role() == "master" else None
-            except redis.RedisError:
-                return None
+            return node if node.replication().get("role") == "master" else None
         started = time.monotonic()
         node = wait_for(promoted, timeout, "Sentinel to promote the replica")
         self.promotion_seconds = time.monotonic() - started
